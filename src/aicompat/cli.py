@@ -1,0 +1,121 @@
+"""``aicompat lint | rules | explain``. Exit codes: 0 clean, 1 findings,
+2 usage or configuration error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .api import run
+from .config import build_settings
+from .errors import ConfigError, MatrixError
+from .formatters import FORMATTERS, summary
+from .matrix import default_matrix
+from .ruledocs import load_docs, render
+from .rules import CODES, IMPLEMENTED, RULE_CLASSES
+from .target import Target
+
+
+def _codes(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(c.strip().upper() for c in v.split(",") if c.strip())
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aicompat", description="Will this PyTorch/CUDA code work on your GPUs and library versions?")
+    p.add_argument("--version", action="version", version=f"aicompat {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    lint = sub.add_parser("lint", help="check files and folders")
+    lint.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+    lint.add_argument("--gpu", action="append", metavar="GPU",
+                      help="fleet member: an arch (sm_90) or a GPU name (H100); repeatable; 'auto' reads nvidia-smi")
+    lint.add_argument("--python", metavar="X.Y", help="target Python version")
+    lint.add_argument("--pin", action="append", metavar="REQ", help="package pin, e.g. torch==2.4.0 or 'torch>=2.1,<2.4'; repeatable")
+    lint.add_argument("--cuda", metavar="X.Y", help="CUDA toolkit version")
+    lint.add_argument("--no-config", action="store_true", help="ignore pyproject.toml and requirements files")
+    lint.add_argument("--format", choices=sorted(FORMATTERS), default="text")
+    lint.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (comma-separated)")
+    lint.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes or prefixes (comma-separated)")
+    lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    lint.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+    lint.add_argument("-v", "--verbose", action="store_true", help="say which files were skipped and why")
+
+    sub.add_parser("rules", help="list the rules")
+    ex = sub.add_parser("explain", help="explain a rule")
+    ex.add_argument("code")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "rules":
+            return _rules()
+        if args.command == "explain":
+            return _explain(args.code)
+        return _lint(args)
+    except (ConfigError, MatrixError) as exc:
+        print(f"aicompat: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _lint(args) -> int:
+    matrix = default_matrix()
+    start = Path(args.paths[0]) if args.paths else Path.cwd()
+    cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda)
+    settings = build_settings(matrix, start=start, cli=cli, cli_pins=args.pin, no_config=args.no_config)
+    select, ignore = _codes(args.select), _codes(args.ignore)
+    for code in select + ignore:
+        if not any(c.startswith(code) for c in CODES):
+            raise ConfigError(f"--select/--ignore: unknown rule code {code!r}")
+    result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter)
+    if result.missing:
+        raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
+    if args.verbose:
+        for f in result.files:
+            if f.skipped:
+                print(f"skipped {f.path}: {f.skipped}", file=sys.stderr)
+    summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(result.suppressed),
+                   sum(1 for f in result.files if f.skipped))
+    out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes)
+    sys.stdout.write(out)
+    if result.diagnostics and not args.exit_zero:
+        return 1
+    return 0
+
+
+def _rules() -> int:
+    docs = load_docs()
+    for code, name in CODES.items():
+        if code in IMPLEMENTED:
+            d = docs.get(code)
+            print(f"{code}  {name:<22} {d.summary.strip() if d else ''}")
+        else:
+            print(f"{code}  {name:<22} (planned)")
+    return 0
+
+
+def _explain(code: str) -> int:
+    code = code.upper()
+    docs = load_docs()
+    if code not in CODES:
+        print(f"aicompat: error: unknown rule {code!r}; see 'aicompat rules'", file=sys.stderr)
+        return 2
+    if code not in docs:
+        print(f"{code} {CODES[code]}: planned, not implemented yet")
+        return 0
+    facts = ""
+    for cls in RULE_CLASSES:
+        if cls.code == code:
+            facts = cls.explain_facts(default_matrix())
+    sys.stdout.write(render(docs[code], facts))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

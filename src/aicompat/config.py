@@ -1,0 +1,260 @@
+"""Where the target comes from, each source overriding the one before:
+
+1. built-in defaults (portable fleet, the running Python),
+2. the project's declared dependencies: ``requirements*.txt``,
+   ``[project].dependencies`` and ``requires-python`` of the nearest pyproject,
+3. ``[tool.aicompat]`` in the nearest pyproject.toml,
+4. command-line flags or the Python API's ``Target``.
+
+Every part of the resolved target remembers which of these it came from.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from .errors import ConfigError
+from .matrix import Matrix
+from .target import (
+    ResolvedTarget,
+    Target,
+    check_cuda,
+    parse_pin,
+    parse_python,
+    parse_spec,
+    releases_for,
+    resolve_members,
+)
+from .toml_compat import tomllib
+
+TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore"}
+
+
+@dataclass
+class Settings:
+    target: ResolvedTarget
+    exclude: list[str] = field(default_factory=list)
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    config_file: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for d in (start, *start.parents):
+        p = d / "pyproject.toml"
+        if p.is_file():
+            return p
+    return None
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _requires_python_floor(spec_text: str, where: str) -> tuple[int, int] | None:
+    try:
+        spec = SpecifierSet(spec_text)
+    except InvalidSpecifier:
+        raise ConfigError(f"{where}: bad requires-python {spec_text!r}") from None
+    for minor in range(0, 30):
+        for probe in (f"3.{minor}", f"3.{minor}.999"):
+            if spec.contains(Version(probe), prereleases=True):
+                return 3, minor
+    return None
+
+
+def _requirement_lines(path: Path) -> list[tuple[int, str]]:
+    out = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].split("--hash", 1)[0].strip()
+        if not line or line.startswith(("#", "-")) or "://" in line:
+            continue
+        out.append((n, line))
+    return out
+
+
+def _merge_pin(pins: dict[str, SpecifierSet], sources: dict[str, str], name: str, spec: SpecifierSet, src: str) -> None:
+    if not str(spec):
+        return  # an unpinned dependency constrains nothing
+    if name in pins and sources.get(f"pin:{name}", "").startswith("requirements"):
+        pins[name] = pins[name] & spec
+        sources[f"pin:{name}"] += f", {src}"
+    else:
+        pins[name] = spec
+        sources[f"pin:{name}"] = src
+
+
+def local_gpus() -> list[str]:
+    """Compute capabilities of the visible GPUs, as ``sm_XY`` (``--gpu auto``)."""
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        raise ConfigError("--gpu auto: no local NVIDIA GPU found (nvidia-smi is not on PATH); name the fleet with --gpu")
+    try:
+        res = subprocess.run(
+            [exe, "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(f"--gpu auto: nvidia-smi failed: {exc}") from None
+    caps = [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
+    if res.returncode != 0 or not caps:
+        raise ConfigError("--gpu auto: nvidia-smi reports no GPU; name the fleet with --gpu")
+    return ["sm_" + c.replace(".", "") for c in caps]
+
+
+def build_settings(
+    matrix: Matrix,
+    start: Path | None = None,
+    cli: Target | None = None,
+    cli_pins: list[str] | None = None,
+    no_config: bool = False,
+) -> Settings:
+    """Resolve the effective target for files under ``start``."""
+    cli = cli or Target()
+    sources: dict[str, str] = {}
+    pins: dict[str, SpecifierSet] = {}
+    python = (sys.version_info[0], sys.version_info[1])
+    sources["python"] = "running interpreter"
+    gpus: list[str] = list(matrix.default_fleet)
+    sources["gpus"] = "default"
+    cuda: str | None = None
+    settings_extra: dict[str, list[str]] = {"exclude": [], "select": [], "ignore": []}
+    pyproject = None if no_config else find_pyproject(start or Path.cwd())
+    tool: dict[str, Any] = {}
+
+    if pyproject is not None:
+        doc = _load_toml(pyproject)
+        root = pyproject.parent
+        for req_file in sorted(root.glob("requirements*.txt")):
+            for n, line in _requirement_lines(req_file):
+                try:
+                    req = Requirement(line)
+                except InvalidRequirement:
+                    continue  # pip syntax aicompat does not model; not our config
+                _merge_pin(pins, sources, canonicalize_name(req.name), req.specifier, f"{req_file.name}:{n}")
+        project = doc.get("project", {})
+        for i, dep in enumerate(project.get("dependencies", []) or []):
+            try:
+                req = Requirement(dep)
+            except InvalidRequirement:
+                raise ConfigError(f"{pyproject}: [project].dependencies[{i}]: bad requirement {dep!r}") from None
+            _merge_pin(pins, sources, canonicalize_name(req.name), req.specifier, "pyproject.toml [project].dependencies")
+        if "requires-python" in project:
+            floor = _requires_python_floor(str(project["requires-python"]), f"{pyproject}: [project].requires-python")
+            if floor:
+                python = floor
+                sources["python"] = "pyproject.toml [project].requires-python"
+        tool = doc.get("tool", {}).get("aicompat", {}) or {}
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{pyproject}: [tool.aicompat] must be a table")
+        unknown = sorted(set(tool) - TOOL_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"{pyproject}: [tool.aicompat] unknown key {unknown[0]!r} (known: {', '.join(sorted(TOOL_KEYS))})"
+            )
+        src = "pyproject.toml [tool.aicompat]"
+        if "gpus" in tool:
+            if not isinstance(tool["gpus"], list) or not tool["gpus"]:
+                raise ConfigError(f"{pyproject}: [tool.aicompat] gpus: expected a non-empty list of GPU names or archs")
+            gpus = list(tool["gpus"])
+            sources["gpus"] = src
+        if "python" in tool:
+            python = parse_python(str(tool["python"]), f"{pyproject}: [tool.aicompat] python")
+            sources["python"] = src
+        if "cuda" in tool:
+            cuda = check_cuda(str(tool["cuda"]), f"{pyproject}: [tool.aicompat] cuda")
+            sources["cuda"] = src
+        if "pins" in tool:
+            raw = tool["pins"]
+            if isinstance(raw, list):
+                for item in raw:
+                    name, spec = parse_pin(str(item), f"{pyproject}: [tool.aicompat] pins")
+                    pins[name] = spec
+                    sources[f"pin:{name}"] = src
+            elif isinstance(raw, dict):
+                for name, val in raw.items():
+                    key = canonicalize_name(name)
+                    pins[key] = parse_spec(key, str(val), f"{pyproject}: [tool.aicompat] pins.{name}")
+                    sources[f"pin:{key}"] = src
+            else:
+                raise ConfigError(f"{pyproject}: [tool.aicompat] pins: expected a list of requirements or a table")
+        for key in ("exclude", "select", "ignore"):
+            if key in tool:
+                if not isinstance(tool[key], list) or not all(isinstance(x, str) for x in tool[key]):
+                    raise ConfigError(f"{pyproject}: [tool.aicompat] {key}: expected a list of strings")
+                settings_extra[key] = list(tool[key])
+
+    # Command line / API: the last word.
+    if cli.gpus:
+        gpus = local_gpus() if [g.lower() for g in cli.gpus] == ["auto"] else list(cli.gpus)
+        sources["gpus"] = "--gpu" if cli.gpus != ["auto"] else "--gpu auto (nvidia-smi)"
+    if cli.python:
+        python = parse_python(cli.python, "--python")
+        sources["python"] = "--python"
+    if cli.cuda:
+        cuda = check_cuda(cli.cuda, "--cuda")
+        sources["cuda"] = "--cuda"
+    for name, val in (cli.pins or {}).items():
+        key = canonicalize_name(name)
+        pins[key] = parse_spec(key, val, f"pins[{name!r}]")
+        sources[f"pin:{key}"] = "api"
+    for text in cli_pins or []:
+        name, spec = parse_pin(text, "--pin")
+        pins[name] = spec
+        sources[f"pin:{name}"] = "--pin"
+
+    where_gpus = "--gpu" if sources["gpus"].startswith("--gpu") else f"{pyproject}: [tool.aicompat] gpus"
+    members = resolve_members(gpus, matrix, where_gpus)
+    releases = {}
+    for name, spec in pins.items():
+        where = sources.get(f"pin:{name}", "")
+        if where.startswith("pyproject.toml [tool"):
+            where = f"{pyproject}: [tool.aicompat] pins"
+        releases[name] = releases_for(name, spec, matrix, where)
+    target = ResolvedTarget(
+        members=members,
+        python=python,
+        pins=pins,
+        releases=releases,
+        cuda=cuda,
+        sources=sources,
+        default_fleet=sources["gpus"] == "default",
+    )
+    notes = []
+    if target.default_fleet:
+        notes.append(
+            "no GPU fleet configured: checked against the portable default fleet "
+            f"{', '.join(target.archs)} (set --gpu or [tool.aicompat] gpus)"
+        )
+    return Settings(
+        target=target,
+        exclude=settings_extra["exclude"],
+        select=settings_extra["select"],
+        ignore=settings_extra["ignore"],
+        config_file=pyproject,
+        notes=notes,
+    )

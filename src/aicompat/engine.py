@@ -1,0 +1,416 @@
+"""One traversal per file: guard context, name resolution, rule dispatch.
+
+Data flows one way: source -> one LibCST parse -> module index -> this
+walker, which asks each interested rule about each call and attribute with
+the guard context at that point -> findings -> diagnostics (positions are
+computed only when a file has findings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .diagnostics import Diagnostic
+from .evaluate import Evaluator
+from .guards import Ctx, split_worlds, terminates
+from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
+from .matrix import Matrix
+from .rules.base import Finding, Rule
+from .target import ResolvedTarget, World
+
+COMPILE_CALLS = {"torch.compile", "torch._dynamo.optimize"}
+
+
+@dataclass
+class CallSite:
+    node: cst.Call
+    pos: list[cst.BaseExpression]
+    kw: dict[str, cst.BaseExpression]
+    has_star: bool
+
+    def arg(self, index: int | None, name: str | None) -> cst.BaseExpression | None:
+        if name is not None and name in self.kw:
+            return self.kw[name]
+        if index is not None and index < len(self.pos):
+            return self.pos[index]
+        return None
+
+
+class FileContext:
+    """What rules may ask about the file being checked."""
+
+    def __init__(self, path: str, module: cst.Module, index: ModuleIndex, target: ResolvedTarget,
+                 matrix: Matrix, known: set[str], attr_exists) -> None:
+        self.path = path
+        self.module = module
+        self.index = index
+        self.target = target
+        self.matrix = matrix
+        self.known = known
+        self.attr_exists = attr_exists
+        self.scopes: list[dict[str, Any]] = []
+        self.ctx = Ctx(worlds=target.worlds())
+        self._caps = {a: m.capability for a, m in matrix.archs.items()}
+
+    # -- names ---------------------------------------------------------------
+    def lookup(self, name: str):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return self.index.bindings.get(name)
+
+    def resolve(self, node: cst.BaseExpression, _depth: int = 0) -> str | None:
+        """Qualified name of a Name/Attribute chain through imports and aliases."""
+        if _depth > 6:
+            return None
+        if isinstance(node, cst.Attribute):
+            base = self.resolve(node.value, _depth + 1)
+            return f"{base}.{node.attr.value}" if base else None
+        if isinstance(node, cst.Name):
+            b = self.lookup(node.value)
+            if isinstance(b, Qual):
+                return b.name
+            if isinstance(b, (cst.Name, cst.Attribute)):
+                return self.resolve(b, _depth + 1)
+            if b is None:
+                for mod in self.index.star_modules:
+                    cand = f"{mod}.{node.value}"
+                    if cand in self.known:
+                        return cand
+            return None
+        return None
+
+    # -- values and guards ---------------------------------------------------
+    def evaluator(self, world: World) -> Evaluator:
+        return Evaluator(
+            lookup=self.lookup,
+            resolve=self.resolve,
+            world=world,
+            capability=self._caps.__getitem__,
+            python=self.target.python,
+            cuda=self.target.cuda,
+            attr_exists=self.attr_exists,
+        )
+
+    def eval_in(self, expr: cst.BaseExpression, worlds=None) -> dict[World, Any]:
+        worlds = self.ctx.worlds if worlds is None else worlds
+        return {w: self.evaluator(w).eval(expr) for w in sorted(worlds, key=_world_key)}
+
+    def split(self, test: cst.BaseExpression) -> tuple[frozenset[World], frozenset[World]]:
+        return split_worlds(test, self.ctx.worlds, self.evaluator)
+
+    def describe(self, archs) -> str:
+        return self.target.describe(archs)
+
+
+def _world_key(w: World):
+    return (w.arch, str(w.torch))
+
+
+class Walker(cst.CSTVisitor):
+    def __init__(self, fc: FileContext, rules: list[Rule]) -> None:
+        super().__init__()
+        self.fc = fc
+        self.rules = rules
+        self.findings: list[tuple[Rule, Finding]] = []
+        self._pending: dict[int, Ctx] = {}
+        self._stack: list[tuple[int, Ctx]] = []
+        self._if_split: dict[int, tuple[frozenset, frozenset]] = {}
+        self._call_rules: dict[str, list[Rule]] = {}
+        self._attr_rules: dict[str, list[Rule]] = {}
+        for r in rules:
+            for t in r.call_tails:
+                self._call_rules.setdefault(t, []).append(r)
+            for t in r.attr_tails:
+                self._attr_rules.setdefault(t, []).append(r)
+        for name, b in fc.index.bindings.items():
+            self._alias(name, b)
+
+    def _alias(self, name: str, binding) -> None:
+        """``from torch import _scaled_mm as smm``: calls to ``smm`` reach the rules too."""
+        if isinstance(binding, Qual):
+            tail = binding.name.rsplit(".", 1)[-1]
+        elif isinstance(binding, (cst.Name, cst.Attribute)):
+            q = self.fc.resolve(binding)
+            tail = q.rsplit(".", 1)[-1] if q else None
+        else:
+            return
+        if tail and tail != name and tail in self._call_rules:
+            self._call_rules.setdefault(name, [])
+            for r in self._call_rules[tail]:
+                if r not in self._call_rules[name]:
+                    self._call_rules[name].append(r)
+
+    # -- context push/pop for nodes whose context a parent decided ------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        ctx = self._pending.pop(id(node), None)
+        if ctx is not None:
+            self._stack.append((id(node), self.fc.ctx))
+            self.fc.ctx = ctx
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if self._stack and self._stack[-1][0] == id(original_node):
+            _, self.fc.ctx = self._stack.pop()
+
+    def _set(self, node: cst.CSTNode | None, ctx: Ctx) -> None:
+        if node is not None:
+            self._pending[id(node)] = ctx
+
+    # -- control flow -----------------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        yes, no = self.fc.split(node.test)
+        self._if_split[id(node)] = (yes, no)
+        self._set(node.body, self.fc.ctx.narrowed(yes))
+        self._set(node.orelse, self.fc.ctx.narrowed(no))
+
+    def leave_If(self, node: cst.If) -> None:
+        yes, no = self._if_split.pop(id(node))
+        body_exits = terminates(node.body, self.fc.resolve)
+        else_exits = node.orelse is not None and terminates(
+            node.orelse.body if isinstance(node.orelse, cst.Else) else cst.IndentedBlock(body=[node.orelse]),
+            self.fc.resolve,
+        )
+        if body_exits and else_exits:
+            self.fc.ctx = self.fc.ctx.narrowed(frozenset())
+        elif body_exits:
+            self.fc.ctx = self.fc.ctx.narrowed(self.fc.ctx.worlds & no)
+        elif else_exits:
+            self.fc.ctx = self.fc.ctx.narrowed(self.fc.ctx.worlds & yes)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        yes, no = self.fc.split(node.test)
+        self._set(node.body, self.fc.ctx.narrowed(yes))
+        self._set(node.orelse, self.fc.ctx.narrowed(no))
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        yes, no = self.fc.split(node.left)
+        self._set(node.right, self.fc.ctx.narrowed(yes if isinstance(node.operator, cst.And) else no))
+
+    def leave_Assert(self, node: cst.Assert) -> None:
+        yes, _ = self.fc.split(node.test)
+        self.fc.ctx = self.fc.ctx.narrowed(self.fc.ctx.worlds & yes)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        names: set[str] = set()
+        for h in node.handlers:
+            if h.type is None:
+                names.add("BaseException")
+                continue
+            exprs = [e.value for e in h.type.elements] if isinstance(h.type, cst.Tuple) else [h.type]
+            for e in exprs:
+                d = dotted(e)
+                if d:
+                    names.add(d.rsplit(".", 1)[-1])
+        if names:
+            self._set(node.body, replace(self.fc.ctx, catches=self.fc.ctx.catches | names))
+
+    def visit_With(self, node: cst.With) -> None:
+        allowed = None
+        for item in node.items:
+            if isinstance(item.item, cst.Call):
+                b = self._sdpa_backends(item.item)
+                if b is not None:
+                    allowed = b if allowed is None else allowed & b
+        if allowed is not None:
+            self._set(node.body, replace(self.fc.ctx, sdpa_backends=allowed))
+
+    def _sdpa_backends(self, call: cst.Call) -> frozenset[str] | None:
+        q = self.fc.resolve(call.func)
+        if q in ("torch.nn.attention.sdpa_kernel",):
+            arg = call.args[0].value if call.args and call.args[0].keyword is None else None
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value == "backends":
+                    arg = a.value
+            if arg is None:
+                return None
+            items = [e.value for e in arg.elements] if isinstance(arg, (cst.List, cst.Tuple)) else [arg]
+            names = set()
+            for e in items:
+                d = self.fc.resolve(e) or dotted(e) or ""
+                if not d:
+                    return None  # a variable list of backends: unknown
+                names.add(d.rsplit(".", 1)[-1])
+            return frozenset(names)
+        if q in ("torch.backends.cuda.sdp_kernel",):
+            flags = {"enable_flash": "FLASH_ATTENTION", "enable_math": "MATH",
+                     "enable_mem_efficient": "EFFICIENT_ATTENTION", "enable_cudnn": "CUDNN_ATTENTION"}
+            on = set(flags.values())
+            for a in call.args:
+                if a.keyword is None:
+                    return None
+                if a.keyword.value in flags:
+                    if isinstance(a.value, cst.Name) and a.value.value == "False":
+                        on.discard(flags[a.keyword.value])
+                    elif not (isinstance(a.value, cst.Name) and a.value.value == "True"):
+                        return None
+            return frozenset(on)
+        return None
+
+    # -- scopes -------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope: dict[str, Any] = {}
+        for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            scope[p.name.value] = OPAQUE
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope[star.name.value] = OPAQUE
+        self.fc.scopes.append(scope)
+        compiled = node.name.value in self.fc.index.compiled_names or any(
+            self._is_compile(d.decorator) for d in node.decorators
+        )
+        # A try/with around a *definition* does not cover the body's later calls.
+        self._set(node.body, Ctx(worlds=self.fc.ctx.worlds, compiled=compiled or self.fc.ctx.compiled))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.fc.scopes.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.fc.scopes.append({p.name.value: OPAQUE for p in node.params.params})
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.fc.scopes.pop()
+
+    def _is_compile(self, dec: cst.BaseExpression) -> bool:
+        target = dec.func if isinstance(dec, cst.Call) else dec
+        return self.fc.resolve(target) in COMPILE_CALLS
+
+    def _bind(self, name: str, value) -> None:
+        if self.fc.scopes:
+            self.fc.scopes[-1][name] = value
+            self._alias(name, value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for name, b in assign_bindings([t.target for t in node.targets], node.value):
+            self._bind(name, b)
+        for t in node.targets:  # self.x = ... and the like: nothing to bind
+            if isinstance(t.target, (cst.Tuple, cst.List)):
+                for el in t.target.elements:
+                    if isinstance(el, cst.StarredElement) and isinstance(el.value, cst.Name):
+                        self._bind(el.value.value, OPAQUE)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.value is not None:
+            self._bind(node.target.value, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, OPAQUE)
+
+    def visit_For(self, node: cst.For) -> None:
+        for name in _target_names(node.target):
+            self._bind(name, OPAQUE)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in _target_names(node.asname.name):
+                self._bind(name, OPAQUE)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for name, q in import_bindings(node):
+            self._bind(name, q)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        for name, q in import_bindings(node):
+            if name != "*":
+                self._bind(name, q)
+
+    # -- rule dispatch ------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        rules = self._call_rules.get(tail) if tail else None
+        rules = list(rules or ()) + list(self._call_rules.get("*", ()))
+        if not rules or not self.fc.ctx.worlds:
+            return
+        qual = self.fc.resolve(func) or ""
+        pos: list[cst.BaseExpression] = []
+        kw: dict[str, cst.BaseExpression] = {}
+        has_star = False
+        for a in node.args:
+            if a.star:
+                has_star = True
+            elif a.keyword is not None:
+                kw[a.keyword.value] = a.value
+            else:
+                pos.append(a.value)
+        site = CallSite(node, pos, kw, has_star)
+        for r in rules:
+            for f in r.check_call(site, qual, self.fc):
+                self.findings.append((r, f))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        rules = self._attr_rules.get(node.attr.value)
+        if not rules or not self.fc.ctx.worlds:
+            return
+        qual = self.fc.resolve(node)
+        if not qual:
+            return
+        for r in rules:
+            for f in r.check_attribute(node, qual, self.fc):
+                self.findings.append((r, f))
+
+
+def _target_names(node) -> list[str]:
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out = []
+        for el in node.elements:
+            out.extend(_target_names(el.value))
+        return out
+    return []
+
+
+def _compiled_names(module: cst.Module, fc: FileContext) -> set[str]:
+    """Functions handed to ``torch.compile(fn)`` anywhere in the module."""
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].keyword is None:
+                if fc.resolve(node.func) in COMPILE_CALLS:
+                    names.add(node.args[0].value.value)
+
+    module.visit(V())
+    return names
+
+
+def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
+                 attr_exists, known: set[str]) -> list[Diagnostic]:
+    index = build_index(module)
+    fc = FileContext(path, module, index, target, matrix, known, attr_exists)
+    if b"compile" in module.code.encode("utf-8", "replace") and any(r.code == "AIC102" for r in rules):
+        index.compiled_names = _compiled_names(module, fc)
+    walker = Walker(fc, rules)
+    module.visit(walker)
+    if not walker.findings:
+        return []
+    # Positions only now, for a file that has findings.
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    out = []
+    for rule, f in walker.findings:
+        pos = positions.get(f.node)
+        if pos is None:
+            continue
+        out.append(
+            Diagnostic(
+                path=path,
+                line=pos.start.line,
+                column=pos.start.column + 1,
+                end_line=pos.end.line,
+                end_column=pos.end.column + 1,
+                code=rule.code,
+                rule=rule.name,
+                severity=f.severity,
+                message=f.message,
+                targets=target.labels_for(f.archs) + list(f.extra_targets),
+            )
+        )
+    return out

@@ -1,0 +1,73 @@
+"""Paths -> the files to lint. Folders are walked in sorted order, skipping
+the usual virtualenv/VCS/build folders and the configured ``exclude`` globs."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+SOURCE_SUFFIXES = {".py", ".pyi"}
+SKIP_DIRS = {
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".aicompat_cache", "site-packages", "build", "dist",
+    "__pypackages__", ".eggs",
+}
+
+
+def _excluded(rel: str, patterns: list[str]) -> bool:
+    parts = rel.split("/")
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if fnmatch.fnmatch(rel, pat) or any(fnmatch.fnmatch(p, pat) for p in parts):
+            return True
+        if rel.startswith(pat + "/"):
+            return True
+    return False
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def discover(paths: list[str], exclude: list[str], root: Path | None = None) -> tuple[list[Path], list[str]]:
+    """Files to lint, and paths that do not exist."""
+    out: list[Path] = []
+    missing: list[str] = []
+    seen: set[Path] = set()
+    root = (root or Path.cwd()).resolve()
+
+    def rel(p: Path) -> str:
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return p.as_posix()
+
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            if p.resolve() not in seen:
+                seen.add(p.resolve())
+                out.append(p)
+            continue
+        if not p.is_dir():
+            missing.append(raw)
+            continue
+        for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
+            d = Path(dirpath)
+            dirnames[:] = sorted(
+                n for n in dirnames if n not in SKIP_DIRS and not n.endswith(".egg-info")
+                and not _excluded(rel(d / n), exclude)
+            )
+            for name in sorted(filenames):
+                f = d / name
+                if f.suffix not in SOURCE_SUFFIXES or _excluded(rel(f), exclude):
+                    continue
+                key = f.resolve()
+                if key not in seen:
+                    seen.add(key)
+                    out.append(f)
+    return out, missing

@@ -1,0 +1,95 @@
+"""Guard context: where a piece of code can run.
+
+``Ctx.worlds`` is the set of (arch, torch release) worlds in which control can
+reach the current node. ``if cond:`` narrows it to the worlds where ``cond``
+may hold, its ``else`` to those where it may not; an early ``return`` or
+``raise`` narrows what follows. ``catches`` holds the exceptions an enclosing
+``try`` handles, so a call whose failure is caught and has a fallback is not
+reported. Unknown conditions keep every world: guards never hide a finding
+they do not prove.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from .evaluate import UNKNOWN, truth
+from .target import World
+
+# Exceptions a rule's failure raises, and the handler names that catch each.
+CATCHERS = {
+    "RuntimeError": {"RuntimeError", "Exception", "BaseException"},
+    "AttributeError": {"AttributeError", "Exception", "BaseException"},
+    "ImportError": {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"},
+    "TypeError": {"TypeError", "Exception", "BaseException"},
+    "ValueError": {"ValueError", "Exception", "BaseException"},
+    "AssertionError": {"AssertionError", "Exception", "BaseException"},
+}
+
+
+@dataclass(frozen=True)
+class Ctx:
+    worlds: frozenset[World]
+    catches: frozenset[str] = frozenset()
+    sdpa_backends: frozenset[str] | None = None  # backends an enclosing sdpa_kernel allows
+    compiled: bool = False  # inside a function compiled by torch.compile
+
+    def narrowed(self, worlds: frozenset[World]) -> "Ctx":
+        return replace(self, worlds=worlds)
+
+    def caught(self, exc: str) -> bool:
+        return bool(self.catches & CATCHERS.get(exc, {exc, "Exception", "BaseException"}))
+
+
+def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_for) -> tuple[frozenset[World], frozenset[World]]:
+    """Worlds where ``test`` may be true, and where it may be false."""
+    yes, no = set(), set()
+    for w in worlds:
+        t = truth(evaluator_for(w).eval(test))
+        if t is UNKNOWN:
+            yes.add(w)
+            no.add(w)
+        elif t:
+            yes.add(w)
+        else:
+            no.add(w)
+    return frozenset(yes), frozenset(no)
+
+
+_EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip"}
+
+
+def terminates(block: cst.BaseSuite, resolve) -> bool:
+    """Does this block always leave (return/raise/continue/break/sys.exit)?"""
+    if isinstance(block, cst.SimpleStatementSuite):
+        stmts = [block]
+        last_smalls = block.body
+    else:
+        stmts = block.body
+        if not stmts:
+            return False
+        last = stmts[-1]
+        if isinstance(last, cst.If):
+            return (
+                last.orelse is not None
+                and terminates(last.body, resolve)
+                and terminates(last.orelse.body if isinstance(last.orelse, cst.Else) else _as_suite(last.orelse), resolve)
+            )
+        if not isinstance(last, cst.SimpleStatementLine):
+            return False
+        last_smalls = last.body
+    del stmts
+    for small in last_smalls:
+        if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            name = resolve(small.value.func)
+            if name in _EXIT_CALLS:
+                return True
+    return False
+
+
+def _as_suite(node: cst.If) -> cst.IndentedBlock:
+    return cst.IndentedBlock(body=[node])

@@ -1,0 +1,131 @@
+"""The one path every integration uses:
+bytes -> prefilter -> one parse -> rules -> diagnostics -> suppressions."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from .diagnostics import Diagnostic
+from .engine import check_module
+from .evaluate import UNKNOWN
+from .matrix import Matrix
+from .rules import RULE_CLASSES, Rule
+from .suppress import IGNORE_FILE, apply
+from .target import ResolvedTarget
+
+
+def selected(code: str, select: list[str], ignore: list[str]) -> bool:
+    """Ruff-style prefix selection: ``AIC1`` selects AIC101, AIC102, ..."""
+    if select and not any(code.startswith(s) for s in select):
+        return False
+    return not any(code.startswith(i) for i in ignore)
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    suppressed: list[Diagnostic] = field(default_factory=list)
+    parsed: bool = False
+    skipped: str | None = None  # why the file was not checked
+
+
+class Linter:
+    def __init__(self, target: ResolvedTarget, matrix: Matrix, select: list[str] | None = None,
+                 ignore: list[str] | None = None, prefilter: bool = True) -> None:
+        self.target = target
+        self.matrix = matrix
+        self.select = [s.upper() for s in select or []]
+        self.ignore = [s.upper() for s in ignore or []]
+        self.prefilter = prefilter
+        self.rules: list[Rule] = [cls(matrix) for cls in RULE_CLASSES if selected(cls.code, self.select, self.ignore)]
+        self.parse_errors = selected("AIC001", self.select, self.ignore)
+        # The prefilter must be a superset of what any rule reacts to, and of
+        # what AIC001 is reported for: AIC001 fires only where rules could.
+        tokens = sorted({t for cls in RULE_CLASSES for t in cls.tokens})
+        self._token_re = re.compile(b"|".join(re.escape(t) for t in tokens)) if tokens else None
+        self.known: set[str] = set()
+        for r in self.rules:
+            self.known |= r.known_names()
+        self._attr_sources = [r for r in self.rules if hasattr(r, "attr_exists")]
+        if not self._attr_sources:  # guards still need the facts when AIC102 is deselected
+            from .rules.fp8 import Fp8Unsupported
+
+            self._attr_sources = [Fp8Unsupported(matrix)]
+
+    def attr_exists(self, qualname: str, world):
+        for r in self._attr_sources:
+            v = r.attr_exists(qualname, world)
+            if v is not UNKNOWN:
+                return v
+        return UNKNOWN
+
+    def relevant(self, data: bytes) -> bool:
+        return self._token_re is not None and self._token_re.search(data) is not None
+
+    def lint_bytes(self, data: bytes, path: str) -> FileResult:
+        res = FileResult(path)
+        if IGNORE_FILE.search(data):
+            res.skipped = "aicompat: ignore-file"
+            return res
+        if self.prefilter and not self.relevant(data):
+            res.skipped = "no token any rule reacts to"
+            return res
+        if not self.rules and not self.parse_errors:
+            return res
+        try:
+            module = cst.parse_module(data)
+        except cst.ParserSyntaxError as exc:
+            if self.parse_errors and self.relevant(data):
+                res.diagnostics.append(_syntax_diagnostic(path, data, exc))
+            return res
+        except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as exc:
+            if self.parse_errors and self.relevant(data):
+                res.diagnostics.append(_parse_error(path, 1, 1, f"cannot decode source: {exc}"))
+            return res
+        except RecursionError:
+            if self.parse_errors:
+                res.diagnostics.append(_parse_error(path, 1, 1, "nesting too deep to parse"))
+            return res
+        res.parsed = True
+        text = module.code
+        if self.rules and (not self.prefilter or self.relevant(data)):
+            diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known)
+            res.diagnostics, res.suppressed = apply(diags, text)
+        res.diagnostics.sort(key=Diagnostic.sort_key)
+        return res
+
+    def lint_path(self, path: Path, display: str) -> FileResult:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            res = FileResult(display)
+            res.diagnostics.append(_parse_error(display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+            return res
+        return self.lint_bytes(data, display)
+
+
+def _syntax_diagnostic(path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic:
+    """Prefer CPython's wording and position (what users know from tracebacks);
+    fall back to LibCST's where CPython accepts the file (newer syntax)."""
+    try:
+        compile(data, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError as se:
+        if se.lineno:
+            return _parse_error(path, se.lineno, se.offset or 1, se.msg)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    m = re.search(r"error at (\d+):(\d+)", exc.message)
+    line, col = (int(m.group(1)), int(m.group(2)) + 1) if m else (exc.raw_line, exc.raw_column + 1)
+    return _parse_error(path, line, col, exc.message.replace("parser error: ", ""))
+
+
+def _parse_error(path: str, line: int, col: int, message: str) -> Diagnostic:
+    msg = " ".join(str(message).split())
+    return Diagnostic(path, max(line, 1), max(col, 1), max(line, 1), max(col, 1), "AIC001", "parse-error", "error",
+                      f"cannot parse: {msg}", [])

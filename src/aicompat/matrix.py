@@ -1,0 +1,176 @@
+"""The version matrix: TOML tables of GPUs, hardware features, releases and
+per-rule facts, loaded and validated once per run and passed to the rules.
+
+Every entry carries ``source``: the package release it was read from, or a
+URL / repository path. A schema error names the file and the entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .data import data_dir
+from .errors import MatrixError
+from .toml_compat import tomllib
+
+# section -> {field: (type, required)}; every entry also needs "source".
+_LIST = list
+SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
+    "gpus.toml": {
+        "arch": {"capability": (_LIST, True), "generation": (str, True), "toolkit": (str, False)},
+        "gpu": {"arch": (str, True)},
+        "default": {"fleet": (_LIST, True)},
+    },
+    "hardware.toml": {
+        "feature": {"summary": (str, True), "archs": (_LIST, True)},
+    },
+    "releases.toml": {
+        "package": {"releases": (_LIST, True), "import": (_LIST, False)},
+    },
+    "attention.toml": {
+        "vhead": {
+            "calls": (_LIST, True),
+            "library": (str, True),
+            "args": (dict, True),
+            "check": (str, True),
+            "error": (str, True),
+            "pairs": (_LIST, False),
+            "feature": (str, False),
+            "feature_error": (str, False),
+            "forced_backends": (_LIST, False),
+        },
+    },
+    "fp8.toml": {
+        "dtype": {"added": (str, True), "kind": (str, True)},
+        "op": {"feature": (str, True), "error": (str, True), "summary": (str, True), "added": (str, False)},
+        "compiled_cast": {"feature": (str, True), "error": (str, True), "summary": (str, True), "dtypes": (_LIST, True)},
+        "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False)},
+    },
+}
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str  # "sm_90"
+    capability: tuple[int, int]
+    generation: str
+
+    @property
+    def major(self) -> int:
+        return self.capability[0]
+
+
+@dataclass
+class Matrix:
+    files: dict[str, dict[str, Any]]
+    archs: dict[str, Arch] = field(default_factory=dict)
+    gpu_names: dict[str, str] = field(default_factory=dict)  # lower-case name -> arch
+    default_fleet: list[str] = field(default_factory=list)
+    features: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def section(self, file: str, name: str) -> dict[str, dict[str, Any]]:
+        return self.files.get(file, {}).get(name, {})
+
+    def releases(self, package: str) -> list[Version]:
+        entry = self.section("releases.toml", "package").get(package)
+        if not entry:
+            return []
+        return [Version(v) for v in entry["releases"]]
+
+    def releases_in(self, package: str, spec: SpecifierSet) -> list[Version]:
+        return [v for v in self.releases(package) if spec.contains(v, prereleases=False)]
+
+    def feature_archs(self, feature: str) -> frozenset[str]:
+        try:
+            return self.features[feature]
+        except KeyError:
+            raise MatrixError(f"version_matrix/hardware.toml: unknown feature {feature!r}") from None
+
+
+def _check_entry(fname: str, section: str, key: str, entry: Any, spec: dict[str, tuple[type, bool]]) -> None:
+    where = f"version_matrix/{fname}: [{section}.{key}]"
+    if not isinstance(entry, dict):
+        raise MatrixError(f"{where}: expected a table")
+    if not isinstance(entry.get("source"), str) or not entry["source"].strip():
+        raise MatrixError(f"{where}: missing 'source' (every entry records its provenance)")
+    for fname_, (typ, required) in spec.items():
+        if fname_ not in entry:
+            if required:
+                raise MatrixError(f"{where}: missing {fname_!r}")
+            continue
+        if not isinstance(entry[fname_], typ):
+            raise MatrixError(f"{where}: {fname_!r} must be {typ.__name__}")
+    unknown = set(entry) - set(spec) - {"source", "note", "verified"}
+    if unknown:
+        raise MatrixError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+
+
+def load_matrix(directory: Path | None = None) -> Matrix:
+    directory = directory or data_dir("version_matrix")
+    files: dict[str, dict[str, Any]] = {}
+    for fname, sections in SCHEMAS.items():
+        path = directory / fname
+        try:
+            with open(path, "rb") as fh:
+                doc = tomllib.load(fh)
+        except FileNotFoundError:
+            raise MatrixError(f"version_matrix/{fname}: file is missing") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise MatrixError(f"version_matrix/{fname}: {exc}") from None
+        for section, spec in sections.items():
+            for key, entry in doc.get(section, {}).items():
+                if section == "default":  # a single table, not a table of entries
+                    continue
+                _check_entry(fname, section, key, entry, spec)
+        if "default" in sections and "default" in doc:
+            _check_entry(fname, "default", "fleet", doc["default"], sections["default"])
+        files[fname] = doc
+    return _index(files)
+
+
+def _index(files: dict[str, dict[str, Any]]) -> Matrix:
+    m = Matrix(files=files)
+    gp = files["gpus.toml"]
+    for name, e in gp.get("arch", {}).items():
+        cap = e["capability"]
+        if len(cap) != 2 or not all(isinstance(x, int) for x in cap):
+            raise MatrixError(f"version_matrix/gpus.toml: [arch.{name}] capability must be [major, minor]")
+        m.archs[name] = Arch(name, (cap[0], cap[1]), e["generation"])
+    for name, e in gp.get("gpu", {}).items():
+        if e["arch"] not in m.archs:
+            raise MatrixError(f"version_matrix/gpus.toml: [gpu.{name}] unknown arch {e['arch']!r}")
+        m.gpu_names[name.lower()] = e["arch"]
+    m.default_fleet = list(gp["default"]["fleet"])
+    for name, e in files["hardware.toml"].get("feature", {}).items():
+        bad = [a for a in e["archs"] if a not in m.archs]
+        if bad:
+            raise MatrixError(f"version_matrix/hardware.toml: [feature.{name}] unknown arch(s) {bad}")
+        m.features[name] = frozenset(e["archs"])
+    for pkg, e in files["releases.toml"].get("package", {}).items():
+        for v in e["releases"]:
+            try:
+                Version(v)
+            except InvalidVersion:
+                raise MatrixError(f"version_matrix/releases.toml: [package.{pkg}] bad version {v!r}") from None
+    for fname, section, key in (
+        ("attention.toml", "vhead", "feature"),
+        ("fp8.toml", "op", "feature"),
+        ("fp8.toml", "compiled_cast", "feature"),
+        ("fp8.toml", "te_recipe", "feature"),
+    ):
+        for name, e in files[fname].get(section, {}).items():
+            if key in e and e[key] not in m.features:
+                raise MatrixError(f"version_matrix/{fname}: [{section}.{name}] unknown feature {e[key]!r}")
+    return m
+
+
+@lru_cache(maxsize=1)
+def default_matrix() -> Matrix:
+    """The shipped matrix, loaded once per process."""
+    return load_matrix()

@@ -1,0 +1,33 @@
+"""The rule registry. Codes and names are a contract (see rules/README.md):
+
+AIC0xx engine (parse errors), AIC1xx hardware-gated Python APIs,
+AIC2xx versioned APIs, AIC3xx CUDA source and build flags, AIC4xx Python
+language versions.
+"""
+
+from __future__ import annotations
+
+from .base import Example, Finding, Rule
+from .fp8 import Fp8Unsupported
+from .v_headdim import VHeadDimMismatch
+
+RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported]
+
+# Every code and name ever assigned, implemented or not; never reuse one.
+CODES: dict[str, str] = {
+    "AIC001": "parse-error",
+    "AIC101": "v-headdim-mismatch",
+    "AIC102": "fp8-unsupported",
+    "AIC103": "compile-backend",
+    "AIC104": "pickle-cuda-object",
+    "AIC201": "api-unavailable",
+    "AIC202": "unknown-argument",
+    "AIC203": "deprecated-api",
+    "AIC204": "behavior-change",
+    "AIC301": "inline-cuda-arch",
+    "AIC302": "build-arch-flags",
+    "AIC401": "python-syntax",
+}
+IMPLEMENTED = {"AIC001"} | {c.code for c in RULE_CLASSES}
+
+__all__ = ["CODES", "IMPLEMENTED", "RULE_CLASSES", "Example", "Finding", "Rule"]

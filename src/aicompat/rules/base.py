@@ -1,0 +1,66 @@
+"""What a rule is: one small class with its code, the names it reacts to,
+and VALID / INVALID examples that the test suite runs (as in Fixit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import CallSite, FileContext
+
+
+@dataclass
+class Example:
+    """A code sample and the target it is judged on.
+
+    ``gpus``/``pins``/``python`` are target settings; for INVALID examples
+    ``expect`` is a substring every message must contain (optional).
+    """
+
+    code: str
+    gpus: list[str] = field(default_factory=lambda: ["sm_80"])
+    pins: dict[str, str] = field(default_factory=dict)
+    python: str = "3.11"
+    expect: str | None = None
+
+
+@dataclass
+class Finding:
+    node: cst.CSTNode
+    message: str
+    archs: frozenset[str] = frozenset()  # fleet archs the finding fails on
+    extra_targets: tuple[str, ...] = ()  # non-GPU targets it fails on (releases)
+    severity: str = "error"
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    # Byte strings of which a file must contain at least one to be parsed for this rule.
+    tokens: ClassVar[tuple[bytes, ...]] = ()
+    # Last components of the call names this rule reacts to (cheap pre-check).
+    call_tails: ClassVar[frozenset[str]] = frozenset()
+    attr_tails: ClassVar[frozenset[str]] = frozenset()
+    VALID: ClassVar[list[Example]] = []
+    INVALID: ClassVar[list[Example]] = []
+
+    def __init__(self, matrix) -> None:
+        self.matrix = matrix
+
+    @classmethod
+    def explain_facts(cls, matrix) -> str:
+        """The matrix facts behind this rule, for ``aicompat explain``."""
+        return ""
+
+    def known_names(self) -> set[str]:
+        """Fully qualified names this rule knows; used for ``from x import *``."""
+        return set()
+
+    def check_call(self, site: "CallSite", qualname: str, fc: "FileContext") -> list[Finding]:
+        return []
+
+    def check_attribute(self, node: cst.Attribute, qualname: str, fc: "FileContext") -> list[Finding]:
+        return []

@@ -1,0 +1,176 @@
+"""AIC102 fp8-unsupported: FP8/FP4 compute on targets without it, and FP8/FP4
+dtypes in torch releases that lack them (facts: version_matrix/fp8.toml).
+
+Storing in an FP8 dtype and upcasting in eager code works on any GPU and is
+not flagged; what needs the hardware is FP8 *math*: scaled matmuls,
+Transformer Engine FP8 recipes, and FP8 casts that Triton must generate code
+for inside ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from packaging.version import Version
+
+from ..evaluate import UNKNOWN
+from ..index import Qual
+from .base import Example, Finding, Rule
+
+_T = "import torch\n"
+_TE = "import transformer_engine.pytorch as te\nfrom transformer_engine.common import recipe\n"
+
+
+class Fp8Unsupported(Rule):
+    code = "AIC102"
+    name = "fp8-unsupported"
+    tokens = (b"float8", b"float4", b"_scaled_mm", b"_scaled_grouped_mm", b"transformer_engine", b"fp8")
+
+    VALID = [
+        # FP8 storage, upcast for compute: fine on Ampere.
+        Example(_T + "w = torch.randn(64, 64).to(torch.float8_e4m3fn)\ny = torch.randn(8, 64) @ w.to(torch.bfloat16)\n",
+                gpus=["A100"], pins={"torch": "2.4.0"}),
+        Example(_T + "a = torch.randn(16, 16).to(torch.float8_e4m3fn)\n"
+                "y = torch._scaled_mm(a, a.t(), scale_a=torch.tensor(1.0), scale_b=torch.tensor(1.0))\n",
+                gpus=["H100", "L40S"]),
+        Example(_T + "def mm(a, b, sa, sb):\n    if torch.cuda.get_device_capability() >= (8, 9):\n"
+                "        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n    return a.float() @ b.float()\n",
+                gpus=["A100", "H100"]),
+        Example(_T + "if hasattr(torch, 'float8_e4m3fn'):\n    DT = torch.float8_e4m3fn\n", pins={"torch": ">=2.0,<2.3"}),
+        Example(_TE + "with te.fp8_autocast(enabled=False):\n    pass\n", gpus=["A100"]),
+        Example(_TE + "r = recipe.DelayedScaling()\nwith te.fp8_autocast(enabled=True, fp8_recipe=r):\n    pass\n",
+                gpus=["H100", "RTX 4090"]),
+        # An FP8 cast outside compiled code is eager: works anywhere.
+        Example(_T + "def f(x):\n    return x.to(torch.float8_e5m2)\n", gpus=["A100"]),
+        Example(_T + "try:\n    y = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\nexcept RuntimeError:\n    y = a @ b\n",
+                gpus=["A100"]),
+    ]
+    INVALID = [
+        Example(_T + "y = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)\n",
+                gpus=["A100", "H100"], expect="fails on sm_80 (A100)"),
+        Example("from torch import _scaled_mm as smm\ny = smm(a, b, scale_a=sa, scale_b=sb)\n", gpus=["A10"],
+                expect="compute capability"),
+        Example(_T + "w = torch.zeros(8, dtype=torch.float8_e4m3fn)\n", gpus=["H100"], pins={"torch": "2.0.1"},
+                expect="not in torch 2.0.1"),
+        Example(_T + "s = torch.float8_e8m0fnu\n", gpus=["B200"], pins={"torch": ">=2.5,<2.8"},
+                expect="added in 2.7"),
+        Example(_TE + "with te.fp8_autocast(enabled=True, fp8_recipe=recipe.DelayedScaling()):\n    pass\n",
+                gpus=["A100", "H100"], expect="fails on sm_80 (A100)"),
+        Example(_TE + "r = recipe.MXFP8BlockScaling()\nwith te.fp8_autocast(fp8_recipe=r):\n    pass\n",
+                gpus=["H100", "B200", "RTX 5090"], expect="MXFP8"),
+        Example(_T + "@torch.compile\ndef quant(x):\n    return x.to(torch.float8_e4m3fn)\n", gpus=["A100", "H100"],
+                expect="torch.compile"),
+        Example(_T + "def quant(x):\n    return x.to(dtype=torch.float8_e4m3fn)\ncq = torch.compile(quant)\n",
+                gpus=["RTX 3090"], expect="fails on sm_86"),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        self.dtypes = {k: Version(e["added"]) for k, e in matrix.section("fp8.toml", "dtype").items()}
+        self.dtype_facts = matrix.section("fp8.toml", "dtype")
+        self.ops = matrix.section("fp8.toml", "op")
+        self.casts = matrix.section("fp8.toml", "compiled_cast")
+        self.recipes = matrix.section("fp8.toml", "te_recipe")
+        self.attr_tails = frozenset(k.rsplit(".", 1)[-1] for k in self.dtypes)
+        self.call_tails = frozenset({k.rsplit(".", 1)[-1] for k in self.ops} | {"to", "fp8_autocast", "autocast"})
+        self.default_recipe = next((k for k, e in self.recipes.items() if e.get("default")), None)
+
+    @classmethod
+    def explain_facts(cls, matrix) -> str:
+        lines = ["dtypes (first torch release that has them):"]
+        for k, e in matrix.section("fp8.toml", "dtype").items():
+            lines.append(f"- {k}: {e['added']} ({e['kind']}); source: {e['source']}")
+        lines.append("hardware gates:")
+        for sec in ("op", "compiled_cast", "te_recipe"):
+            for k, e in matrix.section("fp8.toml", sec).items():
+                archs = ", ".join(sorted(matrix.feature_archs(e["feature"])))
+                lines.append(f"- {k}: runs on {archs}; error: {e['error']}; source: {e['source']}")
+        return "\n".join(lines)
+
+    def known_names(self) -> set[str]:
+        return set(self.ops) | set(self.dtypes)
+
+    def attr_exists(self, qualname: str, world):
+        added = self.dtypes.get(qualname)
+        if added is None or world.torch is None:
+            return UNKNOWN
+        return world.torch >= added
+
+    # -- dtypes missing from the pinned torch -------------------------------------
+    def check_attribute(self, node, qualname, fc):
+        added = self.dtypes.get(qualname)
+        if added is None or fc.ctx.caught("AttributeError"):
+            return []
+        missing = sorted({w.torch for w in fc.ctx.worlds if w.torch is not None and w.torch < added})
+        if not missing:
+            return []
+        attr = qualname.rsplit(".", 1)[-1]
+        shown = ", ".join(str(v) for v in missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        msg = (f"{qualname}: not in torch {shown} (added in {added}); "
+               f"AttributeError: module 'torch' has no attribute '{attr}'")
+        return [Finding(node, msg, extra_targets=tuple(f"torch=={v}" for v in missing))]
+
+    # -- FP8 compute ---------------------------------------------------------------
+    def check_call(self, site, qualname, fc):
+        if fc.ctx.caught("RuntimeError"):
+            return []
+        if qualname in self.ops:
+            op = self.ops[qualname]
+            return self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}",
+                            op["error"])
+        tail = qualname.rsplit(".", 1)[-1] if qualname else None
+        if tail in ("fp8_autocast", "autocast") and qualname.startswith("transformer_engine"):
+            return self._te(site, qualname, fc)
+        if isinstance(site.node.func, cst.Attribute) and site.node.func.attr.value == "to" and fc.ctx.compiled:
+            return self._compiled_cast(site, fc)
+        return []
+
+    def _hw(self, node, feature, fc, what, error):
+        have = self.matrix.feature_archs(feature)
+        failing = {w.arch for w in fc.ctx.worlds} - have
+        if not failing:
+            return []
+        return [Finding(node, f'{what} ("{error}"); fails on {fc.describe(failing)}', frozenset(failing))]
+
+    def _compiled_cast(self, site, fc):
+        dt = site.arg(0, "dtype")
+        q = fc.resolve(dt) if dt is not None else None
+        for key, e in self.casts.items():
+            if q in e["dtypes"]:
+                return self._hw(site.node, e["feature"], fc,
+                                f".to({q}) inside torch.compile: {e['summary']}", e["error"])
+        return []
+
+    def _te(self, site, qualname, fc):
+        enabled = site.kw.get("enabled")
+        if enabled is not None:
+            vals = set()
+            for v in fc.eval_in(enabled).values():
+                vals.add(v if isinstance(v, bool) else None)
+            if vals == {False}:
+                return []
+        elif qualname.endswith(".autocast"):
+            pass  # te.autocast(enabled=True) is its default too
+        rexpr = site.kw.get("fp8_recipe") if qualname.endswith("fp8_autocast") else site.kw.get("recipe")
+        if rexpr is None:
+            recipe_name = self.default_recipe
+        else:
+            recipe_name = self._recipe_name(rexpr, fc)
+        if recipe_name is None or recipe_name not in self.recipes:
+            return []  # a recipe we cannot see: do not guess
+        r = self.recipes[recipe_name]
+        short = qualname.rsplit(".", 1)[-1]
+        return self._hw(site.node, r["feature"], fc, f"{short} with {recipe_name}", r["error"])
+
+    def _recipe_name(self, expr, fc, depth=0):
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Call):
+            q = fc.resolve(expr.func) or ""
+            return q.rsplit(".", 1)[-1] if q.startswith("transformer_engine") else None
+        if isinstance(expr, cst.Name):
+            b = fc.lookup(expr.value)
+            if isinstance(b, cst.Call):
+                return self._recipe_name(b, fc, depth + 1)
+            if isinstance(b, Qual):
+                return None
+        return None

@@ -1,0 +1,167 @@
+"""AIC101 v-headdim-mismatch: attention whose V head dim differs from QK's
+where the target cannot run it (facts: version_matrix/attention.toml)."""
+
+from __future__ import annotations
+
+from ..evaluate import UNKNOWN, Tensor
+from .base import Example, Finding, Rule
+
+FA2 = "from flash_attn import flash_attn_func\n"
+FA3 = "from flash_attn_interface import flash_attn_func\n"
+SDPA = "import torch\nimport torch.nn.functional as F\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
+
+
+class VHeadDimMismatch(Rule):
+    code = "AIC101"
+    name = "v-headdim-mismatch"
+    tokens = (b"flash_attn", b"scaled_dot_product_attention")
+
+    VALID = [
+        Example(FA2 + "import torch\nq = torch.randn(2, 128, 8, 64)\nk = torch.randn(2, 128, 8, 64)\n"
+                "v = torch.randn(2, 128, 8, 64)\nflash_attn_func(q, k, v)\n"),
+        # FA3 with an allowed pair on an all-Hopper fleet.
+        Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nk = torch.randn(1, 64, 16, 192)\n"
+                "v = torch.randn(1, 64, 16, 128)\nout = flash_attn_func(q, k, v, causal=True)\n", gpus=["H100", "H200"]),
+        # Guarded by an exact Hopper check (major == 9), so Blackwell and Ampere never reach it.
+        Example(FA3 + "import torch\n\ndef attn(b, s):\n    q = torch.randn(b, s, 16, 192)\n"
+                "    k = torch.randn(b, s, 16, 192)\n    v = torch.randn(b, s, 16, 128)\n"
+                "    if torch.cuda.get_device_capability()[0] == 9:\n        return flash_attn_func(q, k, v)\n"
+                "    return None\n", gpus=["A100", "H100", "B200"]),
+        # A helper predicate and an early return.
+        Example(FA3 + "import torch\n\ndef is_hopper():\n    major, minor = torch.cuda.get_device_capability()\n"
+                "    return major == 9\n\ndef attn():\n    if not is_hopper():\n        raise RuntimeError('needs H100')\n"
+                "    q = torch.randn(1, 8, 4, 192)\n    v = torch.randn(1, 8, 4, 128)\n"
+                "    return flash_attn_func(q, q, v)\n", gpus=["A100", "H100"]),
+        # try/except fallback catches the RuntimeError.
+        Example(FA3 + "import torch\nq = torch.randn(1, 8, 4, 192)\nv = torch.randn(1, 8, 4, 128)\ntry:\n"
+                "    out = flash_attn_func(q, q, v)\nexcept RuntimeError:\n    out = None\n", gpus=["A100"]),
+        # Unforced SDPA falls back to the memory-efficient or math backend.
+        Example(SDPA + "q = torch.randn(2, 8, 128, 192)\nv = torch.randn(2, 8, 128, 128)\n"
+                "out = F.scaled_dot_product_attention(q, q, v)\n", gpus=["A100"]),
+        # Dims that cannot be inferred are not guessed.
+        Example(FA2 + "def f(q, k, v):\n    return flash_attn_func(q, k, v)\n"),
+    ]
+    INVALID = [
+        Example(FA2 + "import torch\nq = torch.randn(2, 128, 8, 192)\nk = torch.randn(2, 128, 8, 192)\n"
+                "v = torch.randn(2, 128, 8, 128)\nflash_attn_func(q, k, v)\n", gpus=["H100"],
+                expect="V head dim 128 != QK head dim 192"),
+        Example("from flash_attn import flash_attn_func as fa\nimport torch\nHD = 192\nHDV = 128\n"
+                "q = torch.empty(4, 256, 8, HD)\nv = torch.empty((4, 256, 8, HDV))\nfa(q, q, v)\n",
+                expect="fails on sm_80"),
+        Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nk = torch.randn(1, 64, 16, 192)\n"
+                "v = torch.randn(1, 64, 16, 128)\nout = flash_attn_func(q, k, v)\n", gpus=["A100", "H100"],
+                expect="Hopper-only (FlashAttention 3); fails on sm_80 (A100)"),
+        # The classic wrong guard: >= (9, 0) lets Blackwell in.
+        Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nv = torch.randn(1, 64, 16, 128)\n"
+                "if torch.cuda.get_device_capability() >= (9, 0):\n    flash_attn_func(q, q, v)\n",
+                gpus=["H100", "B200"], expect="fails on sm_100 (B200)"),
+        # Not an allowed FA3 pair at all: fails on Hopper too.
+        Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 128)\nv = torch.randn(1, 64, 16, 256)\n"
+                "flash_attn_func(q, q, v)\n", gpus=["H100"], expect="not a head-dim pair"),
+        Example(SDPA + "q = torch.randn(2, 8, 128, 192).cuda()\nv = torch.randn(2, 8, 128, 128).cuda()\n"
+                "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    F.scaled_dot_product_attention(q, q, v)\n",
+                gpus=["H100"], expect="flash backend"),
+        Example("import torch\nfrom torch.nn.functional import scaled_dot_product_attention as sdpa\n"
+                "q = torch.randn(2, 8, 128, 64)\nv = torch.randn(2, 8, 128, 32)\n"
+                "with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable_mem_efficient=False):\n"
+                "    sdpa(q, q, v)\n", expect="V head dim 32 != QK head dim 64"),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        self.facts: dict[str, dict] = {}
+        tails = set()
+        for key, e in matrix.section("attention.toml", "vhead").items():
+            for c in e["calls"]:
+                self.facts[c] = {"id": key, **e}
+                tails.add(c.rsplit(".", 1)[-1])
+        self.call_tails = frozenset(tails)
+
+    @classmethod
+    def explain_facts(cls, matrix) -> str:
+        lines = []
+        for key, e in matrix.section("attention.toml", "vhead").items():
+            rule = {"equal": "V head dim must equal QK head dim on every GPU",
+                    "forced": f"only when sdpa_kernel allows nothing but {', '.join(e.get('forced_backends', []))}",
+                    "pairs": "pairs " + ", ".join(f"QK {p['qk']} / V {p['v']}" for p in e.get("pairs", []))
+                    + f" on {', '.join(sorted(matrix.feature_archs(e['feature'])))} only" if e.get("feature") else ""}[e["check"]]
+            lines.append(f"- {key} ({e['library']}): {rule}")
+            lines.append(f"    calls: {', '.join(e['calls'])}")
+            lines.append(f"    error: {e['error']}")
+            lines.append(f"    source: {e['source']}")
+        return "\n".join(lines)
+
+    def known_names(self) -> set[str]:
+        return set(self.facts)
+
+    def check_call(self, site, qualname, fc):
+        fact = self.facts.get(qualname)
+        if fact is None or site.has_star:
+            return []
+        if fc.ctx.caught("RuntimeError"):
+            return []  # a fallback handles the failure
+        check = fact["check"]
+        if check == "forced":
+            allowed = fc.ctx.sdpa_backends
+            if allowed is None or not allowed <= set(fact["forced_backends"]):
+                return []  # another backend that accepts the shapes may run
+        args = fact["args"]
+        short = qualname.rsplit(".", 1)[-1]
+        failing: set[str] = set()
+        shown = None
+        for world, (qk, v) in self._dims(site, args, fc).items():
+            if qk is UNKNOWN or v is UNKNOWN or qk == v:
+                continue
+            reason = self._verdict(fact, qk, v, world.arch, fc)
+            if reason is not None:
+                failing.add(world.arch)
+                shown = shown or (qk, v, reason)
+        if not failing:
+            return []
+        qk, v, reason = shown
+        label = "K/V" if "kv" in args else "V"
+        msg = f"{short}: {label} head dim {v} != {'Q' if 'kv' in args else 'QK'} head dim {qk} {reason}; fails on {fc.describe(failing)}"
+        return [Finding(site.node, msg, frozenset(failing))]
+
+    def _dims(self, site, args, fc):
+        def expr(role):
+            if role not in args:
+                return None
+            index, name = args[role]
+            return site.arg(index, name)
+
+        q_e, k_e = expr("q"), expr("k")
+        v_e = expr("kv") if "kv" in args else expr("v")
+        if q_e is None or v_e is None:
+            return {}
+        out = {}
+        for w in sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch))):
+            ev = fc.evaluator(w)
+            qk = _last(ev.eval(q_e))
+            if qk is UNKNOWN and k_e is not None:
+                qk = _last(ev.eval(k_e))
+            out[w] = (qk, _last(ev.eval(v_e)))
+        return out
+
+    def _verdict(self, fact, qk: int, v: int, arch: str, fc) -> str | None:
+        lib, check = fact["library"], fact["check"]
+        if check == "equal":
+            return f'is rejected by {lib} on every GPU ("{fact["error"]}")'
+        if check == "forced":
+            return f'under {"/".join(sorted(fc.ctx.sdpa_backends))} only: the flash backend needs equal head dims ("{fact["error"]}")'
+        if check == "pairs":
+            ok_pair = any(p["qk"][0] <= qk <= p["qk"][1] and p["v"][0] <= v <= p["v"][1] for p in fact["pairs"])
+            if not ok_pair:
+                return f'is not a head-dim pair {lib} supports ("{fact["error"]}")'
+            if arch not in self.matrix.feature_archs(fact["feature"]):
+                return f"is Hopper-only ({lib})"
+            return None
+        return None
+
+
+def _last(v):
+    if isinstance(v, Tensor):
+        d = v.last_dim()
+        return d if isinstance(d, int) and not isinstance(d, bool) else UNKNOWN
+    return UNKNOWN
+

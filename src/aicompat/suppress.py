@@ -1,0 +1,47 @@
+"""Suppression comments: ``# noqa``, ``# noqa: AIC101``,
+``# aicompat: ignore[AIC101]`` on a finding's first or last line, and
+``# aicompat: ignore-file`` anywhere in a file's leading comments or body."""
+
+from __future__ import annotations
+
+import re
+
+from .diagnostics import Diagnostic
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+_IGNORE = re.compile(r"#\s*aicompat:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?(?!-)", re.I)
+IGNORE_FILE = re.compile(rb"#\s*aicompat:\s*ignore-file\b")
+
+
+def _codes_on(line: str) -> set[str] | None:
+    """None: nothing suppressed; empty set: everything; else those codes."""
+    found: set[str] | None = None
+    for rx in (_NOQA, _IGNORE):
+        for m in rx.finditer(line):
+            codes = m.group("codes")
+            if not codes:
+                return set()
+            found = (found or set()) | {c.upper() for c in re.split(r"[\s,]+", codes) if c}
+    return found
+
+
+def is_suppressed(d: Diagnostic, lines: list[str]) -> bool:
+    for ln in {d.line, d.end_line}:
+        if 1 <= ln <= len(lines):
+            codes = _codes_on(lines[ln - 1])
+            if codes is not None and (not codes or d.code in codes):
+                return True
+    return False
+
+
+def apply(diags: list[Diagnostic], text: str) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """Split into (kept, suppressed)."""
+    if not diags:
+        return [], []
+    if "#" not in text:
+        return diags, []
+    lines = text.splitlines()
+    kept, dropped = [], []
+    for d in diags:
+        (dropped if is_suppressed(d, lines) else kept).append(d)
+    return kept, dropped
