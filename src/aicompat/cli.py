@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             return _explain(args.code)
         return _lint(args)
     except (ConfigError, MatrixError) as exc:
-        print(f"aicompat: error: {exc}", file=sys.stderr)
+        print(f"aicompat: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

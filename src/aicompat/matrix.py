@@ -44,6 +44,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
             "feature": (str, False),
             "feature_error": (str, False),
             "forced_backends": (_LIST, False),
+            "backend_added": (dict, False),
+            "implementations": (_LIST, False),
+            "package_range": (str, False),
+            "dims": (_LIST, False),
         },
     },
     "fp8.toml": {

@@ -132,7 +132,8 @@ def parse_pin(text: str, where: str) -> tuple[str, SpecifierSet]:
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
-        raise ConfigError(f"{where}: bad requirement {text!r}: {exc}") from None
+        reason = str(exc).splitlines()[0] if str(exc) else "invalid"
+        raise ConfigError(f"{where}: bad requirement {text!r}: {reason}") from None
     return canonicalize_name(req.name), req.specifier
 
 

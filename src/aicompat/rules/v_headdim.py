@@ -3,6 +3,8 @@ where the target cannot run it (facts: version_matrix/attention.toml)."""
 
 from __future__ import annotations
 
+from packaging.specifiers import SpecifierSet
+
 from ..evaluate import UNKNOWN, Tensor
 from .base import Example, Finding, Rule
 
@@ -14,9 +16,16 @@ SDPA = "import torch\nimport torch.nn.functional as F\nfrom torch.nn.attention i
 class VHeadDimMismatch(Rule):
     code = "AIC101"
     name = "v-headdim-mismatch"
-    tokens = (b"flash_attn", b"scaled_dot_product_attention")
+    tokens = (b"flash_attn", b"scaled_dot_product_attention", b"attn_implementation")
 
     VALID = [
+        # transformers 5.x pads V for every flash implementation.
+        Example("from transformers import DeepseekV3ForCausalLM\n"
+                "m = DeepseekV3ForCausalLM.from_pretrained('x', attn_implementation='flash_attention_3')\n",
+                gpus=["A100"], pins={"transformers": "5.0.0"}),
+        Example("from transformers import DeepseekV3ForCausalLM\n"
+                "m = DeepseekV3ForCausalLM.from_pretrained('x', attn_implementation='flash_attention_2')\n",
+                gpus=["A100"], pins={"transformers": "4.55.0"}),
         Example(FA2 + "import torch\nq = torch.randn(2, 128, 8, 64)\nk = torch.randn(2, 128, 8, 64)\n"
                 "v = torch.randn(2, 128, 8, 64)\nflash_attn_func(q, k, v)\n"),
         # FA3 with an allowed pair on an all-Hopper fleet.
@@ -42,6 +51,9 @@ class VHeadDimMismatch(Rule):
         Example(FA2 + "def f(q, k, v):\n    return flash_attn_func(q, k, v)\n"),
     ]
     INVALID = [
+        Example("from transformers import DeepseekV3ForCausalLM\n"
+                "m = DeepseekV3ForCausalLM.from_pretrained('deepseek-ai/DeepSeek-V3', attn_implementation='flash_attention_3')\n",
+                gpus=["A100", "H100"], pins={"transformers": "4.55.0"}, expect="fails on sm_80 (A100)"),
         Example(FA2 + "import torch\nq = torch.randn(2, 128, 8, 192)\nk = torch.randn(2, 128, 8, 192)\n"
                 "v = torch.randn(2, 128, 8, 128)\nflash_attn_func(q, k, v)\n", gpus=["H100"],
                 expect="V head dim 128 != QK head dim 192"),
@@ -70,11 +82,14 @@ class VHeadDimMismatch(Rule):
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.facts: dict[str, dict] = {}
+        self.class_names: set[str] = set()
         tails = set()
         for key, e in matrix.section("attention.toml", "vhead").items():
             for c in e["calls"]:
                 self.facts[c] = {"id": key, **e}
                 tails.add(c.rsplit(".", 1)[-1])
+                if c.endswith(".from_pretrained"):
+                    self.class_names.add(c.rsplit(".", 1)[0])
         self.call_tails = frozenset(tails)
 
     @classmethod
@@ -84,7 +99,9 @@ class VHeadDimMismatch(Rule):
             rule = {"equal": "V head dim must equal QK head dim on every GPU",
                     "forced": f"only when sdpa_kernel allows nothing but {', '.join(e.get('forced_backends', []))}",
                     "pairs": "pairs " + ", ".join(f"QK {p['qk']} / V {p['v']}" for p in e.get("pairs", []))
-                    + f" on {', '.join(sorted(matrix.feature_archs(e['feature'])))} only" if e.get("feature") else ""}[e["check"]]
+                    + f" on {', '.join(sorted(matrix.feature_archs(e['feature'])))} only" if e.get("feature") else "",
+                    "transformers": f"attn_implementation in {e.get('implementations')} with transformers{e.get('package_range')}"
+                    }[e["check"]]
             lines.append(f"- {key} ({e['library']}): {rule}")
             lines.append(f"    calls: {', '.join(e['calls'])}")
             lines.append(f"    error: {e['error']}")
@@ -92,7 +109,7 @@ class VHeadDimMismatch(Rule):
         return "\n".join(lines)
 
     def known_names(self) -> set[str]:
-        return set(self.facts)
+        return set(self.facts) | self.class_names
 
     def check_call(self, site, qualname, fc):
         fact = self.facts.get(qualname)
@@ -101,6 +118,8 @@ class VHeadDimMismatch(Rule):
         if fc.ctx.caught("RuntimeError"):
             return []  # a fallback handles the failure
         check = fact["check"]
+        if check == "transformers":
+            return self._transformers(site, qualname, fact, fc)
         if check == "forced":
             allowed = fc.ctx.sdpa_backends
             if allowed is None or not allowed <= set(fact["forced_backends"]):
@@ -121,6 +140,29 @@ class VHeadDimMismatch(Rule):
         qk, v, reason = shown
         label = "K/V" if "kv" in args else "V"
         msg = f"{short}: {label} head dim {v} != {'Q' if 'kv' in args else 'QK'} head dim {qk} {reason}; fails on {fc.describe(failing)}"
+        return [Finding(site.node, msg, frozenset(failing))]
+
+    def _transformers(self, site, qualname, fact, fc):
+        """Model classes whose attention has V != QK head dims, loaded with an
+        attention implementation that receives V unpadded in the pinned releases."""
+        impl_expr = site.kw.get("attn_implementation")
+        if impl_expr is None:
+            return []
+        impls = {v for v in fc.eval_in(impl_expr).values() if isinstance(v, str)}
+        if not impls & set(fact["implementations"]):
+            return []
+        affected = [v for v in fc.target.releases.get("transformers", []) if v in SpecifierSet(fact["package_range"])]
+        if not affected:
+            return []  # unpinned or pinned outside the range: the newest releases pad V
+        failing = {w.arch for w in fc.ctx.worlds} - self.matrix.feature_archs(fact["feature"])
+        if not failing:
+            return []
+        qk, v = fact["dims"]
+        impl = sorted(impls & set(fact["implementations"]))[0]
+        span = str(affected[0]) if len(affected) == 1 else f"{affected[0]}-{affected[-1]}"
+        cls = qualname.rsplit(".", 2)[-2]
+        msg = (f'{cls}.from_pretrained: attn_implementation="{impl}" gets V head dim {v} != QK head dim {qk} unpadded '
+               f"in transformers {span}, which is Hopper-only ({fact['library']}); fails on {fc.describe(failing)}")
         return [Finding(site.node, msg, frozenset(failing))]
 
     def _dims(self, site, args, fc):

@@ -1,0 +1,38 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+if str(SRC) not in sys.path:  # run from a checkout without installing
+    sys.path.insert(0, str(SRC))
+
+from aicompat import Target, lint_source  # noqa: E402
+from aicompat.matrix import default_matrix  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def matrix():
+    return default_matrix()
+
+
+def lint(code: str, gpus=("sm_80",), pins=None, python="3.11", cuda=None, select=None):
+    """Lint a snippet against a target; returns the diagnostics."""
+    return lint_source(code, Target(gpus=list(gpus), python=python, pins=pins or {}, cuda=cuda), select=select)
+
+
+def codes(diags):
+    return [d.code for d in diags]
+
+
+def run_cli(*args, cwd=None, env=None):
+    """Run the CLI in a subprocess with the checkout's src on the path."""
+    import subprocess
+
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(SRC) + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "aicompat", *args], capture_output=True, text=True, cwd=cwd, env=e,
+                          timeout=300)

@@ -1,0 +1,136 @@
+"""Guard awareness: code that runs only where the capability is proven is not
+flagged for the targets that fail the guard; unknown conditions prove nothing."""
+import textwrap
+
+import pytest
+from conftest import lint
+
+HDR = textwrap.dedent("""
+    import sys
+    import torch
+    from flash_attn_interface import flash_attn_func
+    q = torch.randn(1, 128, 8, 192)
+    v = torch.randn(1, 128, 8, 128)
+""")
+FLEET = ["A100", "H100", "B200"]  # sm_80, sm_90, sm_100
+
+
+def fa3_failing(body: str, gpus=FLEET, pins=None, python="3.11"):
+    diags = lint(HDR + textwrap.dedent(body), gpus=gpus, pins=pins, python=python)
+    return sorted({t for d in diags if d.code == "AIC101" for t in d.targets})
+
+
+@pytest.mark.parametrize("body", [
+    "if torch.cuda.get_device_capability()[0] == 9:\n    flash_attn_func(q, q, v)\n",
+    "if torch.cuda.get_device_capability() == (9, 0):\n    flash_attn_func(q, q, v)\n",
+    "major, minor = torch.cuda.get_device_capability()\nif major == 9:\n    flash_attn_func(q, q, v)\n",
+    "cap = torch.cuda.get_device_capability(0)\nif cap[0] == 9 and cap[1] == 0:\n    flash_attn_func(q, q, v)\n",
+    "if torch.cuda.get_device_properties(0).major == 9:\n    flash_attn_func(q, q, v)\n",
+    "if (9, 0) <= torch.cuda.get_device_capability() < (10, 0):\n    flash_attn_func(q, q, v)\n",
+    "def is_hopper():\n    return torch.cuda.get_device_capability()[0] == 9\n"
+    "def f():\n    if is_hopper():\n        return flash_attn_func(q, q, v)\n",
+    "def is_hopper():\n    major, _ = torch.cuda.get_device_capability()\n    return major == 9\n"
+    "def f():\n    if not is_hopper():\n        return None\n    return flash_attn_func(q, q, v)\n",
+    "def f():\n    if torch.cuda.get_device_capability()[0] != 9:\n        raise RuntimeError('Hopper only')\n"
+    "    flash_attn_func(q, q, v)\n",
+    "IS_HOPPER = torch.cuda.get_device_capability()[0] == 9\nif IS_HOPPER:\n    flash_attn_func(q, q, v)\n",
+    "out = flash_attn_func(q, q, v) if torch.cuda.get_device_capability()[0] == 9 else None\n",
+    "ok = torch.cuda.get_device_capability()[0] == 9 and flash_attn_func(q, q, v)\n",
+    "def f():\n    assert torch.cuda.get_device_capability()[0] == 9\n    flash_attn_func(q, q, v)\n",
+    "if torch.cuda.get_device_capability()[0] >= 10:\n    pass\nelif torch.cuda.get_device_capability()[0] == 9:\n"
+    "    flash_attn_func(q, q, v)\n",
+    "try:\n    flash_attn_func(q, q, v)\nexcept RuntimeError:\n    pass\n",
+    "try:\n    flash_attn_func(q, q, v)\nexcept Exception:\n    pass\n",
+    "try:\n    flash_attn_func(q, q, v)\nexcept (ImportError, RuntimeError):\n    pass\n",
+])
+def test_guard_proves_hopper(body):
+    assert fa3_failing(body) == []
+
+
+@pytest.mark.parametrize("body,failing", [
+    ("flash_attn_func(q, q, v)\n", ["A100", "B200"]),
+    # >= (9, 0) lets Blackwell in: the classic wrong guard.
+    ("if torch.cuda.get_device_capability() >= (9, 0):\n    flash_attn_func(q, q, v)\n", ["B200"]),
+    ("if torch.cuda.get_device_capability()[0] >= 9:\n    flash_attn_func(q, q, v)\n", ["B200"]),
+    ("if torch.cuda.get_device_capability()[0] < 9:\n    pass\nelse:\n    flash_attn_func(q, q, v)\n", ["B200"]),
+    # bf16 support proves only >= 8.0.
+    ("if torch.cuda.is_bf16_supported():\n    flash_attn_func(q, q, v)\n", ["A100", "B200"]),
+    # A runtime flag proves nothing.
+    ("import os\nif os.environ.get('USE_FA3'):\n    flash_attn_func(q, q, v)\n", ["A100", "B200"]),
+    # The wrong exception is caught.
+    ("try:\n    flash_attn_func(q, q, v)\nexcept ImportError:\n    pass\n", ["A100", "B200"]),
+    # A try around a function *definition* does not cover its later calls.
+    ("try:\n    def f():\n        return flash_attn_func(q, q, v)\nexcept RuntimeError:\n    pass\n", ["A100", "B200"]),
+    # The early return is in the positive branch: what follows runs off Hopper.
+    ("def f():\n    if torch.cuda.get_device_capability()[0] == 9:\n        return None\n    flash_attn_func(q, q, v)\n",
+     ["A100", "B200"]),
+])
+def test_guard_does_not_prove(body, failing):
+    assert fa3_failing(body) == failing
+
+
+def test_module_level_raise_guards_the_whole_module():
+    body = "if torch.cuda.get_device_capability()[0] != 9:\n    raise ImportError('FA3 needs Hopper')\nflash_attn_func(q, q, v)\n"
+    assert fa3_failing(body) == []
+
+
+def test_sys_exit_counts_as_leaving():
+    body = "if torch.cuda.get_device_capability()[0] != 9:\n    sys.exit(0)\nflash_attn_func(q, q, v)\n"
+    assert fa3_failing(body) == []
+
+
+def test_sys_version_info_guard():
+    body = "if sys.version_info >= (3, 12):\n    flash_attn_func(q, q, v)\n"
+    assert fa3_failing(body, python="3.11") == []
+    assert fa3_failing(body, python="3.12") == ["A100", "B200"]
+
+
+def test_torch_version_guard_with_packaging():
+    body = ("from packaging import version\n"
+            "if version.parse(torch.__version__) >= version.parse('2.5'):\n    flash_attn_func(q, q, v)\n")
+    assert fa3_failing(body, pins={"torch": "2.4.0"}) == []
+    assert fa3_failing(body, pins={"torch": "2.6.0"}) == ["A100", "B200"]
+    # torch unpinned: the guard is unknown, so it proves nothing.
+    assert fa3_failing(body) == ["A100", "B200"]
+
+
+def test_torch_version_string_comparison_is_a_version_comparison():
+    # torch.__version__ is a TorchVersion: "2.10.0" >= "2.9" holds although the strings do not compare so.
+    body = "if torch.__version__ >= '2.9':\n    flash_attn_func(q, q, v)\n"
+    assert fa3_failing(body, pins={"torch": "2.10.0"}) == ["A100", "B200"]
+    assert fa3_failing(body, pins={"torch": "2.8.0"}) == []
+
+
+FP8 = "import torch\n"
+
+
+def test_hasattr_float8_guard_respects_pinned_range():
+    code = FP8 + "if hasattr(torch, 'float8_e4m3fn'):\n    DT = torch.float8_e4m3fn\nelse:\n    DT = torch.float16\n"
+    assert lint(code, pins={"torch": ">=2.0,<2.3"}) == []
+    unguarded = FP8 + "DT = torch.float8_e4m3fn\n"
+    d = lint(unguarded, pins={"torch": ">=2.0,<2.3"})
+    assert [x.code for x in d] == ["AIC102"]
+    assert d[0].targets == ["torch==2.0.0", "torch==2.0.1"]
+
+
+def test_attributeerror_fallback_for_missing_dtype():
+    code = FP8 + "try:\n    DT = torch.float8_e8m0fnu\nexcept AttributeError:\n    DT = None\n"
+    assert lint(code, pins={"torch": "2.5.0"}) == []
+
+
+def test_capability_tuple_guard_for_fp8():
+    code = FP8 + ("def mm(a, b, s):\n    if torch.cuda.get_device_capability() < (8, 9):\n        return a.float() @ b.float()\n"
+                  "    return torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n")
+    assert lint(code, gpus=["A100", "A10", "L4", "H100"]) == []
+    bad = code.replace("< (8, 9)", "< (8, 0)")
+    d = lint(bad, gpus=["A100", "A10", "L4", "H100"])
+    assert d and d[0].targets == ["A100", "A10"]
+
+
+def test_guarded_code_in_demo_is_clean(matrix):
+    from pathlib import Path
+
+    from aicompat import Target, lint_paths
+
+    demo = Path(__file__).resolve().parent.parent / "fixtures" / "demo" / "guarded_ok.py"
+    assert lint_paths([demo], Target(gpus=["A100", "A10", "H100", "B200", "RTX 5090"]), use_config=False) == []
