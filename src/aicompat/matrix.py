@@ -52,8 +52,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "fp8.toml": {
         "dtype": {"added": (str, True), "kind": (str, True)},
-        "op": {"feature": (str, True), "error": (str, True), "summary": (str, True), "added": (str, False)},
-        "compiled_cast": {"feature": (str, True), "error": (str, True), "summary": (str, True), "dtypes": (_LIST, True)},
+        "op": {"feature": (str, True), "error": (str, True), "summary": (str, True), "added": (str, False),
+               "exception": (str, False)},
+        "compiled_cast": {"feature": (str, True), "error": (str, True), "summary": (str, True), "dtypes": (_LIST, True),
+                          "exception": (str, False)},
         "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False)},
     },
 }

@@ -4,6 +4,7 @@ where the target cannot run it (facts: version_matrix/attention.toml)."""
 from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from ..evaluate import UNKNOWN, Tensor
 from .base import Example, Finding, Rule
@@ -47,6 +48,11 @@ class VHeadDimMismatch(Rule):
         # Unforced SDPA falls back to the memory-efficient or math backend.
         Example(SDPA + "q = torch.randn(2, 8, 128, 192)\nv = torch.randn(2, 8, 128, 128)\n"
                 "out = F.scaled_dot_product_attention(q, q, v)\n", gpus=["A100"]),
+        # From torch 2.3 the legacy sdp_kernel() also enables cuDNN attention, which accepts V != QK.
+        Example("import torch\nimport torch.nn.functional as F\nq = torch.randn(2, 8, 128, 64)\n"
+                "v = torch.randn(2, 8, 128, 32)\n"
+                "with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable_mem_efficient=False):\n"
+                "    F.scaled_dot_product_attention(q, q, v)\n", pins={"torch": "2.4.0"}),
         # Dims that cannot be inferred are not guessed.
         Example(FA2 + "def f(q, k, v):\n    return flash_attn_func(q, k, v)\n"),
     ]
@@ -76,7 +82,7 @@ class VHeadDimMismatch(Rule):
         Example("import torch\nfrom torch.nn.functional import scaled_dot_product_attention as sdpa\n"
                 "q = torch.randn(2, 8, 128, 64)\nv = torch.randn(2, 8, 128, 32)\n"
                 "with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable_mem_efficient=False):\n"
-                "    sdpa(q, q, v)\n", expect="V head dim 32 != QK head dim 64"),
+                "    sdpa(q, q, v)\n", pins={"torch": ">=2.1,<2.3"}, expect="V head dim 32 != QK head dim 64"),
     ]
 
     def __init__(self, matrix) -> None:
@@ -120,16 +126,16 @@ class VHeadDimMismatch(Rule):
         check = fact["check"]
         if check == "transformers":
             return self._transformers(site, qualname, fact, fc)
-        if check == "forced":
-            allowed = fc.ctx.sdpa_backends
-            if allowed is None or not allowed <= set(fact["forced_backends"]):
-                return []  # another backend that accepts the shapes may run
+        if check == "forced" and fc.ctx.sdpa_backends is None:
+            return []  # unforced: a backend that accepts the shapes runs
         args = fact["args"]
         short = qualname.rsplit(".", 1)[-1]
         failing: set[str] = set()
         shown = None
         for world, (qk, v) in self._dims(site, args, fc).items():
             if qk is UNKNOWN or v is UNKNOWN or qk == v:
+                continue
+            if check == "forced" and not self._only_forced(fact, fc.ctx.sdpa_backends, world):
                 continue
             reason = self._verdict(fact, qk, v, world.arch, fc)
             if reason is not None:
@@ -185,12 +191,23 @@ class VHeadDimMismatch(Rule):
             out[w] = (qk, _last(ev.eval(v_e)))
         return out
 
+    @staticmethod
+    def _only_forced(fact, allowed, world) -> bool:
+        """Are the enabled SDPA backends, in this world's torch, all ones that need equal dims?"""
+        present = set()
+        for b in allowed:
+            added = fact.get("backend_added", {}).get(b)
+            if added and world.torch is not None and world.torch < Version(added):
+                continue  # this release has no such backend
+            present.add(b)
+        return bool(present) and present <= set(fact["forced_backends"])
+
     def _verdict(self, fact, qk: int, v: int, arch: str, fc) -> str | None:
         lib, check = fact["library"], fact["check"]
         if check == "equal":
             return f'is rejected by {lib} on every GPU ("{fact["error"]}")'
         if check == "forced":
-            return f'under {"/".join(sorted(fc.ctx.sdpa_backends))} only: the flash backend needs equal head dims ("{fact["error"]}")'
+            return f'with only the flash backend enabled, which needs equal head dims ("{fact["error"]}"; then "No available kernel")'
         if check == "pairs":
             ok_pair = any(p["qk"][0] <= qk <= p["qk"][1] and p["v"][0] <= v <= p["v"][1] for p in fact["pairs"])
             if not ok_pair:
