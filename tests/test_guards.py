@@ -134,3 +134,33 @@ def test_guarded_code_in_demo_is_clean(matrix):
 
     demo = Path(__file__).resolve().parent.parent / "fixtures" / "demo" / "guarded_ok.py"
     assert lint_paths([demo], Target(gpus=["A100", "A10", "H100", "B200", "RTX 5090"]), use_config=False) == []
+
+
+def test_helper_called_only_under_a_guard_is_judged_there():
+    code = FP8 + ("def fp8_mm(a, b, s):\n    return torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n\n"
+                  "def mm(a, b, s):\n    if torch.cuda.get_device_capability() >= (8, 9):\n        return fp8_mm(a, b, s)\n"
+                  "    return a.float() @ b.float()\n")
+    assert lint(code, gpus=["A100", "H100"]) == []
+    # One unguarded call is enough to run it on the A100.
+    d = lint(code + "y = fp8_mm(x, x, s)\n", gpus=["A100", "H100"])
+    assert [x.targets for x in d] == [["A100"]]
+    # Passed around as a value: it may be called anywhere.
+    d = lint(code + "OPS = {'fp8': fp8_mm}\n", gpus=["A100", "H100"])
+    assert [x.targets for x in d] == [["A100"]]
+
+
+def test_helper_chain_narrows_transitively():
+    code = FP8 + ("def inner(a, s):\n    return torch._scaled_mm(a, a, scale_a=s, scale_b=s)\n\n"
+                  "def outer(a, s):\n    return inner(a, s)\n\n"
+                  "if torch.cuda.get_device_capability() >= (8, 9):\n    outer(x, s)\n")
+    assert lint(code, gpus=["A100", "L4"]) == []
+
+
+def test_hasattr_on_symbols_table():
+    code = ("import torch\nimport torch.nn.functional as F\nimport torch.nn.attention as A\n"
+            "q = torch.randn(2, 8, 128, 64)\nv = torch.randn(2, 8, 128, 32)\n"
+            "if hasattr(A, 'sdpa_kernel'):\n    with A.sdpa_kernel(A.SDPBackend.FLASH_ATTENTION):\n"
+            "        F.scaled_dot_product_attention(q, q, v)\n")
+    # sdpa_kernel arrived in torch 2.3.0: on 2.2 the branch never runs.
+    assert lint(code, pins={"torch": "2.2.0"}) == []
+    assert [d.code for d in lint(code, pins={"torch": "2.4.0"})] == ["AIC101"]

@@ -8,6 +8,7 @@ computed only when a file has findings).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -116,7 +117,11 @@ class Walker(cst.CSTVisitor):
         super().__init__()
         self.fc = fc
         self.rules = rules
-        self.findings: list[tuple[Rule, Finding]] = []
+        # Findings and calls to module-level functions, by the module-level
+        # function they sit in (None: module top level).
+        self.findings_by_owner: dict[int | None, list[tuple[Rule, Finding]]] = {}
+        self.calls: dict[str, dict[int | None, set[World]]] = {}
+        self._owner: int | None = None
         self._pending: dict[int, Ctx] = {}
         self._stack: list[tuple[int, Ctx]] = []
         self._if_split: dict[int, tuple[frozenset, frozenset]] = {}
@@ -254,6 +259,8 @@ class Walker(cst.CSTVisitor):
 
     # -- scopes -------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._owner is None and self.fc.index.bindings.get(node.name.value) is node:
+            self._owner = id(node)
         scope: dict[str, Any] = {}
         for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
             scope[p.name.value] = OPAQUE
@@ -269,6 +276,8 @@ class Walker(cst.CSTVisitor):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.fc.scopes.pop()
+        if self._owner == id(node):
+            self._owner = None
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.fc.scopes.append({p.name.value: OPAQUE for p in node.params.params})
@@ -323,6 +332,10 @@ class Walker(cst.CSTVisitor):
     # -- rule dispatch ------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Name) and isinstance(self.fc.lookup(func.value), cst.FunctionDef):
+            if self.fc.index.bindings.get(func.value) is self.fc.lookup(func.value):
+                by_owner = self.calls.setdefault(func.value, {})
+                by_owner.setdefault(self._owner, set()).update(self.fc.ctx.worlds)
         tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         rules = self._call_rules.get(tail) if tail else None
         rules = list(rules or ()) + list(self._call_rules.get("*", ()))
@@ -342,7 +355,7 @@ class Walker(cst.CSTVisitor):
         site = CallSite(node, pos, kw, has_star)
         for r in rules:
             for f in r.check_call(site, qual, self.fc):
-                self.findings.append((r, f))
+                self.findings_by_owner.setdefault(self._owner, []).append((r, f))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         rules = self._attr_rules.get(node.attr.value)
@@ -353,7 +366,7 @@ class Walker(cst.CSTVisitor):
             return
         for r in rules:
             for f in r.check_attribute(node, qual, self.fc):
-                self.findings.append((r, f))
+                self.findings_by_owner.setdefault(self._owner, []).append((r, f))
 
 
 def _target_names(node) -> list[str]:
@@ -381,6 +394,47 @@ def _compiled_names(module: cst.Module, fc: FileContext) -> set[str]:
     return names
 
 
+def _narrow_helpers(module: cst.Module, walker: Walker, fc: FileContext, rounds: int = 3) -> None:
+    """A module-level function used only through calls made under guards runs
+    only in the worlds of those calls: re-check its body there.
+
+    ``def fp8_mm(...): return torch._scaled_mm(...)`` called only under
+    ``if torch.cuda.get_device_capability() >= (8, 9):`` is not a finding.
+    Functions referenced any other way (passed as a value, exported, named in
+    a string) may be called from anywhere and keep their definition's worlds.
+    """
+    code = module.code
+    defs = {name: b for name, b in fc.index.bindings.items() if isinstance(b, cst.FunctionDef)}
+    done: dict[str, frozenset] = {}
+    for _ in range(rounds):
+        changed = False
+        for name, calls in list(walker.calls.items()):
+            node = defs.get(name)
+            if node is None or not calls:
+                continue
+            # Every occurrence of the name (the def included) is followed by "(".
+            refs = len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", code))
+            if refs != len(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\(", code)):
+                continue
+            worlds = frozenset().union(*calls.values())
+            if done.get(name) == worlds or worlds >= fc.target.worlds():
+                continue
+            done[name] = worlds
+            changed = True
+            # Forget what the earlier visit of this body found and called.
+            walker.findings_by_owner.pop(id(node), None)
+            for by_owner in walker.calls.values():
+                by_owner.pop(id(node), None)
+            saved_ctx, saved_scopes = fc.ctx, fc.scopes
+            fc.ctx, fc.scopes = Ctx(worlds=worlds), []
+            try:
+                node.visit(walker)
+            finally:
+                fc.ctx, fc.scopes = saved_ctx, saved_scopes
+        if not changed:
+            return
+
+
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
                  attr_exists, known: set[str]) -> list[Diagnostic]:
     index = build_index(module)
@@ -389,13 +443,15 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
         index.compiled_names = _compiled_names(module, fc)
     walker = Walker(fc, rules)
     module.visit(walker)
-    if not walker.findings:
+    _narrow_helpers(module, walker, fc)
+    findings = [f for group in walker.findings_by_owner.values() for f in group]
+    if not findings:
         return []
     # Positions only now, for a file that has findings.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     out = []
-    for rule, f in walker.findings:
+    for rule, f in findings:
         pos = positions.get(f.node)
         if pos is None:
             continue

@@ -59,6 +59,10 @@ class Linter:
             self._attr_sources = [Fp8Unsupported(matrix)]
 
     def attr_exists(self, qualname: str, world):
+        if qualname.startswith("torch."):
+            known = self.matrix.symbol_exists(qualname, world.torch)
+            if known is not None:
+                return known
         for r in self._attr_sources:
             v = r.attr_exists(qualname, world)
             if v is not UNKNOWN:

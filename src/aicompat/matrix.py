@@ -26,9 +26,14 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "arch": {"capability": (_LIST, True), "generation": (str, True), "toolkit": (str, False)},
         "gpu": {"arch": (str, True)},
         "default": {"fleet": (_LIST, True)},
+        "target": {"kind": (str, True), "runs_on": (_LIST, True), "ptx_forward": (bool, True), "toolkit": (str, True)},
     },
     "hardware.toml": {
-        "feature": {"summary": (str, True), "archs": (_LIST, True)},
+        "feature": {"summary": (str, True), "archs": (_LIST, True), "targets": (_LIST, False)},
+    },
+    "symbols.toml": {
+        "symbol": {"package": (str, True), "kind": (str, True), "added": (str, True), "removed": (str, False),
+                   "deprecated": (str, False), "replacement": (str, False), "params": (dict, False)},
     },
     "releases.toml": {
         "package": {"releases": (_LIST, True), "import": (_LIST, False)},
@@ -79,6 +84,17 @@ class Matrix:
     gpu_names: dict[str, str] = field(default_factory=dict)  # lower-case name -> arch
     default_fleet: list[str] = field(default_factory=list)
     features: dict[str, frozenset[str]] = field(default_factory=dict)
+    targets: dict[str, dict[str, Any]] = field(default_factory=dict)  # compile targets (sm_90a, ...)
+    symbols: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def symbol_exists(self, qualname: str, package_version: Version | None):
+        """True/False when the table knows the symbol and the release; else None."""
+        e = self.symbols.get(qualname)
+        if e is None or package_version is None:
+            return None
+        if package_version < Version(e["added"]):
+            return False
+        return not ("removed" in e and package_version >= Version(e["removed"]))
 
     def section(self, file: str, name: str) -> dict[str, dict[str, Any]]:
         return self.files.get(file, {}).get(name, {})
@@ -153,11 +169,36 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
             raise MatrixError(f"version_matrix/gpus.toml: [gpu.{name}] unknown arch {e['arch']!r}")
         m.gpu_names[name.lower()] = e["arch"]
     m.default_fleet = list(gp["default"]["fleet"])
+    for name, e in gp.get("target", {}).items():
+        if e["kind"] not in ("plain", "arch", "family"):
+            raise MatrixError(f"version_matrix/gpus.toml: [target.{name}] kind must be plain, arch or family")
+        bad = [a for a in e["runs_on"] if a not in m.archs]
+        if bad:
+            raise MatrixError(f"version_matrix/gpus.toml: [target.{name}] unknown arch(s) {bad}")
+        m.targets[name] = e
+    for name, e in files["symbols.toml"].get("symbol", {}).items():
+        where = f"version_matrix/symbols.toml: [symbol.{name}]"
+        if e["package"] not in files["releases.toml"].get("package", {}):
+            raise MatrixError(f"{where} unknown package {e['package']!r} (add it to releases.toml)")
+        versions = [e["added"]] + [e[k] for k in ("removed", "deprecated") if k in e]
+        for pname, p in e.get("params", {}).items():
+            if not isinstance(p, dict) or "added" not in p:
+                raise MatrixError(f"{where} param {pname!r} needs a table with 'added'")
+            versions += [p["added"]] + ([p["removed"]] if "removed" in p else [])
+        for v in versions:
+            try:
+                Version(v)
+            except (InvalidVersion, TypeError):
+                raise MatrixError(f"{where} bad version {v!r}") from None
+        m.symbols[name] = e
     for name, e in files["hardware.toml"].get("feature", {}).items():
         bad = [a for a in e["archs"] if a not in m.archs]
         if bad:
             raise MatrixError(f"version_matrix/hardware.toml: [feature.{name}] unknown arch(s) {bad}")
         m.features[name] = frozenset(e["archs"])
+        badt = [t for t in e.get("targets", []) if t not in m.targets]
+        if badt:
+            raise MatrixError(f"version_matrix/hardware.toml: [feature.{name}] unknown compile target(s) {badt}")
     for pkg, e in files["releases.toml"].get("package", {}).items():
         for v in e["releases"]:
             try:
