@@ -58,3 +58,31 @@ def test_prefilter_on_and_off_agree(tmp_path):
         r = run_cli("lint", "--no-config", "--format", "json", *extra, str(root), cwd=root)
         outs.append(json.loads(r.stdout)["diagnostics"])
     assert outs[0] == outs[1] and outs[0]
+
+
+def test_rule_exception_becomes_internal_error_and_run_goes_on(tmp_path, monkeypatch):
+    from aicompat import Target
+    from aicompat.api import run
+    from aicompat.config import build_settings
+    from aicompat.matrix import default_matrix
+    from aicompat.rules.fp8 import Fp8Unsupported
+
+    def boom(self, *a, **k):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(Fp8Unsupported, "check_call", boom)
+    (tmp_path / "a.py").write_text("import torch\ntorch._scaled_mm(a, b)\n")
+    (tmp_path / "b.py").write_text(GOOD_BAD)
+    m = default_matrix()
+    res = run([str(tmp_path)], build_settings(m, cli=Target(gpus=["A100"]), no_config=True), m)
+    got = {(d.path.rsplit("/", 1)[-1], d.code) for d in res.diagnostics}
+    assert ("a.py", "AIC000") in got and ("b.py", "AIC101") in got
+    msg = next(d.message for d in res.diagnostics if d.code == "AIC000")
+    assert "AIC102 fp8-unsupported" in msg and "KeyError" in msg
+
+
+def test_deep_nesting_does_not_crash(tmp_path):
+    deep = "import torch\nx = " + "(" * 2000 + "1" + ")" * 2000 + "\ny = torch.float8_e4m3fn\n"
+    (tmp_path / "deep.py").write_text(deep)
+    r = run_cli("lint", "--no-config", str(tmp_path), cwd=tmp_path)
+    assert "Traceback" not in r.stderr and r.returncode in (1, 3)

@@ -1,5 +1,5 @@
 """``aicompat lint | rules | explain``. Exit codes: 0 clean, 1 findings,
-2 usage or configuration error."""
+2 usage or configuration error, 3 incomplete (aicompat failed on a file)."""
 
 from __future__ import annotations
 
@@ -84,6 +84,8 @@ def _lint(args) -> int:
                    sum(1 for f in result.files if f.skipped))
     out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes)
     sys.stdout.write(out)
+    if any(d.code == "AIC000" for d in result.diagnostics):
+        return 3  # the run is incomplete: aicompat failed on some file
     if result.diagnostics and not args.exit_zero:
         return 1
     return 0

@@ -122,6 +122,7 @@ class Walker(cst.CSTVisitor):
         self.findings_by_owner: dict[int | None, list[tuple[Rule, Finding]]] = {}
         self.calls: dict[str, dict[int | None, set[World]]] = {}
         self._owner: int | None = None
+        self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
         self._pending: dict[int, Ctx] = {}
         self._stack: list[tuple[int, Ctx]] = []
         self._if_split: dict[int, tuple[frozenset, frozenset]] = {}
@@ -354,7 +355,12 @@ class Walker(cst.CSTVisitor):
                 pos.append(a.value)
         site = CallSite(node, pos, kw, has_star)
         for r in rules:
-            for f in r.check_call(site, qual, self.fc):
+            try:
+                found = r.check_call(site, qual, self.fc)
+            except Exception as exc:  # a rule bug must not end the run
+                self.errors.append((r, node, exc))
+                continue
+            for f in found:
                 self.findings_by_owner.setdefault(self._owner, []).append((r, f))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -365,7 +371,12 @@ class Walker(cst.CSTVisitor):
         if not qual:
             return
         for r in rules:
-            for f in r.check_attribute(node, qual, self.fc):
+            try:
+                found = r.check_attribute(node, qual, self.fc)
+            except Exception as exc:  # a rule bug must not end the run
+                self.errors.append((r, node, exc))
+                continue
+            for f in found:
                 self.findings_by_owner.setdefault(self._owner, []).append((r, f))
 
 
@@ -445,7 +456,7 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
     module.visit(walker)
     _narrow_helpers(module, walker, fc)
     findings = [f for group in walker.findings_by_owner.values() for f in group]
-    if not findings:
+    if not findings and not walker.errors:
         return []
     # Positions only now, for a file that has findings.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -469,4 +480,14 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
                 targets=target.labels_for(f.archs) + list(f.extra_targets),
             )
         )
+    for rule, node, exc in walker.errors:
+        pos = positions.get(node)
+        line, col = (pos.start.line, pos.start.column + 1) if pos else (1, 1)
+        out.append(internal_error(path, line, col, f"rule {rule.code} {rule.name} failed: {type(exc).__name__}: {exc}"))
     return out
+
+
+def internal_error(path: str, line: int, col: int, message: str) -> Diagnostic:
+    """Reported when aicompat itself fails on a file; the run goes on but is incomplete."""
+    return Diagnostic(path, line, col, line, col, "AIC000", "internal-error", "error",
+                      " ".join(f"internal error: {message}".split()), [])

@@ -11,7 +11,7 @@ from pathlib import Path
 import libcst as cst
 
 from .diagnostics import Diagnostic
-from .engine import check_module
+from .engine import check_module, internal_error
 from .evaluate import UNKNOWN
 from .matrix import Matrix
 from .rules import RULE_CLASSES, Rule
@@ -82,6 +82,11 @@ class Linter:
             return res
         if not self.rules and not self.parse_errors:
             return res
+        too_deep = _too_deep(data, path)
+        if too_deep is not None:
+            if self.parse_errors:
+                res.diagnostics.append(too_deep)
+            return res
         try:
             module = cst.parse_module(data)
         except cst.ParserSyntaxError as exc:
@@ -99,7 +104,12 @@ class Linter:
         res.parsed = True
         text = module.code
         if self.rules and (not self.prefilter or self.relevant(data)):
-            diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known)
+            try:
+                diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known)
+            except RecursionError:
+                diags = [internal_error(path, 1, 1, "nesting too deep to analyse; file skipped")]
+            except Exception as exc:  # an engine bug must not end the run
+                diags = [internal_error(path, 1, 1, f"{type(exc).__name__}: {exc}")]
             res.diagnostics, res.suppressed = apply(diags, text)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         return res
@@ -112,6 +122,34 @@ class Linter:
             res.diagnostics.append(_parse_error(display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
             return res
         return self.lint_bytes(data, display)
+
+
+_BRACKETS = re.compile(rb"[()\[\]{}]")
+MAX_NESTING = 200  # CPython's own parser limit ("too many nested parentheses")
+
+
+def _too_deep(data: bytes, path: str) -> Diagnostic | None:
+    """LibCST's native parser overflows its stack (a crash, not an exception) on
+    very deep bracket nesting, so such files are checked by CPython's parser,
+    which refuses them cleanly, before LibCST sees them."""
+    if data.count(b"(") + data.count(b"[") + data.count(b"{") < MAX_NESTING:
+        return None
+    depth = peak = 0
+    for m in _BRACKETS.finditer(data):
+        depth += 1 if m.group() in b"([{" else -1
+        if depth > peak:
+            peak = depth
+            if peak > MAX_NESTING:
+                break
+    if peak <= MAX_NESTING:
+        return None
+    try:
+        compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as se:
+        return _parse_error(path, se.lineno or 1, se.offset or 1, se.msg)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return _parse_error(path, 1, 1, f"nesting too deep to parse ({type(exc).__name__})")
+    return None  # CPython accepts it: the deep brackets were inside strings
 
 
 def _syntax_diagnostic(path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic:
