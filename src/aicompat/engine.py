@@ -22,6 +22,7 @@ from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dott
 from .matrix import Matrix
 from .rules.base import Finding, Rule
 from .target import ResolvedTarget, World
+from .walk import walk
 
 COMPILE_CALLS = {"torch.compile", "torch._dynamo.optimize"}
 
@@ -45,8 +46,9 @@ class FileContext:
     """What rules may ask about the file being checked."""
 
     def __init__(self, path: str, module: cst.Module, index: ModuleIndex, target: ResolvedTarget,
-                 matrix: Matrix, known: set[str], attr_exists) -> None:
+                 matrix: Matrix, known: set[str], attr_exists, text: str = "") -> None:
         self.path = path
+        self.text = text
         self.module = module
         self.index = index
         self.target = target
@@ -391,21 +393,18 @@ def _target_names(node) -> list[str]:
     return []
 
 
-def _compiled_names(module: cst.Module, fc: FileContext) -> set[str]:
-    """Functions handed to ``torch.compile(fn)`` anywhere in the module."""
-    names: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].keyword is None:
-                if fc.resolve(node.func) in COMPILE_CALLS:
-                    names.add(node.args[0].value.value)
-
-    module.visit(V())
-    return names
+_COMPILE_ARG = re.compile(r"\b(?:compile|optimize\([^()]*\))\(\s*([A-Za-z_]\w*)\s*[,)]")
 
 
-def _narrow_helpers(module: cst.Module, walker: Walker, fc: FileContext, rounds: int = 3) -> None:
+def _compiled_names(text: str) -> set[str]:
+    """Functions handed to ``torch.compile(fn)``: read off the text, no second traversal.
+
+    A name matched here only marks a function as compiled when it is also a
+    module-level function; ``torch._dynamo.optimize(...)(fn)`` is covered too."""
+    return set(_COMPILE_ARG.findall(text))
+
+
+def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3) -> None:
     """A module-level function used only through calls made under guards runs
     only in the worlds of those calls: re-check its body there.
 
@@ -414,7 +413,7 @@ def _narrow_helpers(module: cst.Module, walker: Walker, fc: FileContext, rounds:
     Functions referenced any other way (passed as a value, exported, named in
     a string) may be called from anywhere and keep their definition's worlds.
     """
-    code = module.code
+    code = text
     defs = {name: b for name, b in fc.index.bindings.items() if isinstance(b, cst.FunctionDef)}
     done: dict[str, frozenset] = {}
     for _ in range(rounds):
@@ -439,7 +438,7 @@ def _narrow_helpers(module: cst.Module, walker: Walker, fc: FileContext, rounds:
             saved_ctx, saved_scopes = fc.ctx, fc.scopes
             fc.ctx, fc.scopes = Ctx(worlds=worlds), []
             try:
-                node.visit(walker)
+                walk(node, walker)
             finally:
                 fc.ctx, fc.scopes = saved_ctx, saved_scopes
         if not changed:
@@ -447,14 +446,14 @@ def _narrow_helpers(module: cst.Module, walker: Walker, fc: FileContext, rounds:
 
 
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
-                 attr_exists, known: set[str]) -> list[Diagnostic]:
+                 attr_exists, known: set[str], text: str) -> list[Diagnostic]:
     index = build_index(module)
-    fc = FileContext(path, module, index, target, matrix, known, attr_exists)
-    if b"compile" in module.code.encode("utf-8", "replace") and any(r.code == "AIC102" for r in rules):
-        index.compiled_names = _compiled_names(module, fc)
+    fc = FileContext(path, module, index, target, matrix, known, attr_exists, text)
+    if "compile" in text or "optimize" in text:
+        index.compiled_names = _compiled_names(text)
     walker = Walker(fc, rules)
-    module.visit(walker)
-    _narrow_helpers(module, walker, fc)
+    walk(module, walker)
+    _narrow_helpers(text, walker, fc)
     findings = [f for group in walker.findings_by_owner.values() for f in group]
     if not findings and not walker.errors:
         return []
@@ -466,13 +465,18 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
         pos = positions.get(f.node)
         if pos is None:
             continue
+        if f.line_delta:
+            line = pos.start.line + f.line_delta
+            start_col, end_line, end_col = 1, line, 1
+        else:
+            line, start_col, end_line, end_col = pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1
         out.append(
             Diagnostic(
                 path=path,
-                line=pos.start.line,
-                column=pos.start.column + 1,
-                end_line=pos.end.line,
-                end_column=pos.end.column + 1,
+                line=line,
+                column=start_col,
+                end_line=end_line,
+                end_column=end_col,
                 code=rule.code,
                 rule=rule.name,
                 severity=f.severity,

@@ -165,6 +165,7 @@ class Evaluator:
         self.attr_exists = attr_exists
         self.depth = 0
         self._frames: list[dict[str, Any]] = []
+        self.touched = False  # did the value depend on the world (GPU arch, torch release)?
 
     # -- names ---------------------------------------------------------------
     def _name(self, name: str):
@@ -194,6 +195,8 @@ class Evaluator:
         return UNKNOWN
 
     def _qual_value(self, q: str):
+        if q in ("torch.__version__",):
+            self.touched = True
         if q == "torch.__version__":
             return TorchVersion(str(self.world.torch)) if self.world.torch is not None else UNKNOWN
         if q == "torch.version.cuda":
@@ -391,6 +394,8 @@ class Evaluator:
         return UNKNOWN
 
     def _known_call(self, q: str, pos, kw):
+        if q.startswith("torch.cuda.get_device") or q == "torch.cuda.is_bf16_supported":
+            self.touched = True
         arch_cap = self.capability(self.world.arch)
         if q == "torch.cuda.get_device_capability":
             return arch_cap
@@ -491,6 +496,7 @@ class Evaluator:
             attr = self.eval(pos[1])
             obj = self.resolve(pos[0])
             if isinstance(attr, str) and obj:
+                self.touched = True
                 return self.attr_exists(f"{obj}.{attr}", self.world)
             return UNKNOWN
         if name == "len" and len(pos) == 1:

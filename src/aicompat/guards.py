@@ -46,8 +46,15 @@ class Ctx:
 def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_for) -> tuple[frozenset[World], frozenset[World]]:
     """Worlds where ``test`` may be true, and where it may be false."""
     yes, no = set(), set()
+    shared = None
     for w in worlds:
-        t = truth(evaluator_for(w).eval(test))
+        if shared is not None:
+            t = shared
+        else:
+            ev = evaluator_for(w)
+            t = truth(ev.eval(test))
+            if not ev.touched:  # the same in every world: evaluate once
+                shared = t
         if t is UNKNOWN:
             yes.add(w)
             no.add(w)

@@ -102,10 +102,11 @@ class Linter:
                 res.diagnostics.append(_parse_error(path, 1, 1, "nesting too deep to parse"))
             return res
         res.parsed = True
-        text = module.code
+        text = data.decode(module.encoding or "utf-8", "replace")
         if self.rules and (not self.prefilter or self.relevant(data)):
             try:
-                diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known)
+                diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known,
+                                     text)
             except RecursionError:
                 diags = [internal_error(path, 1, 1, "nesting too deep to analyse; file skipped")]
             except Exception as exc:  # an engine bug must not end the run

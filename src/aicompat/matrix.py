@@ -7,6 +7,7 @@ URL / repository path. A schema error names the file and the entry.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,13 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "hardware.toml": {
         "feature": {"summary": (str, True), "archs": (_LIST, True), "targets": (_LIST, False)},
+    },
+    "cuda_features.toml": {
+        "feature": {"summary": (str, True), "patterns": (_LIST, True), "targets": (_LIST, True), "error": (str, True),
+                    "corpus": (_LIST, True), "context": (str, False)},
+    },
+    "build.toml": {
+        "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
     },
     "symbols.toml": {
         "symbol": {"package": (str, True), "kind": (str, True), "added": (str, True), "removed": (str, False),
@@ -176,6 +184,16 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         if bad:
             raise MatrixError(f"version_matrix/gpus.toml: [target.{name}] unknown arch(s) {bad}")
         m.targets[name] = e
+    for name, e in files["cuda_features.toml"].get("feature", {}).items():
+        where = f"version_matrix/cuda_features.toml: [feature.{name}]"
+        bad = [t for t in e["targets"] if t not in m.targets]
+        if bad:
+            raise MatrixError(f"{where} unknown compile target(s) {bad}")
+        for pat in e["patterns"] + ([e["context"]] if "context" in e else []):
+            try:
+                re.compile(pat)
+            except re.error as exc:
+                raise MatrixError(f"{where} bad pattern {pat!r}: {exc}") from None
     for name, e in files["symbols.toml"].get("symbol", {}).items():
         where = f"version_matrix/symbols.toml: [symbol.{name}]"
         if e["package"] not in files["releases.toml"].get("package", {}):

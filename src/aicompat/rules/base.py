@@ -34,6 +34,7 @@ class Finding:
     archs: frozenset[str] = frozenset()  # fleet archs the finding fails on
     extra_targets: tuple[str, ...] = ()  # non-GPU targets it fails on (releases)
     severity: str = "error"
+    line_delta: int = 0  # report this many lines below the node (a line inside a CUDA string)
 
 
 class Rule:

@@ -1,0 +1,69 @@
+"""A lean depth-first walk over a LibCST tree for read-only visitors.
+
+LibCST's own ``visit`` rebuilds every node it passes (the machinery it shares
+with transformers) and descends into every whitespace and punctuation node;
+on real modules that costs about as much as the parse. This walk calls the
+visitor's ``on_visit``/``on_leave`` (so ``visit_X``/``leave_X`` methods work
+unchanged) in source order, and skips the nodes no rule reads: whitespace,
+comments, brackets, commas and operators.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import libcst as cst
+
+_SKIP_TYPES: tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment,
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.Dot, cst.Colon, cst.AssignEqual, cst.ImportStar,
+    cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp,
+)
+_SKIP_FIELDS = {"lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma", "semicolon",
+                "newline", "trailing_whitespace", "indent"}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(tp: type) -> tuple[str, ...]:
+    names = _FIELDS.get(tp)
+    if names is None:
+        names = tuple(
+            f.name for f in dataclasses.fields(tp)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[tp] = names
+    return names
+
+
+_KIND: dict[type, int] = {}  # 1: a node to walk, 2: a sequence, 0: anything else
+_NODE, _SEQ = 1, 2
+
+
+def _kind(tp: type) -> int:
+    k = _KIND.get(tp)
+    if k is None:  # isinstance against LibCST's ABCs is slow: decide once per type
+        if issubclass(tp, cst.CSTNode):
+            k = 0 if issubclass(tp, _SKIP_TYPES) else _NODE
+        elif issubclass(tp, (list, tuple)):
+            k = _SEQ
+        else:
+            k = 0
+        _KIND[tp] = k
+    return k
+
+
+def walk(node: cst.CSTNode, visitor: Any) -> None:
+    """Visit ``node`` and its descendants with a ``CSTVisitor``-style visitor."""
+    if visitor.on_visit(node) is not False:
+        for name in _fields(type(node)):
+            value = getattr(node, name)
+            k = _KIND.get(type(value)) or _kind(type(value))
+            if k == _NODE:
+                walk(value, visitor)
+            elif k == _SEQ:
+                for item in value:
+                    if (_KIND.get(type(item)) or _kind(type(item))) == _NODE:
+                        walk(item, visitor)
+    visitor.on_leave(node)
