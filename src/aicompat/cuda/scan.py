@@ -1,0 +1,134 @@
+"""Arch-gated features in CUDA/PTX source, and the verdict per compile target.
+
+A feature (``wgmma``, ``tcgen05``, ...) is recognised by the patterns in
+version_matrix/cuda_features.toml: PTX mnemonics inside ``asm`` strings
+(adjacent string literals are joined first, so ``"wgmma." "fence"`` counts),
+CUDA C++ intrinsics and types, ``cuda::ptx`` wrappers. A feature named in a
+``#define`` body counts where the macro is used. The preprocessor decides
+which occurrences a compile target really compiles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .preprocessor import CompileTarget, Preprocessed, logical_lines, preprocess, strip_comments
+
+_ADJACENT = re.compile(r'"\s*"')
+_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    summary: str
+    patterns: tuple[re.Pattern, ...]
+    targets: frozenset[str]  # compile targets whose nvcc accepts it
+    error: str
+    context: re.Pattern | None = None  # counted only in files that also match this
+
+
+@dataclass
+class Occurrence:
+    feature: str
+    line: int  # 1-based, in the CUDA source
+    token: str
+
+
+@dataclass
+class Verdict:
+    target: str
+    status: str  # "ok" | "fail" | "empty"
+    failing: list[Occurrence] = field(default_factory=list)  # compiled but not accepted
+    dropped: list[Occurrence] = field(default_factory=list)  # accepted but compiled out
+
+
+class CudaSource:
+    """One CUDA translation unit: its occurrences, and per-target verdicts."""
+
+    def __init__(self, text: str, features: dict[str, Feature]) -> None:
+        self.clean = _ADJACENT.sub("", strip_comments(text))
+        self.features = {k: f for k, f in features.items() if f.context is None or f.context.search(self.clean)}
+        self.occurrences: list[Occurrence] = []
+        macro_features: dict[str, list[tuple[str, str]]] = {}
+        define_lines: set[int] = set()
+        lines = logical_lines(self.clean)
+        for lineno, line in lines:
+            found = self._match(line)
+            dm = _DEFINE.match(line)
+            if dm:
+                define_lines.add(lineno)
+                if found:
+                    macro_features.setdefault(dm.group(1), []).extend(found)
+                continue
+            for feat, tok in found:
+                self.occurrences.append(Occurrence(feat, lineno, tok))
+        # Macros that name other feature-bearing macros (WG_FENCE -> WG_ASM("wgmma...")).
+        for _ in range(3):
+            for lineno, line in lines:
+                dm = _DEFINE.match(line)
+                if not dm:
+                    continue
+                for ident in set(_IDENT.findall(line)) & set(macro_features):
+                    if ident != dm.group(1):
+                        for ft in macro_features[ident]:
+                            if ft not in macro_features.setdefault(dm.group(1), []):
+                                macro_features[dm.group(1)].append(ft)
+        if macro_features:
+            for lineno, line in lines:
+                if lineno in define_lines:
+                    continue
+                for ident in set(_IDENT.findall(line)) & set(macro_features):
+                    for feat, tok in macro_features[ident]:
+                        self.occurrences.append(Occurrence(feat, lineno, f"{ident} ({tok})"))
+        self._pp: dict[str, Preprocessed] = {}
+
+    def _match(self, line: str) -> list[tuple[str, str]]:
+        out = []
+        for f in self.features.values():
+            for p in f.patterns:
+                m = p.search(line)
+                if m:
+                    out.append((f.name, m.group(0)))
+                    break
+        return out
+
+    def preprocessed(self, target: str) -> Preprocessed:
+        if target not in self._pp:
+            self._pp[target] = preprocess(self.clean, CompileTarget(target))
+        return self._pp[target]
+
+    def verdict(self, target: str) -> Verdict:
+        v = Verdict(target, "ok")
+        if not self.occurrences:
+            return v
+        pp = self.preprocessed(target)
+        for occ in self.occurrences:
+            feat = self.features[occ.feature]
+            live = pp.live.get(occ.line, True)
+            accepted = target in feat.targets
+            if live is not False and not accepted:
+                v.failing.append(occ)
+            elif live is False and accepted and occ.line in pp.line_group:
+                v.dropped.append(occ)
+        if v.failing:
+            v.status = "fail"
+        elif v.dropped:
+            v.status = "empty"
+        return v
+
+
+def load_features(matrix) -> dict[str, Feature]:
+    out = {}
+    for name, e in matrix.section("cuda_features.toml", "feature").items():
+        out[name] = Feature(
+            name=name,
+            summary=e["summary"],
+            patterns=tuple(re.compile(p) for p in e["patterns"]),
+            targets=frozenset(e["targets"]),
+            error=e["error"],
+            context=re.compile(e["context"]) if "context" in e else None,
+        )
+    return out

@@ -1,0 +1,143 @@
+"""Resolve the CUDA source a Python call hands to a compiler, statically.
+
+Through string literals, module constants and local assignments, ``+``
+concatenation, f-strings' constant parts, ``.format``, lists of strings, and
+``open(...).read()`` / ``Path(...).read_text()`` of a file next to the module.
+Where the text comes from one string literal, CUDA line N maps back to a
+Python line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+MAX_FILE = 2_000_000
+
+
+@dataclass
+class Resolved:
+    text: str
+    node: cst.CSTNode | None = None  # the single string literal it came from, for line mapping
+    file: Path | None = None  # the file it was read from
+
+
+def resolve_text(expr, fc, depth: int = 0) -> Resolved | None:
+    if expr is None or depth > 8:
+        return None
+    if isinstance(expr, cst.SimpleString):
+        v = expr.evaluated_value
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        return Resolved(v, expr)
+    if isinstance(expr, cst.ConcatenatedString):
+        left, right = resolve_text(expr.left, fc, depth + 1), resolve_text(expr.right, fc, depth + 1)
+        if left and right:
+            return Resolved(left.text + right.text, expr.left if isinstance(expr.left, cst.SimpleString) else None)
+        return None
+    if isinstance(expr, cst.FormattedString):
+        parts = []
+        for p in expr.parts:
+            if isinstance(p, cst.FormattedStringText):
+                parts.append(p.value.replace("{{", "{").replace("}}", "}"))
+            else:
+                r = resolve_text(p.expression, fc, depth + 1)
+                parts.append(r.text if r else "")
+        return Resolved("".join(parts), expr)
+    if isinstance(expr, cst.Name):
+        b = fc.lookup(expr.value)
+        if isinstance(b, cst.BaseExpression):
+            return resolve_text(b, fc, depth + 1)
+        return None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left, right = resolve_text(expr.left, fc, depth + 1), resolve_text(expr.right, fc, depth + 1)
+        if left is None and right is None:
+            return None
+        return Resolved((left.text if left else "") + (right.text if right else ""), None)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        texts = [resolve_text(el.value, fc, depth + 1) for el in expr.elements if isinstance(el, cst.Element)]
+        texts = [t for t in texts if t]
+        if not texts:
+            return None
+        if len(texts) == 1:
+            return texts[0]
+        return Resolved("\n".join(t.text for t in texts), None)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method == "format":
+            base = resolve_text(expr.func.value, fc, depth + 1)
+            if base:
+                return Resolved(re.sub(r"\{[^{}]*\}", "", base.text), None)
+        if method in ("read", "read_text", "decode", "strip", "lstrip", "rstrip"):
+            if method in ("decode", "strip", "lstrip", "rstrip"):
+                return resolve_text(expr.func.value, fc, depth + 1)
+            target = expr.func.value
+            if method == "read" and isinstance(target, cst.Call) and fc.resolve(target.func) in ("open", "io.open", None):
+                if isinstance(target.func, cst.Name) and target.func.value == "open" and target.args:
+                    return _read_file(target.args[0].value, fc)
+            if method == "read_text":
+                return _read_file(target, fc)
+    return None
+
+
+def _read_file(path_expr, fc) -> Resolved | None:
+    path = _path_value(path_expr, fc)
+    if path is None:
+        return None
+    here = Path(fc.path).resolve().parent if fc.path and not fc.path.startswith("<") else None
+    if here is None:
+        return None
+    p = (here / path) if not Path(path).is_absolute() else Path(path)
+    try:
+        if p.is_file() and p.stat().st_size <= MAX_FILE:
+            return Resolved(p.read_text(encoding="utf-8", errors="replace"), None, p)
+    except OSError:
+        return None
+    return None
+
+
+def _path_value(expr, fc, depth=0) -> str | None:
+    """A path next to the module: "k.cu", Path(__file__).parent / "k.cu", os.path.join(os.path.dirname(__file__), "k.cu")."""
+    if depth > 6:
+        return None
+    if isinstance(expr, cst.SimpleString):
+        v = expr.evaluated_value
+        return v if isinstance(v, str) else None
+    if isinstance(expr, cst.Name):
+        if expr.value == "__file__":
+            return "__file__"
+        b = fc.lookup(expr.value)
+        return _path_value(b, fc, depth + 1) if isinstance(b, cst.BaseExpression) else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        left, right = _path_value(expr.left, fc, depth + 1), _path_value(expr.right, fc, depth + 1)
+        if left is not None and right is not None:
+            return right if left in ("", ".") else f"{left}/{right}"
+        return None
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "parent":
+        inner = _path_value(expr.value, fc, depth + 1)
+        return "" if inner == "__file__" else None
+    if isinstance(expr, cst.Call):
+        q = fc.resolve(expr.func) or ""
+        args = [a.value for a in expr.args]
+        if q in ("pathlib.Path", "pathlib.PurePath") and len(args) == 1:
+            return _path_value(args[0], fc, depth + 1)
+        if q in ("os.path.dirname",) and len(args) == 1:
+            inner = _path_value(args[0], fc, depth + 1)
+            return "" if inner in ("__file__",) else None
+        if q in ("os.path.abspath", "os.path.realpath") and len(args) == 1:
+            return _path_value(args[0], fc, depth + 1)
+        if q == "os.path.join" and args:
+            parts = [_path_value(a, fc, depth + 1) for a in args]
+            if any(p is None for p in parts):
+                return None
+            return "/".join(p for p in parts if p)
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("resolve", "absolute"):
+            return _path_value(expr.func.value, fc, depth + 1)
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "with_name" and args:
+            base = _path_value(expr.func.value, fc, depth + 1)
+            if base == "__file__":
+                return _path_value(args[0], fc, depth + 1)
+    return None

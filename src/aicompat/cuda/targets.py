@@ -1,0 +1,121 @@
+"""Which compile target's code a GPU runs, given what was built.
+
+A build is a set of cubins (``code=sm_90a``) and PTX (``code=compute_90``).
+A GPU runs a cubin whose target lists it in ``runs_on`` (version_matrix
+gpus.toml [target.*]); failing that, the driver JIT-compiles forward-
+compatible PTX of a lower plain arch. The verdict that matters for the GPU is
+the one of the compile target whose code it runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from packaging.version import Version
+
+_GENCODE = re.compile(r"arch\s*=\s*(compute_\d+[af]?|sm_\d+[af]?)\s*,\s*code\s*=\s*\[?([\w,\s]+)\]?")
+_ARCH_ONLY = re.compile(r"(?:^|\s)(?:-arch|--gpu-architecture|-arch=|--gpu-architecture=)\s*=?\s*(sm_\d+[af]?|compute_\d+[af]?|native|all|all-major)")
+
+
+@dataclass
+class Build:
+    cubins: list[str] = field(default_factory=list)  # "sm_90a"
+    ptx: list[str] = field(default_factory=list)  # "sm_90" for compute_90 (named by its sm_ target)
+    unknown: list[str] = field(default_factory=list)  # flags aicompat cannot interpret
+
+    def empty(self) -> bool:
+        return not self.cubins and not self.ptx
+
+
+def _sm(name: str) -> str:
+    return "sm_" + name.split("_", 1)[1]
+
+
+def parse_nvcc_flags(flags: list[str]) -> Build:
+    """``-gencode arch=compute_90a,code=sm_90a``, ``-arch=sm_90a``, ``--gpu-architecture=compute_90``."""
+    b = Build()
+    joined = " ".join(flags)
+    for m in _GENCODE.finditer(joined):
+        for code in re.split(r"[,\s]+", m.group(2).strip()):
+            if not code:
+                continue
+            if code.startswith("sm_"):
+                b.cubins.append(code)
+            elif code.startswith("compute_"):
+                b.ptx.append(_sm(code))
+    tokens = joined.replace("=", " = ").split()
+    for i, tok in enumerate(tokens):
+        if tok in ("-arch", "--gpu-architecture", "-arch=", "--gpu-architecture="):
+            j = i + 1
+            while j < len(tokens) and tokens[j] == "=":
+                j += 1
+            if j < len(tokens):
+                val = tokens[j]
+                if val.startswith("sm_"):
+                    # nvcc -arch=sm_90a == -gencode arch=compute_90a,code=[sm_90a,compute_90a]
+                    b.cubins.append(val)
+                    b.ptx.append(val)
+                elif val.startswith("compute_"):
+                    b.ptx.append(_sm(val))
+                else:
+                    b.unknown.append(f"-arch={val}")
+    b.cubins = sorted(set(b.cubins), key=b.cubins.index)
+    b.ptx = sorted(set(b.ptx), key=b.ptx.index)
+    return b
+
+
+def runs_cubin(target: str, arch: str, matrix) -> bool:
+    t = matrix.targets.get(target)
+    return bool(t) and arch in t["runs_on"]
+
+
+def code_for(arch: str, build: Build, matrix) -> str | None:
+    """The compile target whose code a GPU of ``arch`` runs, or None (no kernel image)."""
+    exact = [c for c in build.cubins if runs_cubin(c, arch, matrix)]
+    if exact:
+        # The driver prefers the newest compatible cubin; arch-specific ones match exactly.
+        return max(exact, key=lambda c: (_num(c), c.endswith(("a", "f"))))
+    jit = [p for p in build.ptx if matrix.targets.get(p, {}).get("ptx_forward") and _num(p) <= _num(arch)]
+    fam = [p for p in build.ptx if not matrix.targets.get(p, {}).get("ptx_forward", True) and runs_cubin(p, arch, matrix)]
+    options = jit + fam
+    if options:
+        return max(options, key=_num)
+    return None
+
+
+def candidates(arch: str, matrix, cuda: str | None = None) -> list[str]:
+    """Every compile target whose code can run on ``arch`` and the toolkit knows."""
+    out = []
+    for name, t in matrix.targets.items():
+        if arch not in t["runs_on"]:
+            continue
+        if cuda and Version(t["toolkit"]) > Version(cuda):
+            continue
+        out.append(name)
+    return sorted(out, key=lambda n: (_num(n), n))
+
+
+def _num(target: str) -> int:
+    return int(re.match(r"sm_(\d+)", target).group(1))
+
+
+def parse_torch_arch_list(value: str, matrix) -> tuple[Build, list[str]]:
+    """(build, rejected entries) the way torch.utils.cpp_extension reads
+    TORCH_CUDA_ARCH_LIST (version_matrix/build.toml)."""
+    rules = max(matrix.section("build.toml", "torch_arch_list").items(), key=lambda kv: Version(kv[0]))[1]
+    text = value.replace(" ", ";")
+    for name, repl in rules["named"]:
+        text = text.replace(name, repl)
+    b, bad = Build(), []
+    for item in [x for x in text.split(";") if x]:
+        ptx = item.endswith("+PTX")
+        arch = item[:-4] if ptx else item
+        if arch not in rules["supported"]:
+            bad.append(item)
+            continue
+        sm = "sm_" + arch.replace(".", "")
+        b.cubins.append(sm)
+        if ptx:
+            b.ptx.append(sm)
+    return b, bad

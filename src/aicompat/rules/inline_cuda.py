@@ -1,0 +1,299 @@
+"""AIC301 inline-cuda-arch: arch-gated CUDA/PTX features compiled for a fleet
+member whose compile target rejects them (facts: version_matrix/cuda_features.toml,
+proved by the nvcc-checked corpus in fixtures/kernels/)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..cuda.preprocessor import logical_lines
+from ..cuda.scan import CudaSource, Verdict, load_features
+from ..cuda.strings import Resolved, resolve_text
+from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
+from .base import Example, Finding, Rule
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """Where a call takes CUDA source, its build flags, and how it picks targets."""
+
+    label: str
+    source: tuple[int, str]  # positional index, keyword
+    flags: tuple[int, str] | None = None
+    arch_kw: tuple[int, str] | None = None  # pycuda's arch=
+    files: bool = False  # the source argument lists file paths (cpp_extension.load)
+    torch_env: bool = False  # honours TORCH_CUDA_ARCH_LIST
+
+
+# Call signatures: torch.utils.cpp_extension.load_inline(name, cpp_sources, cuda_sources=..., ...,
+# extra_cuda_cflags=...) and load(name, sources, ..., extra_cuda_cflags=...); cupy.RawKernel(code, name,
+# options=()), cupy.RawModule(code=None, ..., options=()), cupy.ElementwiseKernel(in_params, out_params,
+# operation, name=..., preamble=...); pycuda.compiler.SourceModule(source, nvcc, options, keep, no_extern_c,
+# arch, code, ...); NVRTC nvrtcCreateProgram(src, name, ...); torch.cuda.jiterator._create_jit_fn(code_string).
+MECHANISMS = {
+    "torch.utils.cpp_extension.load_inline": Mechanism("load_inline", (2, "cuda_sources"), (6, "extra_cuda_cflags"),
+                                                       torch_env=True),
+    "torch.utils.cpp_extension.load": Mechanism("load", (1, "sources"), (3, "extra_cuda_cflags"), files=True,
+                                                torch_env=True),
+    "cupy.RawKernel": Mechanism("cupy.RawKernel", (0, "code"), (2, "options")),
+    "cupy.RawModule": Mechanism("cupy.RawModule", (0, "code"), (2, "options")),
+    "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options")),
+    "pycuda.compiler.SourceModule": Mechanism("SourceModule", (0, "source"), (2, "options"), arch_kw=(5, "arch")),
+    "cuda.bindings.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
+    "cuda.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
+    "torch.cuda.jiterator._create_jit_fn": Mechanism("jiterator", (0, "code_string")),
+    "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string")),
+}
+
+_WGMMA = 'asm volatile("wgmma.fence.sync.aligned;");'
+_SRC = f'CUDA_SRC = r"""\n__global__ void k(float* x) {{\n  {_WGMMA}\n  x[0] = 1.f;\n}}\n"""\n'
+_TC = 'asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");'
+
+
+class InlineCudaArch(Rule):
+    code = "AIC301"
+    name = "inline-cuda-arch"
+    tokens = (b"load_inline", b"cpp_extension", b"RawKernel", b"RawModule", b"ElementwiseKernel",
+              b"SourceModule", b"nvrtc", b"jiterator")
+
+    VALID = [
+        Example("from torch.utils.cpp_extension import load_inline\n" + _SRC +
+                "m = load_inline('k', '', cuda_sources=CUDA_SRC,\n"
+                "                extra_cuda_cflags=['-gencode=arch=compute_90a,code=sm_90a'])\n", gpus=["H100"]),
+        Example("import cupy\nsrc = '__global__ void k(float* x) { x[0] += 1.f; }'\nk = cupy.RawKernel(src, 'k')\n",
+                gpus=["T4", "A100"]),
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                'SRC = """\n__global__ void k(float* x) {\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  ' + _WGMMA +
+                '\n#else\n  x[0] = 0.f;\n#endif\n}\n"""\nload_inline("k", "", cuda_sources=[SRC])\n',
+                gpus=["A100", "H100", "B200"]),
+    ]
+    INVALID = [
+        Example("from torch.utils.cpp_extension import load_inline\n" + _SRC +
+                "m = load_inline('k', '', cuda_sources=CUDA_SRC)\n", gpus=["H100"],
+                expect="fails on sm_90 (H100)"),
+        Example("import cupy\nK = cupy.RawModule(code='''\n__global__ void k() {\n  " + _TC + "\n}\n''')\n",
+                gpus=["H100", "B200"], expect="tcgen05"),
+        Example("from pycuda.compiler import SourceModule\n"
+                "mod = SourceModule('__global__ void k() { " + _WGMMA.replace('"', '\\"') + " }', arch='sm_90')\n",
+                gpus=["H100"], expect="sm_90"),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        self.features = load_features(matrix)
+        self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in MECHANISMS)
+        self._sources: dict[tuple, CudaSource] = {}
+
+    def known_names(self) -> set[str]:
+        return set(MECHANISMS)
+
+    @classmethod
+    def explain_facts(cls, matrix) -> str:
+        lines = ["feature -> compile targets nvcc 13.0 accepts (proved by fixtures/kernels):"]
+        for name, e in matrix.section("cuda_features.toml", "feature").items():
+            lines.append(f"- {name}: {', '.join(e['targets'])}")
+            lines.append(f"    {e['summary']}; corpus: {', '.join(e['corpus']) or '-'}")
+        return "\n".join(lines)
+
+    def source(self, text: str) -> CudaSource:
+        key = (hash(text), len(text))
+        src = self._sources.get(key)
+        if src is None:
+            src = self._sources[key] = CudaSource(text, self.features)
+        return src
+
+    # -- Python calls that compile CUDA ---------------------------------------
+    def check_call(self, site, qualname, fc):
+        mech = MECHANISMS.get(qualname)
+        if mech is None or site.has_star:
+            return []
+        arg = site.arg(*mech.source)
+        texts: list[Resolved] = []
+        if mech.files:
+            for item in _list_items(arg):
+                path = resolve_text(item, fc)
+                if path and path.text.endswith((".cu", ".cuh")):
+                    from ..cuda.strings import _read_file
+
+                    r = _read_file(cst.SimpleString(repr(path.text)), fc)
+                    if r:
+                        texts.append(r)
+        else:
+            r = resolve_text(arg, fc)
+            if r:
+                texts.append(r)
+        if not texts:
+            return []
+        build, how = self._build(site, mech, fc)
+        findings = []
+        for res in texts:
+            src = self.source(res.text)
+            if not src.occurrences:
+                continue
+            findings.extend(self._judge_python(site, mech, res, src, build, how, fc))
+        return findings
+
+    def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str]:
+        """What gets built: from arch flags, TORCH_CUDA_ARCH_LIST, or the GPU itself (None)."""
+        flags = []
+        if mech.flags is not None:
+            fexpr = site.arg(*mech.flags)
+            for item in _list_items(fexpr):
+                r = resolve_text(item, fc)
+                if r:
+                    flags.append(r.text)
+        if mech.arch_kw is not None:
+            a = site.arg(*mech.arch_kw)
+            r = resolve_text(a, fc) if a is not None else None
+            if r and re.fullmatch(r"sm_\d+[af]?", r.text):
+                return Build(cubins=[r.text]), f"arch={r.text!r}"
+        # torch ignores TORCH_CUDA_ARCH_LIST once any extra flag mentions "arch".
+        if any("arch" in f for f in flags):
+            b = parse_nvcc_flags(flags)
+            if not b.empty():
+                return b, "its -gencode/-arch flags"
+        if mech.torch_env:
+            env = _torch_arch_list(fc)
+            if env is not None:
+                b, _bad = parse_torch_arch_list(env, self.matrix)
+                if not b.empty():
+                    return b, f"TORCH_CUDA_ARCH_LIST={env!r}"
+        return None, "no arch flags: built for the GPU it runs on"
+
+    def _judge_python(self, site, mech, res, src, build, how, fc):
+        failing: dict[str, tuple[Verdict, str]] = {}
+        dropped: dict[str, tuple[Verdict, str]] = {}
+        for arch in sorted({w.arch for w in fc.ctx.worlds}):
+            target = arch if build is None else code_for(arch, build, self.matrix)
+            if target is None:
+                continue  # no kernel image at all: AIC302's finding, not this one
+            v = src.verdict(target)
+            if v.status == "fail":
+                failing[arch] = (v, target)
+            elif v.status == "empty":
+                dropped[arch] = (v, target)
+        out = []
+        node, delta = self._anchor(site, res)
+        if failing:
+            v, target = next(iter(failing.values()))
+            occ = v.failing[0]
+            feat = self.features[occ.feature]
+            targets = sorted({t for _, t in failing.values()})
+            fix = self._fix(occ.feature, failing)
+            msg = (f"{mech.label}: {occ.token!r} ({occ.feature}, CUDA line {occ.line}) is rejected when built for "
+                   f"{', '.join(targets)} ({how}): \"{feat.error}\"; fails on {fc.describe(failing)}. {fix}")
+            out.append(Finding(node, msg, frozenset(failing), line_delta=delta + occ.line - 1 if delta is not None else 0))
+        if dropped:
+            v, target = next(iter(dropped.values()))
+            occ = v.dropped[0]
+            msg = (f"{mech.label}: {occ.feature} ({occ.token!r}, CUDA line {occ.line}) is compiled out by its #if guard "
+                   f"when built for {target}, although that target supports it: the kernel silently does nothing "
+                   f"there; affects {fc.describe(dropped)}")
+            out.append(Finding(node, msg, frozenset(dropped), severity="warning",
+                               line_delta=delta + occ.line - 1 if delta is not None else 0))
+        return out
+
+    def _anchor(self, site, res):
+        """Report inside the CUDA string when it is one literal in this call's file."""
+        if isinstance(res.node, cst.SimpleString) and res.file is None:
+            return res.node, 0
+        return site.node, None
+
+    def _fix(self, feature: str, failing: dict) -> str:
+        feat = self.features[feature]
+        per_arch = []
+        for arch in failing:
+            ok = [t for t in candidates(arch, self.matrix) if t in feat.targets]
+            per_arch.append((arch, ok))
+        if all(ok for _, ok in per_arch):
+            wanted = sorted({ok[0] for _, ok in per_arch})
+            flags = " ".join(f"-gencode arch=compute_{t[3:]},code={t}" for t in wanted)
+            return f"Build with {flags}."
+        return (f"No compile target for {', '.join(a for a, ok in per_arch if not ok)} supports {feature}: guard it "
+                f"(#if on __CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and dispatch to a fallback kernel.")
+
+    # -- .cu / .cuh / .ptx files -----------------------------------------------
+    def check_cuda_file(self, text: str, path: str, target, cuda: str | None):
+        """Findings (line, column, message, archs, severity) for a CUDA or PTX file."""
+        src = self.source(text)
+        if not src.occurrences:
+            return []
+        raw_lines = dict(logical_lines(text))
+        out = []
+        ptx_target = None
+        if path.endswith(".ptx"):
+            m = re.search(r"^\s*\.target\s+(sm_\d+[af]?)", text, re.M)
+            ptx_target = m.group(1) if m else None
+        fails: dict[str, Verdict] = {}
+        drops: dict[str, Verdict] = {}
+        for arch in target.archs:
+            if ptx_target:
+                v = src.verdict(ptx_target)
+                if v.status == "fail":
+                    fails[arch] = v
+                continue
+            cands = candidates(arch, self.matrix, cuda)
+            if not cands:
+                continue
+            verdicts = [src.verdict(t) for t in cands]
+            if all(v.status == "fail" for v in verdicts):
+                fails[arch] = verdicts[0]
+                continue
+            # Silently compiled out on every target that runs here, though one accepts it.
+            dropped_all = [v for v in verdicts if v.status == "empty"]
+            feats_possible = {o.feature for o in src.occurrences
+                              if any(t in self.features[o.feature].targets for t in cands)}
+            live_somewhere = {o.feature for v in verdicts for o in src.occurrences
+                              if src.preprocessed(v.target).live.get(o.line, True) is not False
+                              and v.target in self.features[o.feature].targets}
+            vanished = feats_possible - live_somewhere
+            if dropped_all and vanished:
+                drops[arch] = dropped_all[0]
+        if fails:
+            v = next(iter(fails.values()))
+            occ = v.failing[0]
+            feat = self.features[occ.feature]
+            where = f".target {ptx_target}" if ptx_target else "every compile target that runs there"
+            ok_targets = sorted(feat.targets, key=_tnum)
+            msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}: \"{feat.error}\"; fails on "
+                   f"{target.describe(fails)}. Accepted by {', '.join(ok_targets)}: guard it and provide a fallback")
+            col = max(raw_lines.get(occ.line, "").find(occ.token.split(" ")[0]), 0) + 1
+            out.append((occ.line, col, msg, frozenset(fails), "error"))
+        if drops:
+            v = next(iter(drops.values()))
+            occ = v.dropped[0]
+            msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard on every target that runs on "
+                   f"{target.describe(drops)}, although they support it: the kernel silently does nothing there")
+            out.append((occ.line, 1, msg, frozenset(drops), "warning"))
+        return out
+
+
+def _tnum(t: str):
+    return (int(re.match(r"sm_(\d+)", t).group(1)), t)
+
+
+def _list_items(expr):
+    if expr is None:
+        return []
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [el.value for el in expr.elements if isinstance(el, cst.Element)]
+    return [expr]
+
+
+def _torch_arch_list(fc) -> str | None:
+    """TORCH_CUDA_ARCH_LIST set by the module itself (os.environ[...] = / setdefault)."""
+    cache = fc.__dict__.setdefault("_torch_arch_list", {})
+    if "v" in cache:
+        return cache["v"]
+    value = None
+    code = fc.text
+    if "TORCH_CUDA_ARCH_LIST" in code:
+        m = re.search(r"""environ\s*\[\s*['"]TORCH_CUDA_ARCH_LIST['"]\s*\]\s*=\s*['"]([^'"]*)['"]""", code) or \
+            re.search(r"""environ\.setdefault\(\s*['"]TORCH_CUDA_ARCH_LIST['"]\s*,\s*['"]([^'"]*)['"]""", code)
+        if m:
+            value = m.group(1)
+    cache["v"] = value
+    return value
