@@ -137,6 +137,8 @@ class Walker(cst.CSTVisitor):
                 self._attr_rules.setdefault(t, []).append(r)
         for name, b in fc.index.bindings.items():
             self._alias(name, b)
+        self._assign_rules = any(hasattr(r, "check_assign") for r in rules)
+        self._dict_rules = any(hasattr(r, "check_dict") for r in rules)
 
     def _alias(self, name: str, binding) -> None:
         """``from torch import _scaled_mm as smm``: calls to ``smm`` reach the rules too."""
@@ -297,7 +299,29 @@ class Walker(cst.CSTVisitor):
             self.fc.scopes[-1][name] = value
             self._alias(name, value)
 
+    def _hook(self, method: str, node) -> None:
+        """Rules that read statements or literals rather than calls (``os.environ[...] = ...``)."""
+        if not self.fc.ctx.worlds:
+            return
+        for r in self.rules:
+            fn = getattr(r, method, None)
+            if fn is None:
+                continue
+            try:
+                found = fn(node, self.fc)
+            except Exception as exc:  # a rule bug must not end the run
+                self.errors.append((r, node, exc))
+                continue
+            for f in found:
+                self.findings_by_owner.setdefault(self._owner, []).append((r, f))
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        if self._dict_rules:
+            self._hook("check_dict", node)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self._assign_rules and any(isinstance(t.target, cst.Subscript) for t in node.targets):
+            self._hook("check_assign", node)
         for name, b in assign_bindings([t.target for t in node.targets], node.value):
             self._bind(name, b)
         for t in node.targets:  # self.x = ... and the like: nothing to bind

@@ -7,7 +7,15 @@ import fnmatch
 import os
 from pathlib import Path
 
-SOURCE_SUFFIXES = {".py", ".pyi"}
+SOURCE_SUFFIXES = {".py", ".pyi", ".cu", ".cuh", ".ptx"}
+CUDA_SUFFIXES = (".cu", ".cuh", ".ptx")
+BUILD_SUFFIXES = (".cmake", ".sh", ".bash", ".dockerfile")
+BUILD_NAMES = ("CMakeLists.txt", "Dockerfile", "Containerfile")
+
+
+def is_build_file(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return base.endswith(BUILD_SUFFIXES) or base in BUILD_NAMES or base.startswith("Dockerfile.")
 SKIP_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".aicompat_cache", "site-packages", "build", "dist",
@@ -64,7 +72,7 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None) -> 
             )
             for name in sorted(filenames):
                 f = d / name
-                if f.suffix not in SOURCE_SUFFIXES or _excluded(rel(f), exclude):
+                if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or _excluded(rel(f), exclude):
                     continue
                 key = f.resolve()
                 if key not in seen:

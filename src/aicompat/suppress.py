@@ -8,9 +8,9 @@ import re
 
 from .diagnostics import Diagnostic
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
-_IGNORE = re.compile(r"#\s*aicompat:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?(?!-)", re.I)
-IGNORE_FILE = re.compile(rb"#\s*aicompat:\s*ignore-file\b")
+_NOQA = re.compile(r"(?:#|//)\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+_IGNORE = re.compile(r"(?:#|//)\s*aicompat:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?(?!-)", re.I)
+IGNORE_FILE = re.compile(rb"(?:#|//)\s*aicompat:\s*ignore-file\b")
 
 
 def _codes_on(line: str) -> set[str] | None:
@@ -38,7 +38,7 @@ def apply(diags: list[Diagnostic], text: str) -> tuple[list[Diagnostic], list[Di
     """Split into (kept, suppressed)."""
     if not diags:
         return [], []
-    if "#" not in text:
+    if "#" not in text and "//" not in text:
         return diags, []
     lines = text.splitlines()
     kept, dropped = [], []

@@ -18,6 +18,7 @@ from .preprocessor import CompileTarget, Preprocessed, logical_lines, preprocess
 _ADJACENT = re.compile(r'"\s*"')
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_FUNC_HEADER = re.compile(r"__global__|__device__")
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,46 @@ class CudaSource:
             for p in f.patterns:
                 m = p.search(line)
                 if m:
-                    out.append((f.name, m.group(0)))
+                    word = re.match(r"[\w.:]+", line[m.start():])  # the whole mnemonic: wgmma.fence.sync.aligned
+                    out.append((f.name, word.group(0) if word else m.group(0)))
                     break
         return out
+
+    def _blocks(self) -> list[tuple[int, int, str]]:
+        """(open line, close line, header) of every {...} block, for finding functions."""
+        if hasattr(self, "_block_cache"):
+            return self._block_cache
+        blocks, stack = [], []
+        line, last_break = 1, 0
+        text = self.clean
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                line += 1
+            elif ch == "{":
+                stack.append((line, text[last_break:i]))
+                last_break = i + 1
+            elif ch == "}":
+                if stack:
+                    open_line, header = stack.pop()
+                    blocks.append((open_line, line, header))
+                last_break = i + 1
+            elif ch == ";":
+                last_break = i + 1
+        self._block_cache = blocks
+        return blocks
+
+    def _function_does_more(self, line: int, pp: Preprocessed) -> bool:
+        """Does the function around ``line`` keep other compiled statements, so that
+        dropping the feature does not leave the kernel empty?"""
+        funcs = [b for b in self._blocks() if b[0] <= line <= b[1] and _FUNC_HEADER.search(b[2])]
+        if not funcs:
+            return True  # not inside a function we can see: do not claim it vanishes
+        open_line, close_line, _ = min(funcs, key=lambda b: b[1] - b[0])
+        for ln, text in logical_lines(self.clean):
+            if open_line < ln < close_line and ";" in text and pp.live.get(ln, True) is not False \
+                    and not text.lstrip().startswith("#"):
+                return True
+        return False
 
     def preprocessed(self, target: str) -> Preprocessed:
         if target not in self._pp:
@@ -111,13 +149,20 @@ class CudaSource:
             accepted = target in feat.targets
             if live is not False and not accepted:
                 v.failing.append(occ)
-            elif live is False and accepted and occ.line in pp.line_group:
+            elif live is False and occ.line in pp.line_group and _no_alternative(pp, occ.line) \
+                    and not self._function_does_more(occ.line, pp):
                 v.dropped.append(occ)
         if v.failing:
             v.status = "fail"
         elif v.dropped:
             v.status = "empty"
         return v
+
+
+def _no_alternative(pp: Preprocessed, line: int) -> bool:
+    """Is every branch of the #if group holding ``line`` compiled out (no #else that runs)?"""
+    gid, _branch = pp.line_group[line]
+    return all(live is False for _start, _end, live in pp.groups.get(gid, []))
 
 
 def load_features(matrix) -> dict[str, Feature]:

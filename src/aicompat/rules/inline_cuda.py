@@ -189,9 +189,9 @@ class InlineCudaArch(Rule):
         if dropped:
             v, target = next(iter(dropped.values()))
             occ = v.dropped[0]
-            msg = (f"{mech.label}: {occ.feature} ({occ.token!r}, CUDA line {occ.line}) is compiled out by its #if guard "
-                   f"when built for {target}, although that target supports it: the kernel silently does nothing "
-                   f"there; affects {fc.describe(dropped)}")
+            msg = (f"{mech.label}: {occ.feature} ({occ.token!r}, CUDA line {occ.line}) is compiled out by its #if guard, "
+                   f"with no #else, when built for {target}: the kernel silently does nothing there; affects "
+                   f"{fc.describe(dropped)}")
             out.append(Finding(node, msg, frozenset(dropped), severity="warning",
                                line_delta=delta + occ.line - 1 if delta is not None else 0))
         return out
@@ -241,17 +241,9 @@ class InlineCudaArch(Rule):
             verdicts = [src.verdict(t) for t in cands]
             if all(v.status == "fail" for v in verdicts):
                 fails[arch] = verdicts[0]
-                continue
-            # Silently compiled out on every target that runs here, though one accepts it.
-            dropped_all = [v for v in verdicts if v.status == "empty"]
-            feats_possible = {o.feature for o in src.occurrences
-                              if any(t in self.features[o.feature].targets for t in cands)}
-            live_somewhere = {o.feature for v in verdicts for o in src.occurrences
-                              if src.preprocessed(v.target).live.get(o.line, True) is not False
-                              and v.target in self.features[o.feature].targets}
-            vanished = feats_possible - live_somewhere
-            if dropped_all and vanished:
-                drops[arch] = dropped_all[0]
+            elif all(v.status in ("fail", "empty") for v in verdicts):
+                # Every target that builds for this GPU compiles the feature out, with no #else.
+                drops[arch] = next(v for v in verdicts if v.status == "empty")
         if fails:
             v = next(iter(fails.values()))
             occ = v.failing[0]
@@ -265,8 +257,8 @@ class InlineCudaArch(Rule):
         if drops:
             v = next(iter(drops.values()))
             occ = v.dropped[0]
-            msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard on every target that runs on "
-                   f"{target.describe(drops)}, although they support it: the kernel silently does nothing there")
+            msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on every target "
+                   f"that runs on {target.describe(drops)}: the kernel silently does nothing there")
             out.append((occ.line, 1, msg, frozenset(drops), "warning"))
         return out
 

@@ -1,0 +1,232 @@
+"""AIC302 build-arch-flags: arch lists that leave a fleet member without code it
+can run, name targets the configured CUDA toolkit cannot build, or that torch
+rejects (facts: version_matrix/gpus.toml [target.*], build.toml)."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from packaging.version import Version
+
+from ..cuda.strings import resolve_text
+from ..cuda.targets import Build, code_for, parse_nvcc_flags, parse_torch_arch_list
+from .base import Example, Finding, Rule
+
+ENV_NAME = "TORCH_CUDA_ARCH_LIST"
+# Calls whose keyword carries nvcc flags: cpp_extension.load/load_inline(extra_cuda_cflags=[...]),
+# CUDAExtension(extra_compile_args={"nvcc": [...]}), cupy.RawKernel/RawModule(options=(...)).
+FLAG_CALLS = {
+    "torch.utils.cpp_extension.load_inline": "extra_cuda_cflags",
+    "torch.utils.cpp_extension.load": "extra_cuda_cflags",
+    "torch.utils.cpp_extension.CUDAExtension": "extra_compile_args",
+    "cupy.RawKernel": "options",
+    "cupy.RawModule": "options",
+}
+
+
+class BuildArchFlags(Rule):
+    code = "AIC302"
+    name = "build-arch-flags"
+    tokens = (b"TORCH_CUDA_ARCH_LIST", b"gencode", b"-arch", b"gpu-architecture", b"CUDA_ARCHITECTURES",
+              b"extra_cuda_cflags", b"extra_compile_args")
+
+    VALID = [
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0;9.0+PTX'\n", gpus=["A100", "H100"]),
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                "load_inline('k', '', cuda_sources=S, extra_cuda_cflags=['-gencode=arch=compute_90a,code=sm_90a',\n"
+                "            '-gencode=arch=compute_100a,code=sm_100a'])\n", gpus=["H100", "B200"]),
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0+PTX'\n", gpus=["A100", "H100", "L4"]),
+        Example("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '10.0')\n", gpus=["B200"], ),
+    ]
+    INVALID = [
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '10.0'\n", gpus=["H100"],
+                expect="no code for sm_90 (H100)"),
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0;10.0f'\n", gpus=["H100"],
+                expect="Unknown CUDA arch (10.0f)"),
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                "load_inline('k', '', cuda_sources=S, extra_cuda_cflags=['-gencode=arch=compute_90a,code=sm_90a'])\n",
+                gpus=["H100", "B200"], expect="no code for sm_100 (B200)"),
+        Example("import subprocess\nsubprocess.run(['python', 'setup.py', 'build_ext'],\n"
+                "               env={'TORCH_CUDA_ARCH_LIST': '8.0 8.6'})\n", gpus=["A100", "RTX 4090", "H100"],
+                expect="sm_90 (H100)"),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in FLAG_CALLS})
+
+    def known_names(self) -> set[str]:
+        return set(FLAG_CALLS)
+
+    # -- judging one build -------------------------------------------------------
+    def judge(self, build: Build, archs, cuda: str | None, what: str) -> list[tuple[str, frozenset, str]]:
+        """(message, failing archs, severity) for a build against the fleet and toolkit."""
+        out = []
+        missing = [a for a in archs if code_for(a, build, self.matrix) is None]
+        if missing:
+            out.append((f"{what} builds {_describe_build(build)}: no code for {{fleet}}, which then fails with "
+                        f"\"no kernel image is available for execution on the device\"; {{fix}}",
+                        frozenset(missing), "error"))
+        if cuda:
+            too_new = [t for t in build.cubins + build.ptx
+                       if t in self.matrix.targets and Version(self.matrix.targets[t]["toolkit"]) > Version(cuda)]
+            if too_new:
+                t = too_new[0]
+                need = self.matrix.targets[t]["toolkit"]
+                out.append((f"{what}: CUDA {cuda} cannot build {t} (first supported by CUDA {need}): "
+                            f"\"nvcc fatal   : Unsupported gpu architecture 'compute_{t[3:]}'\"",
+                            frozenset(archs), "error"))
+        return out
+
+    def fix_torch(self, archs) -> str:
+        nums = sorted({self.matrix.archs[a].capability for a in archs})
+        items = [f"{ma}.{mi}" for ma, mi in nums]
+        items[-1] += "+PTX"
+        return f"use {ENV_NAME}=\"{';'.join(items)}\""
+
+    def fix_gencode(self, archs, build: Build | None = None) -> str:
+        """One -gencode per fleet arch; arch-specific ('a') where the build used 'a' targets."""
+        specific = bool(build and any(c.endswith("a") for c in build.cubins))
+        parts = []
+        for n in sorted({a[3:] for a in archs}, key=int):
+            sfx = "a" if specific and f"sm_{n}a" in self.matrix.targets else ""
+            parts.append(f"-gencode=arch=compute_{n}{sfx},code=sm_{n}{sfx}")
+        return "use " + " ".join(parts)
+
+    def _findings(self, node, build, bad, fc, what, kind) -> list[Finding]:
+        archs = sorted({w.arch for w in fc.ctx.worlds})
+        out = []
+        if bad:
+            out.append(Finding(node, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown "
+                                     f"CUDA arch ({bad[0]}) or GPU not supported\"; use values such as 9.0, 9.0a, 10.0a "
+                                     f"(no 'f' targets, no sm_/compute_ prefixes)", frozenset(archs)))
+        fix = self.fix_torch(archs) if kind == "torch" else self.fix_gencode(archs, build)
+        for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what):
+            out.append(Finding(node, msg.format(fleet=fc.describe(failing), fix=fix), failing, severity=sev))
+        return out
+
+    # -- Python ----------------------------------------------------------------------
+    def check_call(self, site, qualname, fc):
+        if qualname in ("os.environ.setdefault", "os.putenv") and site.pos:
+            key = resolve_text(site.pos[0], fc)
+            if key and key.text == ENV_NAME and len(site.pos) > 1:
+                return self._env_value(site.pos[1], fc)
+            return []
+        kw = FLAG_CALLS.get(qualname)
+        if kw is None:
+            return []
+        expr = _deref(site.kw.get(kw), fc)
+        if expr is None:
+            return []
+        if isinstance(expr, cst.Dict):  # extra_compile_args={"cxx": [...], "nvcc": [...]}
+            nv = [el.value for el in expr.elements if isinstance(el, cst.DictElement)
+                  and (resolve_text(el.key, fc) or _NONE).text == "nvcc"]
+            expr = _deref(nv[0], fc) if nv else None
+        flags = []
+        items = expr.elements if isinstance(expr, (cst.List, cst.Tuple)) else []
+        for el in items:
+            if isinstance(el, cst.Element):
+                r = resolve_text(el.value, fc)
+                if r:
+                    flags.append(r.text)
+        if not any("arch" in f for f in flags):
+            return []
+        build = parse_nvcc_flags(flags)
+        if build.empty():
+            return []
+        short = qualname.rsplit(".", 1)[-1]
+        return self._findings(site.node, build, [], fc, f"{short} {kw}", "gencode")
+
+    def check_assign(self, node: cst.Assign, fc) -> list[Finding]:
+        for t in node.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Subscript) and fc.resolve(tgt.value) == "os.environ" and len(tgt.slice) == 1:
+                sl = tgt.slice[0].slice
+                key = resolve_text(sl.value, fc) if isinstance(sl, cst.Index) else None
+                if key and key.text == ENV_NAME:
+                    return self._env_value(node.value, fc)
+        return []
+
+    def check_dict(self, node: cst.Dict, fc) -> list[Finding]:
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                key = resolve_text(el.key, fc)
+                if key and key.text == ENV_NAME:
+                    return self._env_value(el.value, fc)
+        return []
+
+    def _env_value(self, expr, fc) -> list[Finding]:
+        r = resolve_text(expr, fc)
+        if r is None:
+            return []
+        build, bad = parse_torch_arch_list(r.text, self.matrix)
+        return self._findings(expr, build, bad, fc, f"{ENV_NAME}={r.text!r}", "torch")
+
+    # -- CMakeLists.txt, Dockerfiles, shell scripts ---------------------------------------
+    def check_build_file(self, text: str, path: str, target, cuda):
+        out = []
+        archs = target.archs
+        for m in _ENV_ASSIGN.finditer(text):
+            value = m.group("v").strip().strip("'\"")
+            line = text.count("\n", 0, m.start("v")) + 1
+            build, bad = parse_torch_arch_list(value, self.matrix)
+            what = f"{ENV_NAME}={value!r}"
+            if bad:
+                out.append((line, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown CUDA "
+                                  f"arch ({bad[0]}) or GPU not supported\"", frozenset(archs), "error"))
+            for msg, failing, sev in self.judge(build, archs, cuda, what):
+                out.append((line, msg.format(fleet=target.describe(failing), fix=self.fix_torch(archs)), failing, sev))
+        for m in _CMAKE_ARCH.finditer(text):
+            value = m.group("v").strip().strip('"')
+            line = text.count("\n", 0, m.start("v")) + 1
+            build = _cmake_build(value)
+            if build is None:
+                continue
+            what = f"CUDA_ARCHITECTURES {value}"
+            nums = sorted({a[3:] for a in archs}, key=int)
+            fix = "use CMAKE_CUDA_ARCHITECTURES \"" + ";".join(f"{n}-real" for n in nums[:-1]) + \
+                  (";" if len(nums) > 1 else "") + f"{nums[-1]}\""
+            for msg, failing, sev in self.judge(build, archs, cuda, what):
+                out.append((line, msg.format(fleet=target.describe(failing), fix=fix), failing, sev))
+        return out
+
+
+def _deref(expr, fc, depth: int = 0):
+    """Follow a name to the literal it is bound to (``NVCC = [...]``)."""
+    while isinstance(expr, cst.Name) and depth < 5:
+        b = fc.lookup(expr.value)
+        if not isinstance(b, cst.BaseExpression):
+            return expr
+        expr, depth = b, depth + 1
+    return expr
+
+
+class _NoneText:
+    text = None
+
+
+_NONE = _NoneText()
+_ENV_ASSIGN = re.compile(r"(?:^|[\s;])(?:ENV\s+|export\s+|ARG\s+)?TORCH_CUDA_ARCH_LIST(?:=|\s+)(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'#]+)",
+                         re.M)
+_CMAKE_ARCH = re.compile(r"(?:CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES)[\s\"]+(?P<v>\"[^\"\n]+\"|[\w;.\-]+)")
+
+
+def _cmake_build(value: str) -> Build | None:
+    """CMake arch list: '80;90a-real;100-virtual' (plain number = SASS + PTX)."""
+    b = Build()
+    for item in [x for x in value.split(";") if x]:
+        m = re.fullmatch(r"(\d+[af]?)(?:-(real|virtual))?", item.strip())
+        if not m:
+            return None  # native, all, all-major, variables: not judged
+        sm = f"sm_{m.group(1)}"
+        if m.group(2) != "virtual":
+            b.cubins.append(sm)
+        if m.group(2) != "real":
+            b.ptx.append(sm)
+    return b
+
+
+def _describe_build(b: Build) -> str:
+    parts = list(b.cubins) + [f"PTX {p.replace('sm_', 'compute_')}" for p in b.ptx]
+    return ", ".join(parts) if parts else "nothing"
