@@ -39,7 +39,9 @@ def test_wheel_contains_data(installed):
     wheel, _ = installed
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("aicompat/_data/rules/AIC101.toml", "aicompat/_data/version_matrix/gpus.toml",
-                   "aicompat/_data/version_matrix/attention.toml", "aicompat/_data/fixtures/demo/fp8_linear.py"):
+                   "aicompat/_data/version_matrix/attention.toml", "aicompat/_data/fixtures/demo/fp8_linear.py",
+                   "aicompat/_data/version_matrix/cuda_features.toml", "aicompat/_data/fixtures/kernels/manifest.toml",
+                   "aicompat/_data/fixtures/kernels/wgmma_mma_bf16.cu", "aicompat/_data/rules/AIC301.toml"):
         assert needed in names
 
 

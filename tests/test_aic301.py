@@ -1,0 +1,139 @@
+"""AIC301 against the nvcc-checked corpus: every kernel, as a .cu file and embedded
+in generated Python wrappers, is judged for every target in the manifest, and the
+verdicts must equal what nvcc did (fixtures/kernels/manifest.toml)."""
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, lint, run_cli
+
+from aicompat.cuda.scan import CudaSource, load_features
+from aicompat.toml_compat import tomllib
+
+KERNELS = ROOT / "fixtures" / "kernels"
+MANIFEST = tomllib.loads((KERNELS / "manifest.toml").read_text())
+TARGETS = MANIFEST["targets"]
+
+
+def expected(entry, target):
+    for status in ("ok", "fail", "empty"):
+        if target in entry[status]:
+            return status
+    raise AssertionError(f"{entry['file']}: {target} missing from the manifest")
+
+
+def _report(name, mismatches, total):
+    fails_expected = sum(1 for m in mismatches if m[2] == "fail")
+    print(f"\n{name}: {total - len(mismatches)}/{total} verdicts agree with nvcc")
+    return fails_expected
+
+
+def test_cu_files_agree_with_nvcc(matrix):
+    features = load_features(matrix)
+    tp = fp = fn = 0
+    mismatches = []
+    for key, entry in MANIFEST["kernel"].items():
+        src = CudaSource((KERNELS / entry["file"]).read_text(), features)
+        for t in TARGETS:
+            want, got = expected(entry, t), src.verdict(t).status
+            tp += want == "fail" and got == "fail"
+            fp += want != "fail" and got == "fail"
+            fn += want == "fail" and got != "fail"
+            if want != got:
+                mismatches.append((key, t, want, got))
+    total = len(MANIFEST["kernel"]) * len(TARGETS)
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    print(f"\n.cu files: {total - len(mismatches)}/{total} verdicts agree; failures: precision {precision:.3f}, "
+          f"recall {recall:.3f} ({tp} true, {fp} false positives, {fn} missed)")
+    assert mismatches == []
+
+
+def _wrappers(text: str, target: str):
+    lit = repr(text)
+    num = target[3:]
+    return {
+        "load_inline": (f"from torch.utils.cpp_extension import load_inline\nSRC = {lit}\n"
+                        f"m = load_inline('k', '', cuda_sources=[SRC],\n"
+                        f"                extra_cuda_cflags=['-gencode=arch=compute_{num},code={target}'])\n"),
+        "cupy": (f"import cupy\nmod = cupy.RawModule(code={lit}, options=('--gpu-architecture={target}',))\n"),
+        "pycuda": (f"from pycuda.compiler import SourceModule\nmod = SourceModule({lit}, arch={target!r})\n"),
+    }
+
+
+def test_python_wrappers_agree_with_nvcc(matrix):
+    """The same kernels embedded in load_inline / CuPy / PyCUDA calls built for each target."""
+    mismatches, total = [], 0
+    for key, entry in MANIFEST["kernel"].items():
+        text = (KERNELS / entry["file"]).read_text()
+        for t in TARGETS:
+            gpu = matrix.targets[t]["runs_on"][0]  # a GPU that runs this target's cubin
+            want = expected(entry, t)
+            for wrapper, code in _wrappers(text, t).items():
+                total += 1
+                diags = [d for d in lint(code, gpus=[gpu], select=["AIC301"])]
+                severities = {d.severity for d in diags}
+                got = "fail" if "error" in severities else "empty" if "warning" in severities else "ok"
+                if got != want:
+                    mismatches.append((key, t, wrapper, want, got, [d.message for d in diags][:1]))
+    print(f"\nwrappers: {total - len(mismatches)}/{total} verdicts agree with nvcc")
+    assert mismatches == []
+
+
+def test_cu_file_on_fleet_and_line_numbers(tmp_path):
+    (tmp_path / "k.cu").write_text(textwrap.dedent("""\
+        // a Blackwell-only kernel
+        __global__ void k(unsigned* out) {
+          asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+          out[0] = 1;
+        }
+    """))
+    r = run_cli("lint", "--no-config", "--gpu", "H100", "--gpu", "B200", "--format", "json", str(tmp_path),
+                cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert [(d["path"], d["line"], d["code"], d["targets"]) for d in doc["diagnostics"]] == [
+        ("k.cu", 3, "AIC301", ["H100"])]
+    assert "tcgen05.relinquish_alloc_permit" in doc["diagnostics"][0]["message"]
+
+
+def test_string_resolution_forms(tmp_path):
+    (tmp_path / "kern.cu").write_text('__global__ void k() { asm volatile("wgmma.fence.sync.aligned;"); }\n')
+    (tmp_path / "mod.py").write_text(textwrap.dedent('''\
+        import os
+        from pathlib import Path
+        import torch.utils.cpp_extension as ext
+        HEAD = "#include <cuda_fp16.h>\\n"
+        BODY = f"""
+        __global__ void k() {{ asm volatile("{'wgmma'}.fence.sync.aligned;"); }}
+        """
+        a = ext.load_inline("a", "", cuda_sources=HEAD + BODY)
+        b = ext.load_inline("b", "", cuda_sources=open(os.path.join(os.path.dirname(__file__), "kern.cu")).read())
+        c = ext.load_inline("c", "", cuda_sources=(Path(__file__).parent / "kern.cu").read_text())
+        d = ext.load("d", sources=["kern.cu"])
+        e = ext.load_inline("e", "", cuda_sources="__global__ void k() {{ {} }}".format("x"))
+    '''))
+    r = run_cli("lint", "--no-config", "--gpu", "H100", "--format", "json", str(tmp_path / "mod.py"), cwd=tmp_path)
+    lines = sorted(d["line"] for d in json.loads(r.stdout)["diagnostics"] if d["code"] == "AIC301")
+    assert lines == [8, 9, 10, 11]
+
+
+def test_arch_flags_and_env_choose_the_target():
+    src = 'SRC = """\n__global__ void k() { asm volatile("wgmma.fence.sync.aligned;"); }\n"""\n'
+    base = "import os\nfrom torch.utils.cpp_extension import load_inline\n" + src
+    ok_flags = base + "load_inline('k', '', cuda_sources=SRC, extra_cuda_cflags=['-arch=sm_90a'])\n"
+    assert lint(ok_flags, gpus=["H100"], select=["AIC301"]) == []
+    env = "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'\n" + base.split("\n", 1)[1] + \
+        "load_inline('k', '', cuda_sources=SRC)\n"
+    assert lint(env, gpus=["H100"], select=["AIC301"]) == []
+    # Any flag mentioning "arch" makes torch ignore TORCH_CUDA_ARCH_LIST: built for sm_90 only.
+    ignored = env.replace("load_inline('k', '', cuda_sources=SRC)",
+                          "load_inline('k', '', cuda_sources=SRC, extra_cuda_cflags=['-gencode=arch=compute_90,code=sm_90'])")
+    d = lint(ignored, gpus=["H100"], select=["AIC301"])
+    assert [x.code for x in d] == ["AIC301"] and "sm_90" in d[0].message
+
+
+@pytest.mark.parametrize("name", ["guard_wrong_wgmma_arch_ge_900", "tcgen05_alloc_dealloc"])
+def test_explain_lists_features(name):
+    r = run_cli("explain", "AIC301")
+    assert "wgmma: sm_90a" in r.stdout and "tcgen05:" in r.stdout
