@@ -315,6 +315,10 @@ class Walker(cst.CSTVisitor):
             for f in found:
                 self.findings_by_owner.setdefault(self._owner, []).append((r, f))
 
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        if not isinstance(node.decorator, cst.Call) and any(hasattr(r, "check_decorator") for r in self.rules):
+            self._hook("check_decorator", node)
+
     def visit_Dict(self, node: cst.Dict) -> None:
         if self._dict_rules:
             self._hook("check_dict", node)

@@ -36,6 +36,12 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "feature": {"summary": (str, True), "patterns": (_LIST, True), "targets": (_LIST, True), "error": (str, True),
                     "corpus": (_LIST, True), "context": (str, False)},
     },
+    "compile.toml": {
+        "release": {"default": (_LIST, True), "registered": (_LIST, True), "modes": (_LIST, True),
+                    "python_max": (str, True), "python_error": (str, True), "invalid_backend_error": (str, True),
+                    "mode_kwarg_error": (str, True)},
+        "backend_package": {"module": (str, True), "distribution": (str, True)},
+    },
     "build.toml": {
         "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
     },

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from .base import Example, Finding, Rule
 from .build_flags import BuildArchFlags
+from .compile_backend import CompileBackend
 from .fp8 import Fp8Unsupported
 from .inline_cuda import InlineCudaArch
 from .v_headdim import VHeadDimMismatch
 
-RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, InlineCudaArch, BuildArchFlags]
+RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, InlineCudaArch, BuildArchFlags]
 
 # Every code and name ever assigned, implemented or not; never reuse one.
 CODES: dict[str, str] = {

@@ -1,0 +1,207 @@
+"""AIC103 compile-backend: ``torch.compile`` calls that the pinned torch rejects
+(facts: version_matrix/compile.toml, read from each release's wheel)."""
+
+from __future__ import annotations
+
+import difflib
+
+import libcst as cst
+from packaging.version import Version
+
+from ..cuda.strings import resolve_text
+from .base import Example, Finding, Rule
+
+COMPILE = "torch.compile"
+OPTIMIZE = "torch._dynamo.optimize"
+BOTH_ERROR = "Either mode or options can be specified, but both can't be specified at the same time."
+
+_T = "import torch\n"
+
+
+class CompileBackend(Rule):
+    code = "AIC103"
+    name = "compile-backend"
+    tokens = (b"compile", b"_dynamo")
+
+    VALID = [
+        Example(_T + "m = torch.compile(model, backend='inductor', mode='max-autotune')\n", pins={"torch": "2.4.0"}),
+        Example(_T + "def my_backend(gm, inputs):\n    return gm.forward\nm = torch.compile(model, backend=my_backend)\n",
+                pins={"torch": "2.4.0"}),
+        Example(_T + "import sys\nif sys.version_info < (3, 12):\n    f = torch.compile(f)\n", python="3.12",
+                pins={"torch": "2.3.0"}),
+        Example(_T + "try:\n    m = torch.compile(model, backend='tvm')\nexcept RuntimeError:\n    m = model\n",
+                pins={"torch": "2.4.0"}),
+        Example("import torch\nimport torch_tensorrt\nm = torch.compile(model, backend='tensorrt')\n",
+                pins={"torch": "2.4.0"}),
+        Example(_T + "m = torch.compile(model, mode='lite')\n", pins={"torch": "2.10.0"}),
+    ]
+    INVALID = [
+        Example(_T + "m = torch.compile(model, backend='nvfuser')\n", pins={"torch": "2.4.0"},
+                expect="Invalid backend: 'nvfuser'"),
+        Example(_T + "@torch.compile(mode='fast')\ndef f(x):\n    return x\n", pins={"torch": "2.13.0"},
+                expect="Unrecognized mode=fast"),
+        Example(_T + "m = torch.compile(model, mode='max-autotune', options={'trace.enabled': True})\n",
+                pins={"torch": "2.4.0"}, expect="Either mode or options"),
+        Example(_T + "@torch.compile\ndef f(x):\n    return x\n", python="3.12", pins={"torch": ">=2.2,<2.5"},
+                expect="Dynamo is not supported on Python 3.12+"),
+        Example(_T + "m = torch.compile(model, backend='cudagraphs', mode='reduce-overhead')\n",
+                pins={"torch": "2.4.0"}, expect="CudagraphsBackend.__call__() got an unexpected keyword argument 'mode'"),
+        Example(_T + "m = torch.compile(model, backend='tensorrt')\n", pins={"torch": "2.13.0"},
+                expect="torch_tensorrt"),
+        Example(_T + "m = torch.compile(model, mode='lite')\n", pins={"torch": ">=2.8,<2.11"}, expect="2.8.0, 2.9.0"),
+        Example(_T + "opt = torch._dynamo.optimize('ipex')(model)\n", pins={"torch": "2.13.0"},
+                expect="Invalid backend: 'ipex'"),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        rel = matrix.section("compile.toml", "release")
+        self.releases = sorted(((Version(k), v) for k, v in rel.items()), key=lambda kv: kv[0])
+        self.packages = matrix.section("compile.toml", "backend_package")
+        self.call_tails = frozenset({"compile", "optimize"})
+
+    def known_names(self) -> set[str]:
+        return {COMPILE, OPTIMIZE}
+
+    @classmethod
+    def explain_facts(cls, matrix) -> str:
+        lines = []
+        for k, e in matrix.section("compile.toml", "release").items():
+            lines.append(f"- torch {k}: default backends {', '.join(e['default'])}; modes {', '.join(e['modes'])}; "
+                         f"Python < {e['python_max']}")
+        return "\n".join(lines)
+
+    def _facts(self, version: Version | None):
+        """The table entry for a release (the newest one when torch is not pinned)."""
+        if version is None:
+            return self.releases[-1]
+        best = None
+        for v, e in self.releases:
+            if v <= version:
+                best = (v, e)
+        return best
+
+    def _versions(self, fc) -> list[tuple[Version | None, Version, dict]]:
+        seen, out = set(), []
+        for w in sorted(fc.ctx.worlds, key=lambda w: str(w.torch)):
+            if w.torch in seen:
+                continue
+            seen.add(w.torch)
+            f = self._facts(w.torch)
+            if f is not None:
+                out.append((w.torch, f[0], f[1]))
+        return out
+
+    # -- calls and decorators -------------------------------------------------------
+    def check_call(self, site, qualname, fc):
+        if qualname not in (COMPILE, OPTIMIZE) or site.has_star:
+            return []
+        if fc.ctx.caught("RuntimeError"):
+            return []  # InvalidBackend and the Python check raise RuntimeError subclasses
+        if qualname == OPTIMIZE:
+            backend_expr = site.arg(0, "backend")
+            mode_expr = options_expr = None
+        else:
+            backend_expr, mode_expr, options_expr = site.kw.get("backend"), site.kw.get("mode"), site.kw.get("options")
+        label = "torch.compile" if qualname == COMPILE else "torch._dynamo.optimize"
+        out = self._python(site.node, label, fc)
+        backend = "inductor"
+        if backend_expr is not None:
+            r = resolve_text(backend_expr, fc)
+            if r is None:
+                return out  # a callable or a value we cannot see: fine
+            backend = r.text
+            out += self._backend(backend_expr, label, backend, fc)
+        if mode_expr is not None and options_expr is not None:
+            out.append(self._everywhere(site.node, f'{label}: mode= and options= together: "{BOTH_ERROR}"; '
+                                                   f"pass the mode's settings in options instead", fc))
+        elif mode_expr is not None:
+            mr = resolve_text(mode_expr, fc)
+            if mr is not None:
+                out += self._mode(mode_expr, label, backend, mr.text, fc)
+        return out
+
+    def check_decorator(self, node: cst.Decorator, fc) -> list[Finding]:
+        """A bare ``@torch.compile`` still runs the Python-version check."""
+        if fc.resolve(node.decorator) != COMPILE or fc.ctx.caught("RuntimeError"):
+            return []
+        return self._python(node.decorator, "torch.compile", fc)
+
+    # -- the checks ----------------------------------------------------------------------
+    def _everywhere(self, node, msg, fc, versions=()) -> Finding:
+        return Finding(node, msg, frozenset(w.arch for w in fc.ctx.worlds),
+                       extra_targets=tuple(f"torch=={v}" for v in versions))
+
+    def _python(self, node, label, fc):
+        py = fc.target.python
+        bad = [(v, e) for v, _rel, e in self._versions(fc) if _pyver(py) >= _pyver(e["python_max"])]
+        if not bad:
+            return []
+        first_ok = next((v for v, e in self.releases if _pyver(py) < _pyver(e["python_max"])), None)
+        versions = [v for v, _ in bad if v is not None]
+        fix = f"use torch>={first_ok} or an older Python" if first_ok else "use an older Python"
+        where = _span(versions) if versions else "the newest torch"
+        msg = (f'{label}: torch {where} does not support Python {py[0]}.{py[1]}: "{bad[0][1]["python_error"]}"; {fix}')
+        return [self._everywhere(node, msg, fc, versions)]
+
+    def _backend(self, node, label, backend, fc):
+        out = []
+        pkg = self.packages.get(backend)
+        versions = self._versions(fc)
+        if pkg is not None:
+            have = pkg["module"] in fc.index.imported_roots or pkg["distribution"] in fc.target.pins
+            registered_somewhere = any(backend in e["registered"] for _, _, e in versions)
+            if not have and (registered_somewhere or backend in ("tensorrt", "torch_tensorrt")):
+                msg = (f'{label}: backend="{backend}" needs the {pkg["distribution"]} package ({pkg["module"]}), '
+                       f"which the pins do not include and this module does not import; pin it, or use "
+                       f'backend="inductor"')
+                return [self._everywhere(node, msg, fc)]
+            if have:
+                return []
+        bad = [(v, e) for v, _rel, e in versions if backend not in e["registered"]]
+        if not bad:
+            return []
+        e = bad[-1][1]
+        closest = difflib.get_close_matches(backend, e["default"], n=1)
+        hint = f'did you mean "{closest[0]}"? ' if closest else ""
+        error = e["invalid_backend_error"].replace("{name!r}", repr(backend))
+        pinned = [v for v, _ in bad if v is not None]
+        where = f"torch {_span(pinned)}" if pinned else "the newest torch"
+        out.append(self._everywhere(node, f'{label}: backend="{backend}" is not registered in {where}: "{error}"; '
+                                          f"{hint}registered by default: {', '.join(e['default'])}", fc, pinned))
+        return out
+
+    def _mode(self, node, label, backend, mode, fc):
+        versions = self._versions(fc)
+        if backend == "inductor":
+            bad = [(v, e) for v, _rel, e in versions if mode not in e["modes"]]
+            if not bad:
+                return []
+            e = bad[-1][1]
+            pinned = [v for v, _ in bad if v is not None]
+            where = f"torch {_span(pinned)}" if pinned else "the newest torch"
+            msg = (f'{label}: mode="{mode}" is not a mode of {where}: "Unrecognized mode={mode}, should be one of: '
+                   f'{", ".join(e["modes"])}"')
+            return [self._everywhere(node, msg, fc, pinned)]
+        if backend == "cudagraphs":
+            bad = [(v, e) for v, _rel, e in versions if e["mode_kwarg_error"]]
+            if not bad:
+                return []
+            pinned = [v for v, _ in bad if v is not None]
+            where = f"torch {_span(pinned)}" if pinned else "the newest torch"
+            msg = (f'{label}: backend="cudagraphs" takes no mode= in {where}: at the first call it raises '
+                   f'"{bad[-1][1]["mode_kwarg_error"]}"; drop mode=, or use backend="inductor", mode="reduce-overhead"')
+            return [self._everywhere(node, msg, fc, pinned)]
+        return []
+
+
+def _pyver(v) -> tuple[int, int]:
+    if isinstance(v, tuple):
+        return v
+    major, minor = str(v).split(".")[:2]
+    return int(major), int(minor)
+
+
+def _span(versions) -> str:
+    vs = [str(v) for v in versions]
+    return ", ".join(vs[:4]) + (f" and {len(vs) - 4} more" if len(vs) > 4 else "")

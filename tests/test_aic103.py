@@ -1,0 +1,52 @@
+"""AIC103 compile-backend against per-release facts read from torch wheels."""
+import pytest
+from conftest import lint
+
+
+def aic103(code, pins=None, python="3.11"):
+    return [d for d in lint("import torch\n" + code, pins=pins, python=python, select=["AIC103"])]
+
+
+@pytest.mark.parametrize("backend,torch,flagged", [
+    ("inductor", "2.0.0", False),
+    ("ipex", "2.0.0", True),            # needs intel_extension_for_pytorch
+    ("ipex", "2.1.0", True),            # no longer registered
+    ("onnxrt", "2.8.0", True),          # registered, but needs onnxruntime
+    ("onnxrt", "2.9.0", True),          # a placeholder from 2.9
+    ("aot_eager", "2.13.0", False),     # a debug backend, still registered
+    ("openxla", "2.13.0", True),        # needs torch_xla
+    ("cudagraphs", "2.13.0", False),
+    ("nvprims_nvfuser", "2.0.0", False),
+    ("nvprims_nvfuser", "2.1.0", True),
+])
+def test_backend_per_release(backend, torch, flagged):
+    d = aic103(f"m = torch.compile(model, backend={backend!r})\n", pins={"torch": torch}, python="3.10")
+    assert bool(d) == flagged, [x.message for x in d]
+
+
+def test_backend_package_pinned_or_imported_is_fine():
+    assert aic103("import torch_xla\nm = torch.compile(model, backend='openxla')\n", pins={"torch": "2.13.0"}) == []
+
+
+def test_suggests_the_closest_name():
+    d = aic103("m = torch.compile(model, backend='inductr')\n", pins={"torch": "2.13.0"})
+    assert 'did you mean "inductor"?' in d[0].message
+
+
+def test_range_names_the_failing_releases():
+    d = aic103("m = torch.compile(model, mode='lite')\n", pins={"torch": ">=2.9,<2.11"})
+    assert d[0].targets[-2:] == ["torch==2.9.0", "torch==2.9.1"]
+
+
+@pytest.mark.parametrize("torch,python,flagged", [
+    ("2.0.1", "3.10", False), ("2.0.1", "3.11", True), ("2.3.1", "3.12", True), ("2.4.0", "3.12", False),
+    ("2.9.0", "3.14", True), ("2.10.0", "3.14", False),
+])
+def test_python_window(torch, python, flagged):
+    d = aic103("f = torch.compile(f)\n", pins={"torch": torch}, python=python)
+    assert bool(d) == flagged
+
+
+def test_guarded_and_callable_forms_are_clean():
+    code = ("import sys\nif sys.version_info >= (3, 12):\n    f = f\nelse:\n    f = torch.compile(f, backend=my_backend)\n")
+    assert aic103(code, pins={"torch": "2.3.0"}, python="3.12") == []
