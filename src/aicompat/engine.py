@@ -57,6 +57,7 @@ class FileContext:
         self.attr_exists = attr_exists
         self.scopes: list[dict[str, Any]] = []
         self.ctx = Ctx(worlds=target.worlds())
+        self.current_class: cst.ClassDef | None = None
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
 
     # -- names ---------------------------------------------------------------
@@ -125,6 +126,7 @@ class Walker(cst.CSTVisitor):
         self.calls: dict[str, dict[int | None, set[World]]] = {}
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
+        self._classes: list[cst.ClassDef] = []
         self._pending: dict[int, Ctx] = {}
         self._stack: list[tuple[int, Ctx]] = []
         self._if_split: dict[int, tuple[frozenset, frozenset]] = {}
@@ -263,6 +265,14 @@ class Walker(cst.CSTVisitor):
         return None
 
     # -- scopes -------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+        self.fc.current_class = node
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.pop()
+        self.fc.current_class = self._classes[-1] if self._classes else None
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self._owner is None and self.fc.index.bindings.get(node.name.value) is node:
             self._owner = id(node)
@@ -498,6 +508,10 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
             start_col, end_line, end_col = 1, line, 1
         else:
             line, start_col, end_line, end_col = pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1
+        message = f.message
+        for ref, ref_node in f.refs.items():
+            ref_pos = positions.get(ref_node)
+            message = message.replace("{line:" + ref + "}", str(ref_pos.start.line) if ref_pos else "?")
         out.append(
             Diagnostic(
                 path=path,
@@ -508,7 +522,7 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
                 code=rule.code,
                 rule=rule.name,
                 severity=f.severity,
-                message=f.message,
+                message=message,
                 targets=target.labels_for(f.archs) + list(f.extra_targets),
             )
         )

@@ -42,6 +42,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                     "mode_kwarg_error": (str, True)},
         "backend_package": {"module": (str, True), "distribution": (str, True)},
     },
+    "pickle.toml": {
+        "unpicklable": {"error": (str, True), "kind": (str, True), "picklable_from": (str, False)},
+    },
     "build.toml": {
         "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
     },

@@ -35,6 +35,7 @@ class Finding:
     extra_targets: tuple[str, ...] = ()  # non-GPU targets it fails on (releases)
     severity: str = "error"
     line_delta: int = 0  # report this many lines below the node (a line inside a CUDA string)
+    refs: dict = field(default_factory=dict)  # name -> node; "{line:name}" in the message becomes its line
 
 
 class Rule:
