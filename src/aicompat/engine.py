@@ -315,15 +315,8 @@ class Walker(cst.CSTVisitor):
             return
         for r in self.rules:
             fn = getattr(r, method, None)
-            if fn is None:
-                continue
-            try:
-                found = fn(node, self.fc)
-            except Exception as exc:  # a rule bug must not end the run
-                self.errors.append((r, node, exc))
-                continue
-            for f in found:
-                self.findings_by_owner.setdefault(self._owner, []).append((r, f))
+            if fn is not None:
+                self._run(r, node, fn, node, self.fc)
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         if not isinstance(node.decorator, cst.Call) and any(hasattr(r, "check_decorator") for r in self.rules):
@@ -395,13 +388,16 @@ class Walker(cst.CSTVisitor):
                 pos.append(a.value)
         site = CallSite(node, pos, kw, has_star)
         for r in rules:
-            try:
-                found = r.check_call(site, qual, self.fc)
-            except Exception as exc:  # a rule bug must not end the run
-                self.errors.append((r, node, exc))
-                continue
-            for f in found:
-                self.findings_by_owner.setdefault(self._owner, []).append((r, f))
+            self._run(r, node, r.check_call, site, qual, self.fc)
+
+    def _run(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
+        try:
+            found = check(*args)
+        except Exception as exc:  # a rule bug must not end the run
+            self.errors.append((rule, node, exc))
+            return
+        for f in found:
+            self.findings_by_owner.setdefault(self._owner, []).append((rule, f))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         rules = self._attr_rules.get(node.attr.value)
@@ -411,13 +407,7 @@ class Walker(cst.CSTVisitor):
         if not qual:
             return
         for r in rules:
-            try:
-                found = r.check_attribute(node, qual, self.fc)
-            except Exception as exc:  # a rule bug must not end the run
-                self.errors.append((r, node, exc))
-                continue
-            for f in found:
-                self.findings_by_owner.setdefault(self._owner, []).append((r, f))
+            self._run(r, node, r.check_attribute, node, qual, self.fc)
 
 
 def _target_names(node) -> list[str]:

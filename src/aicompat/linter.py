@@ -122,46 +122,36 @@ class Linter:
 
     def _lint_cuda(self, data: bytes, path: str, res: FileResult) -> FileResult:
         """.cu/.cuh/.ptx files: no Python parse, only the rules that read CUDA."""
-        cuda_rules = [r for r in self.rules if hasattr(r, "check_cuda_file")]
-        if not cuda_rules:
-            res.skipped = "no selected rule reads CUDA"
-            return res
         if b"\x00" in data:
             res.diagnostics.append(_parse_error(path, 1, 1, "binary data in a CUDA source file"))
             return res
-        text = data.decode("utf-8", "replace")
-        res.parsed = True
-        diags = []
-        for r in cuda_rules:
-            try:
-                found = r.check_cuda_file(text, path, self.target, self.target.cuda)
-            except Exception as exc:  # a rule bug must not end the run
-                diags.append(internal_error(path, 1, 1, f"rule {r.code} {r.name} failed: {type(exc).__name__}: {exc}"))
-                continue
-            for line, col, message, archs, severity in found:
-                diags.append(Diagnostic(path, line, col, line, col, r.code, r.name, severity, message,
-                                        self.target.labels_for(archs)))
-        res.diagnostics, res.suppressed = apply(diags, text)
-        res.diagnostics.sort(key=Diagnostic.sort_key)
-        return res
+        return self._lint_text(data, path, res, "check_cuda_file", "no selected rule reads CUDA")
 
     def _lint_build_file(self, data: bytes, path: str, res: FileResult) -> FileResult:
         """CMakeLists.txt, Dockerfiles and shell scripts: only their arch settings."""
-        rules = [r for r in self.rules if hasattr(r, "check_build_file")]
-        if not rules or b"\x00" in data or not self.relevant(data):
+        if b"\x00" in data or not self.relevant(data):
             res.skipped = "no arch setting to check"
+            return res
+        return self._lint_text(data, path, res, "check_build_file", "no arch setting to check")
+
+    def _lint_text(self, data: bytes, path: str, res: FileResult, method: str, why_skipped: str) -> FileResult:
+        """Run the rules that read a non-Python file through ``method``; each finding
+        is (line, column, message, archs, severity)."""
+        rules = [r for r in self.rules if hasattr(r, method)]
+        if not rules:
+            res.skipped = why_skipped
             return res
         text = data.decode("utf-8", "replace")
         res.parsed = True
         diags = []
         for r in rules:
             try:
-                found = r.check_build_file(text, path, self.target, self.target.cuda)
+                found = getattr(r, method)(text, path, self.target, self.target.cuda)
             except Exception as exc:  # a rule bug must not end the run
                 diags.append(internal_error(path, 1, 1, f"rule {r.code} {r.name} failed: {type(exc).__name__}: {exc}"))
                 continue
-            for line, message, archs, severity in found:
-                diags.append(Diagnostic(path, line, 1, line, 1, r.code, r.name, severity, message,
+            for line, col, message, archs, severity in found:
+                diags.append(Diagnostic(path, line, col, line, col, r.code, r.name, severity, message,
                                         self.target.labels_for(archs)))
         res.diagnostics, res.suppressed = apply(diags, text)
         res.diagnostics.sort(key=Diagnostic.sort_key)

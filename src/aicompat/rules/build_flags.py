@@ -173,10 +173,10 @@ class BuildArchFlags(Rule):
             build, bad = parse_torch_arch_list(value, self.matrix)
             what = f"{ENV_NAME}={value!r}"
             if bad:
-                out.append((line, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown CUDA "
+                out.append((line, 1, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown CUDA "
                                   f"arch ({bad[0]}) or GPU not supported\"", frozenset(archs), "error"))
             for msg, failing, sev in self.judge(build, archs, cuda, what):
-                out.append((line, msg.format(fleet=target.describe(failing), fix=self.fix_torch(archs)), failing, sev))
+                out.append((line, 1, msg.format(fleet=target.describe(failing), fix=self.fix_torch(archs)), failing, sev))
         for m in _CMAKE_ARCH.finditer(text):
             value = m.group("v").strip().strip('"')
             line = text.count("\n", 0, m.start("v")) + 1
@@ -188,7 +188,7 @@ class BuildArchFlags(Rule):
             fix = "use CMAKE_CUDA_ARCHITECTURES \"" + ";".join(f"{n}-real" for n in nums[:-1]) + \
                   (";" if len(nums) > 1 else "") + f"{nums[-1]}\""
             for msg, failing, sev in self.judge(build, archs, cuda, what):
-                out.append((line, msg.format(fleet=target.describe(failing), fix=fix), failing, sev))
+                out.append((line, 1, msg.format(fleet=target.describe(failing), fix=fix), failing, sev))
         return out
 
 
