@@ -26,6 +26,7 @@ class Mechanism:
     arch_kw: tuple[int, str] | None = None  # pycuda's arch=
     files: bool = False  # the source argument lists file paths (cpp_extension.load)
     torch_env: bool = False  # honours TORCH_CUDA_ARCH_LIST
+    a_from: int | None = None  # builds sm_XYa for GPUs with XY >= this (Triton), else plain sm_XY
 
 
 # Call signatures: torch.utils.cpp_extension.load_inline(name, cpp_sources, cuda_sources=..., ...,
@@ -45,6 +46,10 @@ MECHANISMS = {
     "cuda.bindings.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
     "cuda.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
     "torch.cuda.jiterator._create_jit_fn": Mechanism("jiterator", (0, "code_string")),
+    # triton-lang/triton python/triton/backends/nvidia/compiler.py sm_arch_from_capability:
+    # 'suffix = "a" if capability >= 90 else ""', so inline PTX is built for sm_90a on an H100.
+    "triton.language.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90),
+    "triton.language.core.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90),
     "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string")),
 }
 
@@ -57,7 +62,7 @@ class InlineCudaArch(Rule):
     code = "AIC301"
     name = "inline-cuda-arch"
     tokens = (b"load_inline", b"cpp_extension", b"RawKernel", b"RawModule", b"ElementwiseKernel",
-              b"SourceModule", b"nvrtc", b"jiterator")
+              b"SourceModule", b"nvrtc", b"jiterator", b"inline_asm_elementwise")
 
     VALID = [
         Example("from torch.utils.cpp_extension import load_inline\n" + _SRC +
@@ -71,6 +76,11 @@ class InlineCudaArch(Rule):
                 gpus=["A100", "H100", "B200"]),
     ]
     INVALID = [
+        # Triton builds sm_90a on Hopper (wgmma is fine there) but sm_100a on Blackwell, which has no wgmma.
+        Example("import triton.language as tl\n"
+                "def body(x):\n    return tl.inline_asm_elementwise('wgmma.fence.sync.aligned; mov.b32 $0, $1;',\n"
+                "        '=r,r', [x], dtype=tl.int32, is_pure=False, pack=1)\n", gpus=["H100", "B200"],
+                expect="fails on sm_100 (B200)"),
         Example("from torch.utils.cpp_extension import load_inline\n" + _SRC +
                 "m = load_inline('k', '', cuda_sources=CUDA_SRC)\n", gpus=["H100"],
                 expect="fails on sm_90 (H100)"),
@@ -161,6 +171,8 @@ class InlineCudaArch(Rule):
                 b, _bad = parse_torch_arch_list(env, self.matrix)
                 if not b.empty():
                     return b, f"TORCH_CUDA_ARCH_LIST={env!r}"
+        if mech.a_from is not None:
+            return None, f"Triton builds sm_XYa from sm_{mech.a_from} on, plain sm_XY below"
         return None, "no arch flags: built for the GPU it runs on"
 
     def _judge_python(self, site, mech, res, src, build, how, fc):
@@ -168,6 +180,9 @@ class InlineCudaArch(Rule):
         dropped: dict[str, tuple[Verdict, str]] = {}
         for arch in sorted({w.arch for w in fc.ctx.worlds}):
             target = arch if build is None else code_for(arch, build, self.matrix)
+            if build is None and mech.a_from is not None and int(arch[3:]) >= mech.a_from \
+                    and f"{arch}a" in self.matrix.targets:
+                target = f"{arch}a"
             if target is None:
                 continue  # no kernel image at all: AIC302's finding, not this one
             v = src.verdict(target)
@@ -181,10 +196,11 @@ class InlineCudaArch(Rule):
             v, target = next(iter(failing.values()))
             occ = v.failing[0]
             feat = self.features[occ.feature]
-            targets = sorted({t for _, t in failing.values()})
+            targets = sorted({t for _, t in failing.values()}, key=_tnum)
             fix = self._fix(occ.feature, failing)
             msg = (f"{mech.label}: {occ.token!r} ({occ.feature}, CUDA line {occ.line}) is rejected when built for "
-                   f"{', '.join(targets)} ({how}): \"{feat.error}\"; fails on {fc.describe(failing)}. {fix}")
+                   f"{', '.join(targets)} ({how}): \"{feat.error.format(target=target)}\"; fails on "
+                   f"{fc.describe(failing)}. {fix}")
             out.append(Finding(node, msg, frozenset(failing), line_delta=delta + occ.line - 1 if delta is not None else 0))
         if dropped:
             v, target = next(iter(dropped.values()))
@@ -250,7 +266,7 @@ class InlineCudaArch(Rule):
             feat = self.features[occ.feature]
             where = f".target {ptx_target}" if ptx_target else "every compile target that runs there"
             ok_targets = sorted(feat.targets, key=_tnum)
-            msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}: \"{feat.error}\"; fails on "
+            msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}: \"{feat.error.format(target=v.target)}\"; fails on "
                    f"{target.describe(fails)}. Accepted by {', '.join(ok_targets)}: guard it and provide a fallback")
             col = max(raw_lines.get(occ.line, "").find(occ.token.split(" ")[0]), 0) + 1
             out.append((occ.line, col, msg, frozenset(fails), "error"))
