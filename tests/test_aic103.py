@@ -50,3 +50,10 @@ def test_python_window(torch, python, flagged):
 def test_guarded_and_callable_forms_are_clean():
     code = ("import sys\nif sys.version_info >= (3, 12):\n    f = f\nelse:\n    f = torch.compile(f, backend=my_backend)\n")
     assert aic103(code, pins={"torch": "2.3.0"}, python="3.12") == []
+
+
+def test_before_torch_compile_existed():
+    d = aic103("m = torch.compile(model)\n", pins={"torch": "1.13.1"}, python="3.10")
+    assert len(d) == 1 and "added in 2.0.0" in d[0].message and d[0].targets[-1] == "torch==1.13.1"
+    assert aic103("if hasattr(torch, 'compile'):\n    m = torch.compile(model)\n", pins={"torch": "1.13.1"},
+                  python="3.10") == []

@@ -72,7 +72,8 @@ class CompileBackend(Rule):
         return "\n".join(lines)
 
     def _facts(self, version: Version | None):
-        """The table entry for a release (the newest one when torch is not pinned)."""
+        """The table entry for a release (the newest one when torch is not pinned;
+        None before the first release, where torch.compile does not exist)."""
         if version is None:
             return self.releases[-1]
         best = None
@@ -104,6 +105,9 @@ class CompileBackend(Rule):
         else:
             backend_expr, mode_expr, options_expr = site.kw.get("backend"), site.kw.get("mode"), site.kw.get("options")
         label = "torch.compile" if qualname == COMPILE else "torch._dynamo.optimize"
+        missing = self._absent(site.node, qualname, fc)
+        if missing:
+            return missing
         out = self._python(site.node, label, fc)
         backend = "inductor"
         if backend_expr is not None:
@@ -125,7 +129,19 @@ class CompileBackend(Rule):
         """A bare ``@torch.compile`` still runs the Python-version check."""
         if fc.resolve(node.decorator) != COMPILE or fc.ctx.caught("RuntimeError"):
             return []
-        return self._python(node.decorator, "torch.compile", fc)
+        return self._absent(node.decorator, COMPILE, fc) or self._python(node.decorator, "torch.compile", fc)
+
+    def _absent(self, node, qualname, fc) -> list[Finding]:
+        """Pinned releases from before torch.compile existed (version_matrix/symbols.toml)."""
+        if fc.ctx.caught("AttributeError") or qualname != COMPILE:
+            return []
+        old = sorted({w.torch for w in fc.ctx.worlds if self.matrix.symbol_exists(COMPILE, w.torch) is False})
+        if not old:
+            return []
+        added = self.matrix.symbols[COMPILE]["added"]
+        msg = (f"torch.compile: not in torch {_span(old)} (added in {added}): \"AttributeError: module 'torch' has "
+               f"no attribute 'compile'\"; pin torch>={added} or guard with hasattr(torch, 'compile')")
+        return [self._everywhere(node, msg, fc, old)]
 
     # -- the checks ----------------------------------------------------------------------
     def _everywhere(self, node, msg, fc, versions=()) -> Finding:
