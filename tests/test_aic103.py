@@ -57,3 +57,11 @@ def test_before_torch_compile_existed():
     assert len(d) == 1 and "added in 2.0.0" in d[0].message and d[0].targets[-1] == "torch==1.13.1"
     assert aic103("if hasattr(torch, 'compile'):\n    m = torch.compile(model)\n", pins={"torch": "1.13.1"},
                   python="3.10") == []
+
+
+def test_inductor_option_keys_per_release():
+    ok = "m = torch.compile(model, options={'triton.cudagraphs': True, 'max-autotune': True})\n"
+    assert aic103(ok, pins={"torch": "2.4.0"}) == []
+    d = aic103("m = torch.compile(model, options={'triton.cudagraph': True})\n", pins={"torch": "2.4.0"})
+    assert len(d) == 1 and 'did you mean "triton.cudagraphs"?' in d[0].message
+    assert 'Unexpected optimization option triton.cudagraph' in d[0].message

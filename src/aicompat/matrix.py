@@ -42,6 +42,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                     "mode_kwarg_error": (str, True)},
         "backend_package": {"module": (str, True), "distribution": (str, True)},
     },
+    "inductor_options.toml": {
+        "release": {"error": (str, True)},
+    },
     "pickle.toml": {
         "unpicklable": {"error": (str, True), "kind": (str, True), "picklable_from": (str, False)},
     },
@@ -203,6 +206,9 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
                 re.compile(pat)
             except re.error as exc:
                 raise MatrixError(f"{where} bad pattern {pat!r}: {exc}") from None
+    for key, spans in files["inductor_options.toml"].get("keys", {}).items():
+        if not isinstance(spans, list) or len(spans) % 2 or not all(isinstance(v, str) for v in spans):
+            raise MatrixError(f"version_matrix/inductor_options.toml: [keys] {key!r} needs [first, last] release pairs")
     for name, e in files["symbols.toml"].get("symbol", {}).items():
         where = f"version_matrix/symbols.toml: [symbol.{name}]"
         if e["package"] not in files["releases.toml"].get("package", {}):

@@ -116,6 +116,8 @@ class CompileBackend(Rule):
                 return out  # a callable or a value we cannot see: fine
             backend = r.text
             out += self._backend(backend_expr, label, backend, fc)
+        if options_expr is not None and backend == "inductor":
+            out += self._options(options_expr, label, fc)
         if mode_expr is not None and options_expr is not None:
             out.append(self._everywhere(site.node, f'{label}: mode= and options= together: "{BOTH_ERROR}"; '
                                                    f"pass the mode's settings in options instead", fc))
@@ -185,6 +187,47 @@ class CompileBackend(Rule):
         where = f"torch {_span(pinned)}" if pinned else "the newest torch"
         out.append(self._everywhere(node, f'{label}: backend="{backend}" is not registered in {where}: "{error}"; '
                                           f"{hint}registered by default: {', '.join(e['default'])}", fc, pinned))
+        return out
+
+    def _options(self, expr, label, fc) -> list[Finding]:
+        """Option keys inductor does not know in a pinned release (version_matrix/inductor_options.toml)."""
+        while isinstance(expr, cst.Name):
+            b = fc.lookup(expr.value)
+            if not isinstance(b, cst.BaseExpression):
+                return []
+            expr = b
+        if not isinstance(expr, cst.Dict):
+            return []
+        keys = self.matrix.section("inductor_options.toml", "keys")
+        rels = sorted(((Version(k), v) for k, v in self.matrix.section("inductor_options.toml", "release").items()),
+                      key=lambda kv: kv[0])
+        out = []
+        for el in expr.elements:
+            if not isinstance(el, cst.DictElement):
+                continue
+            r = resolve_text(el.key, fc)
+            if r is None:
+                continue
+            key = r.text.replace("-", "_")
+            bad = []
+            for torch_v, rel_v, _e in self._versions(fc):
+                entry = next((ev for ev in reversed(rels) if ev[0] <= rel_v), None)
+                if entry is None:
+                    continue
+                spans = keys.get(key, [])
+                have = any(Version(spans[i]) <= entry[0] <= Version(spans[i + 1]) for i in range(0, len(spans), 2))
+                if not have:
+                    bad.append((torch_v, entry))
+            if not bad:
+                continue
+            pinned = [v for v, _ in bad if v is not None]
+            where = f"torch {_span(pinned)}" if pinned else "the newest torch"
+            known = [k for k in keys if not k.startswith("_")]
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f'; did you mean "{close[0]}"?' if close else ""
+            out.append(self._everywhere(el.key, f'{label}: option "{r.text}" is not an inductor option in {where}: '
+                                                f'"Unexpected optimization option {r.text}, known options are [...]"'
+                                                f"{hint}", fc, pinned))
         return out
 
     def _mode(self, node, label, backend, mode, fc):
