@@ -26,9 +26,13 @@ class RunResult:
 
 
 def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] | None = None,
-        ignore: list[str] | None = None, prefilter: bool = True) -> RunResult:
+        ignore: list[str] | None = None, prefilter: bool = True, stdin: tuple[bytes, str] | None = None) -> RunResult:
+    """Lint ``paths``; with ``stdin=(data, display name)`` lint that text instead."""
     linter = Linter(settings.target, matrix, select=select if select else settings.select,
                     ignore=(ignore or []) + settings.ignore, prefilter=prefilter)
+    if stdin is not None:
+        result = linter.lint_bytes(stdin[0], stdin[1])
+        return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings)
     root = settings.config_file.parent if settings.config_file else None
     files, missing = discover(paths, settings.exclude, root)
     results = [linter.lint_path(f, display_path(f)) for f in files]

@@ -11,7 +11,7 @@ from . import __version__
 from .api import run
 from .config import build_settings
 from .errors import ConfigError, MatrixError
-from .formatters import FORMATTERS, summary
+from .formatters import FORMATTERS, statistics, summary
 from .matrix import default_matrix
 from .ruledocs import load_docs, render
 from .rules import CODES, IMPLEMENTED, RULE_CLASSES
@@ -31,7 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     lint = sub.add_parser("lint", help="check files and folders")
-    lint.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+    lint.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .); '-' reads standard input")
+    lint.add_argument("--stdin-filename", metavar="PATH",
+                      help="name for source read from stdin: used in messages, for config lookup and the file type")
+    lint.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     lint.add_argument("--gpu", action="append", metavar="GPU",
                       help="fleet member: an arch (sm_90) or a GPU name (H100); repeatable; 'auto' reads nvidia-smi")
     lint.add_argument("--python", metavar="X.Y", help="target Python version")
@@ -66,14 +69,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def _lint(args) -> int:
     matrix = default_matrix()
-    start = Path(args.paths[0]) if args.paths else Path.cwd()
+    from_stdin = args.paths == ["-"]
+    if from_stdin:
+        start = Path(args.stdin_filename).parent if args.stdin_filename else Path.cwd()
+    else:
+        start = Path(args.paths[0]) if args.paths else Path.cwd()
     cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda)
     settings = build_settings(matrix, start=start, cli=cli, cli_pins=args.pin, no_config=args.no_config)
     select, ignore = _codes(args.select), _codes(args.ignore)
     for code in select + ignore:
         if not any(c.startswith(code) for c in CODES):
             raise ConfigError(f"--select/--ignore: unknown rule code {code!r}")
-    result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter)
+    stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
+    result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
     if args.verbose:
@@ -84,6 +92,8 @@ def _lint(args) -> int:
                    sum(1 for f in result.files if f.skipped))
     out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes)
     sys.stdout.write(out)
+    if args.statistics:
+        sys.stdout.write(statistics(result.diagnostics))
     if any(d.code == "AIC000" for d in result.diagnostics):
         return 3  # the run is incomplete: aicompat failed on some file
     if result.diagnostics and not args.exit_zero:

@@ -17,9 +17,21 @@ class Diagnostic:
     severity: str  # "error" | "warning"
     message: str
     targets: list[str] = field(default_factory=list)
+    cell: int | None = None  # notebook cell number; line stays the notebook-global line
+    cell_line: int | None = None
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code, self.message)
 
+    def location(self) -> str:
+        """``path:line:col``, or ``path:cell N:line:col`` inside a notebook."""
+        if self.cell is not None:
+            return f"{self.path}:cell {self.cell}:{self.cell_line}:{self.column}"
+        return f"{self.path}:{self.line}:{self.column}"
+
     def as_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if self.cell is None:
+            d.pop("cell")
+            d.pop("cell_line")
+        return d

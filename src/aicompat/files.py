@@ -7,7 +7,7 @@ import fnmatch
 import os
 from pathlib import Path
 
-SOURCE_SUFFIXES = {".py", ".pyi", ".cu", ".cuh", ".ptx"}
+SOURCE_SUFFIXES = {".py", ".pyi", ".ipynb", ".cu", ".cuh", ".ptx"}
 CUDA_SUFFIXES = (".cu", ".cuh", ".ptx")
 BUILD_SUFFIXES = (".cmake", ".sh", ".bash", ".dockerfile")
 BUILD_NAMES = ("CMakeLists.txt", "Dockerfile", "Containerfile")

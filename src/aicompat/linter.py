@@ -13,6 +13,7 @@ import libcst as cst
 from .diagnostics import Diagnostic
 from .engine import check_module, internal_error
 from .files import CUDA_SUFFIXES, is_build_file
+from .notebook import NotebookError, locate, to_python
 from .evaluate import UNKNOWN
 from .matrix import Matrix
 from .rules import RULE_CLASSES, Rule
@@ -78,6 +79,8 @@ class Linter:
         if IGNORE_FILE.search(data):
             res.skipped = "aicompat: ignore-file"
             return res
+        if path.endswith(".ipynb"):
+            return self._lint_notebook(data, path, res)
         if path.endswith(CUDA_SUFFIXES):
             return self._lint_cuda(data, path, res)
         if is_build_file(path):
@@ -119,6 +122,20 @@ class Linter:
             res.diagnostics, res.suppressed = apply(diags, text)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         return res
+
+    def _lint_notebook(self, data: bytes, path: str, res: FileResult) -> FileResult:
+        """Lint the code cells as one module; report cell numbers and cell lines."""
+        try:
+            src = to_python(data)
+        except NotebookError as exc:
+            res.diagnostics.append(_parse_error(path, 1, 1, str(exc)))
+            return res
+        inner = self.lint_bytes(src.code.encode("utf-8"), path + "#code")
+        for d in inner.diagnostics + inner.suppressed:
+            d.path = path
+            d.cell, d.cell_line = locate(src, d.line)
+        inner.path = path
+        return inner
 
     def _lint_cuda(self, data: bytes, path: str, res: FileResult) -> FileResult:
         """.cu/.cuh/.ptx files: no Python parse, only the rules that read CUDA."""

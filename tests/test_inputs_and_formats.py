@@ -1,0 +1,80 @@
+"""Notebooks, stdin, GitHub annotations, --statistics and the Python API for code generators."""
+import json
+
+from conftest import run_cli
+
+import aicompat
+
+NB = {
+    "cells": [
+        {"cell_type": "markdown", "source": ["# FP8 on an A100"], "metadata": {}},
+        {"cell_type": "code", "source": ["!pip install flash-attn\n", "%matplotlib inline\n", "import torch\n"],
+         "metadata": {}, "outputs": [], "execution_count": 1},
+        {"cell_type": "code", "source": ["%%bash\n", "nvidia-smi\n"], "metadata": {}, "outputs": [],
+         "execution_count": 2},
+        {"cell_type": "code", "source": ["a = torch.randn(16, 16).to(torch.float8_e4m3fn)\n",
+                                         "torch.cuda.synchronize?\n",
+                                         "if True:\n", "    %time y = 1\n",
+                                         "y = torch._scaled_mm(a, a.t(), scale_a=s, scale_b=s)\n"],
+         "metadata": {}, "outputs": [], "execution_count": 3},
+    ],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def test_notebook_cells_magics_and_locations(tmp_path):
+    (tmp_path / "demo.ipynb").write_text(json.dumps(NB))
+    r = run_cli("lint", "--no-config", "--gpu", "A100", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stdout.startswith("demo.ipynb:cell 4:5:5: AIC102 torch._scaled_mm")
+    doc = json.loads(run_cli("lint", "--no-config", "--gpu", "A100", "--format", "json", str(tmp_path),
+                             cwd=tmp_path).stdout)
+    d = doc["diagnostics"][0]
+    # Notebook-global line: cell 2 has 3 lines, cell 3 has 2, so cell 4 line 5 is line 10.
+    assert (d["line"], d["cell"], d["cell_line"]) == (10, 4, 5)
+
+
+def test_broken_notebook_is_a_diagnostic(tmp_path):
+    (tmp_path / "bad.ipynb").write_text('{"cells": [')
+    r = run_cli("lint", "--no-config", "--format", "json", str(tmp_path), cwd=tmp_path)
+    assert [d["code"] for d in json.loads(r.stdout)["diagnostics"]] == ["AIC001"]
+
+
+def test_stdin_with_filename_and_github_format(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import SRC
+
+    code = "import torch\ny = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n"
+    r = subprocess.run([sys.executable, "-m", "aicompat", "lint", "--no-config", "--gpu", "A100", "--format", "github",
+                        "-", "--stdin-filename", "gen/model.py"], input=code, capture_output=True, text=True,
+                       cwd=tmp_path, env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 1, r.stderr
+    line = r.stdout.strip()
+    assert line.startswith("::error file=gen/model.py,line=2,col=5,endLine=2,endColumn=")
+    assert ",title=AIC102 fp8-unsupported::torch._scaled_mm" in line
+
+
+def test_statistics(tmp_path):
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b)\ny = torch._scaled_mm(b, a)\n"
+                                   "from flash_attn import flash_attn_func\nq = torch.randn(1, 8, 4, 64)\n"
+                                   "v = torch.randn(1, 8, 4, 32)\nflash_attn_func(q, q, v)\n")
+    r = run_cli("lint", "--no-config", "--gpu", "A100", "--statistics", str(tmp_path), cwd=tmp_path)
+    assert "    2  AIC102  fp8-unsupported" in r.stdout and "    1  AIC101  v-headdim-mismatch" in r.stdout
+
+
+def test_code_generator_checks_its_own_output():
+    """The README's example: a generator lints its candidate before returning it."""
+    candidate = (
+        "import torch\n"
+        "def attn(q, k, v):\n"
+        "    return torch.nn.functional.scaled_dot_product_attention(q, k, v)\n"
+        "y = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
+    )
+    target = aicompat.Target(gpus=["A100", "H100"], python="3.11", pins={"torch": "2.4.0"})
+    problems = aicompat.lint_source(candidate, target=target)
+    assert [(p.code, p.line, p.targets) for p in problems] == [("AIC102", 4, ["A100"])]
+    fixed = candidate.replace("y = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)",
+                              "y = (a.to(torch.bfloat16) * sa) @ (b.to(torch.bfloat16) * sb)")
+    assert aicompat.lint_source(fixed, target=target) == []
