@@ -78,3 +78,26 @@ def test_code_generator_checks_its_own_output():
     fixed = candidate.replace("y = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)",
                               "y = (a.to(torch.bfloat16) * sa) @ (b.to(torch.bfloat16) * sb)")
     assert aicompat.lint_source(fixed, target=target) == []
+
+
+def test_baseline_and_show_suppressed(tmp_path):
+    bad = ("import torch\nx = torch._scaled_mm(a, b)\n")
+    (tmp_path / "m.py").write_text(bad)
+    args = ["lint", "--no-config", "--gpu", "A100"]
+    r = run_cli(*args, "--write-baseline", "base.json", ".", cwd=tmp_path)
+    assert r.returncode == 0 and "wrote 1 finding" in r.stdout
+    # Unrelated edits that move the code do not invalidate the baseline.
+    (tmp_path / "m.py").write_text("# a comment\n\n" + bad)
+    r = run_cli(*args, "--baseline", "base.json", "--show-suppressed", ".", cwd=tmp_path)
+    assert r.returncode == 0 and "suppressed: m.py:4:5: AIC102" in r.stdout
+    # A new finding is reported.
+    (tmp_path / "m.py").write_text("# a comment\n\n" + bad + "y = torch._scaled_grouped_mm(a, b)\n")
+    r = run_cli(*args, "--baseline", "base.json", ".", cwd=tmp_path)
+    assert r.returncode == 1 and "m.py:5:5: AIC102 torch._scaled_grouped_mm" in r.stdout and "m.py:4" not in r.stdout
+    # Fixed findings drop out when the baseline is written again.
+    (tmp_path / "m.py").write_text("import torch\n")
+    assert "wrote 0 findings" in run_cli(*args, "--write-baseline", "base.json", ".", cwd=tmp_path).stdout
+    # noqa-silenced findings are listed too.
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b)  # aicompat: ignore[AIC102]\n")
+    r = run_cli(*args, "--show-suppressed", ".", cwd=tmp_path)
+    assert r.returncode == 0 and "suppressed: m.py:2:5: AIC102" in r.stdout

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from . import baseline
 from .api import run
 from .config import build_settings
 from .errors import ConfigError, MatrixError
@@ -35,6 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--stdin-filename", metavar="PATH",
                       help="name for source read from stdin: used in messages, for config lookup and the file type")
     lint.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    lint.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE and exit 0")
+    lint.add_argument("--baseline", metavar="FILE", help="report only findings that are not in FILE")
+    lint.add_argument("--show-suppressed", action="store_true",
+                      help="also list findings silenced by noqa/ignore comments or the baseline")
     lint.add_argument("--gpu", action="append", metavar="GPU",
                       help="fleet member: an arch (sm_90) or a GPU name (H100); repeatable; 'auto' reads nvidia-smi")
     lint.add_argument("--python", metavar="X.Y", help="target Python version")
@@ -84,16 +89,27 @@ def _lint(args) -> int:
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
+    if args.write_baseline:
+        n = baseline.write(args.write_baseline, result.diagnostics)
+        print(f"wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}")
+        return 0
+    silenced = list(result.suppressed)
+    if args.baseline:
+        result.diagnostics, known = baseline.split(result.diagnostics, baseline.load(args.baseline))
+        silenced += known
     if args.verbose:
         for f in result.files:
             if f.skipped:
                 print(f"skipped {f.path}: {f.skipped}", file=sys.stderr)
-    summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(result.suppressed),
+    summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
                    sum(1 for f in result.files if f.skipped))
     out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes)
     sys.stdout.write(out)
     if args.statistics:
         sys.stdout.write(statistics(result.diagnostics))
+    if args.show_suppressed:
+        for d in sorted(silenced, key=lambda x: x.sort_key()):
+            print(f"suppressed: {d.location()}: {d.code} {d.message}")
     if any(d.code == "AIC000" for d in result.diagnostics):
         return 3  # the run is incomplete: aicompat failed on some file
     if result.diagnostics and not args.exit_zero:

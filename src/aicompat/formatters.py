@@ -32,7 +32,7 @@ def format_text(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, not
     else:
         lines.append(f"All checks passed ({where}).")
     if summ.get("suppressed"):
-        lines.append(f"{summ['suppressed']} suppressed by noqa comments.")
+        lines.append(f"{summ['suppressed']} suppressed (noqa/ignore comments or the baseline).")
     lines.extend(f"note: {note}" for note in notes)
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,67 @@
+"""Baselines for adopting aicompat on an existing repo.
+
+``--write-baseline FILE`` records today's findings by rule, path and a
+fingerprint of the code (the finding's source line and message, without line
+numbers), so unrelated edits that move code do not invalidate it.
+``--baseline FILE`` then reports only findings that are not in it. Writing
+again records only what is still found, so fixed findings drop out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from .diagnostics import Diagnostic
+from .errors import ConfigError
+
+_LINE_REF = re.compile(r"\bline \d+")
+
+
+def _source_line(d: Diagnostic, cache: dict[str, list[str]]) -> str:
+    if d.path not in cache:
+        try:
+            cache[d.path] = Path(d.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            cache[d.path] = []
+    lines = cache[d.path]
+    return lines[d.line - 1].strip() if d.cell is None and 0 < d.line <= len(lines) else ""
+
+
+def fingerprint(d: Diagnostic, cache: dict[str, list[str]]) -> str:
+    text = "\0".join([d.code, d.path, _LINE_REF.sub("line #", d.message), _source_line(d, cache)])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def write(path: str, diags: list[Diagnostic]) -> int:
+    cache: dict[str, list[str]] = {}
+    entries = sorted(({"code": d.code, "path": d.path, "fingerprint": fingerprint(d, cache)} for d in diags),
+                     key=lambda e: (e["path"], e["code"], e["fingerprint"]))
+    Path(path).write_text(json.dumps({"aicompat_baseline": 1, "entries": entries}, indent=1) + "\n")
+    return len(entries)
+
+
+def load(path: str) -> Counter:
+    try:
+        doc = json.loads(Path(path).read_text())
+        return Counter((e["code"], e["path"], e["fingerprint"]) for e in doc["entries"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: not an aicompat baseline ({exc})") from None
+
+
+def split(diags: list[Diagnostic], known: Counter) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(new findings, findings already in the baseline)."""
+    left = Counter(known)
+    cache: dict[str, list[str]] = {}
+    new, old = [], []
+    for d in diags:
+        key = (d.code, d.path, fingerprint(d, cache))
+        if left[key] > 0:
+            left[key] -= 1
+            old.append(d)
+        else:
+            new.append(d)
+    return new, old
