@@ -101,3 +101,21 @@ def test_baseline_and_show_suppressed(tmp_path):
     (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b)  # aicompat: ignore[AIC102]\n")
     r = run_cli(*args, "--show-suppressed", ".", cwd=tmp_path)
     assert r.returncode == 0 and "suppressed: m.py:2:5: AIC102" in r.stdout
+
+
+def test_sarif_structure(tmp_path):
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b)\n")
+    r = run_cli("lint", "--no-config", "--gpu", "A100", "--format", "sarif", ".", cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert doc["version"] == "2.1.0" and len(doc["runs"]) == 1
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert {x["id"] for x in rules} >= {"AIC001", "AIC101", "AIC102", "AIC301"}
+    for rule in rules:
+        assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"] and rule["help"]["text"]
+    res = run["results"][0]
+    assert res["ruleId"] == "AIC102" and rules[res["ruleIndex"]]["id"] == "AIC102"
+    region = res["locations"][0]["physicalLocation"]["region"]
+    assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "m.py"
+    assert (region["startLine"], region["startColumn"]) == (2, 5)
+    assert res["properties"]["targets"] == ["A100"]

@@ -63,7 +63,59 @@ def format_github(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, n
     return "\n".join(out) + ("\n" if out else "")
 
 
-FORMATTERS = {"text": format_text, "json": format_json, "github": format_github}
+def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, notes: list[str]) -> str:
+    """SARIF 2.1.0: one run, every rule described, results with physical locations."""
+    from . import __version__
+    from .ruledocs import load_docs
+    from .rules import CODES
+
+    docs = load_docs()
+    rules, index = [], {}
+    for code, name in CODES.items():
+        doc = docs.get(code)
+        if doc is None:
+            continue
+        index[code] = len(rules)
+        rules.append({
+            "id": code,
+            "name": name,
+            "shortDescription": {"text": doc.summary.strip()},
+            "fullDescription": {"text": " ".join(doc.what.split())},
+            "help": {"text": doc.instead.strip(), "markdown": doc.instead.strip()},
+            "defaultConfiguration": {"level": "error" if doc.severity == "error" else "warning"},
+        })
+    results = []
+    for d in diags:
+        r = {
+            "ruleId": d.code,
+            "level": "warning" if d.severity == "warning" else "error",
+            "message": {"text": d.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": d.path},
+                "region": {"startLine": d.line, "startColumn": d.column, "endLine": d.end_line,
+                           "endColumn": max(d.end_column, d.column)},
+            }}],
+            "properties": {"targets": d.targets},
+        }
+        if d.code in index:
+            r["ruleIndex"] = index[d.code]
+        if d.cell is not None:
+            r["properties"].update(cell=d.cell, cell_line=d.cell_line)
+        results.append(r)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "aicompat", "version": __version__, "rules": rules,
+                                "informationUri": "https://pypi.org/project/aicompat/"}},
+            "results": results,
+            "properties": {"target": target.as_json(), "notes": notes},
+        }],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+FORMATTERS = {"text": format_text, "json": format_json, "github": format_github, "sarif": format_sarif}
 
 
 def statistics(diags: list[Diagnostic]) -> str:
