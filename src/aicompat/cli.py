@@ -9,6 +9,7 @@ from pathlib import Path
 
 from . import __version__
 from . import baseline
+from .fix import fixed_source, unified_diff
 from .api import run
 from .config import build_settings
 from .errors import ConfigError, MatrixError
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--stdin-filename", metavar="PATH",
                       help="name for source read from stdin: used in messages, for config lookup and the file type")
     lint.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    lint.add_argument("--fix", action="store_true", help="apply the fixes aicompat can make, then report what is left")
+    lint.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
     lint.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE and exit 0")
     lint.add_argument("--baseline", metavar="FILE", help="report only findings that are not in FILE")
     lint.add_argument("--show-suppressed", action="store_true",
@@ -89,6 +92,23 @@ def _lint(args) -> int:
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
+    if (args.fix or args.diff) and not from_stdin:
+        changed = 0
+        for f in result.files:
+            edit = fixed_source(f.path, f.diagnostics)
+            if edit is None:
+                continue
+            changed += 1
+            if args.diff:
+                sys.stdout.write(unified_diff(f.path, *edit))
+            else:
+                with open(f.path, "w", encoding="utf-8") as fh:
+                    fh.write(edit[1])
+        if args.diff:
+            return 1 if changed else 0
+        if changed:
+            print(f"fixed {changed} file{'s' if changed != 1 else ''}", file=sys.stderr)
+            result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter)
     if args.write_baseline:
         n = baseline.write(args.write_baseline, result.diagnostics)
         print(f"wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}")

@@ -19,6 +19,11 @@ class Diagnostic:
     targets: list[str] = field(default_factory=list)
     cell: int | None = None  # notebook cell number; line stays the notebook-global line
     cell_line: int | None = None
+    fix: str | None = field(default=None, repr=False)  # replacement for line:column..end_line:end_column
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code, self.message)
@@ -31,6 +36,7 @@ class Diagnostic:
 
     def as_json(self) -> dict:
         d = asdict(self)
+        d.pop("fix")
         if self.cell is None:
             d.pop("cell")
             d.pop("cell_line")

@@ -514,6 +514,7 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
                 severity=f.severity,
                 message=message,
                 targets=target.labels_for(f.archs) + list(f.extra_targets),
+                fix=f.fix if not f.line_delta else None,
             )
         )
     for rule, node, exc in walker.errors:

@@ -36,6 +36,7 @@ class Finding:
     severity: str = "error"
     line_delta: int = 0  # report this many lines below the node (a line inside a CUDA string)
     refs: dict = field(default_factory=dict)  # name -> node; "{line:name}" in the message becomes its line
+    fix: str | None = None  # source text that replaces ``node`` and fixes the finding (--fix)
 
 
 class Rule:

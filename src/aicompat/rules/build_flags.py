@@ -161,7 +161,16 @@ class BuildArchFlags(Rule):
         if r is None:
             return []
         build, bad = parse_torch_arch_list(r.text, self.matrix)
-        return self._findings(expr, build, bad, fc, f"{ENV_NAME}={r.text!r}", "torch")
+        found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={r.text!r}", "torch")
+        if found and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
+            # The fix: the list that covers exactly the fleet, in the literal's own quotes.
+            archs = sorted({w.arch for w in fc.ctx.worlds})
+            value = self.fix_torch(archs).split("=", 1)[1].strip('"')
+            prefix = expr.prefix
+            quote = expr.quote
+            for f in found:
+                f.fix = f"{prefix}{quote}{value}{quote}"
+        return found
 
     # -- CMakeLists.txt, Dockerfiles, shell scripts ---------------------------------------
     def check_build_file(self, text: str, path: str, target, cuda):
