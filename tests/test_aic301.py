@@ -3,7 +3,6 @@ in generated Python wrappers, is judged for every target in the manifest, and th
 verdicts must equal what nvcc did (fixtures/kernels/manifest.toml)."""
 import json
 import textwrap
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, lint, run_cli

@@ -14,9 +14,9 @@ def _pre_commit():
     exe = shutil.which("pre-commit")
     if exe:
         return [exe]
-    try:
-        import pre_commit  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("pre_commit") is None:
         pytest.skip("pre-commit is not installed (pip install -e '.[test]' installs it)")
     return [sys.executable, "-m", "pre_commit"]
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
-from .index import OPAQUE, Opaque, Qual, Unpack, assign_bindings, dotted, import_bindings
+from .index import OPAQUE, Opaque, Qual, Unpack, assign_bindings, import_bindings
 
 
 class _Unknown:
@@ -575,7 +575,3 @@ def _same(a, b) -> bool:
         return a is not UNKNOWN and b is not UNKNOWN and type(a) is type(b) and a == b
     except Exception:
         return False
-
-
-def dotted_or_none(node) -> str | None:
-    return dotted(node) if isinstance(node, cst.BaseExpression) else None

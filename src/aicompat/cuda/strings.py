@@ -77,13 +77,14 @@ def resolve_text(expr, fc, depth: int = 0) -> Resolved | None:
             target = expr.func.value
             if method == "read" and isinstance(target, cst.Call) and fc.resolve(target.func) in ("open", "io.open", None):
                 if isinstance(target.func, cst.Name) and target.func.value == "open" and target.args:
-                    return _read_file(target.args[0].value, fc)
+                    return read_file(target.args[0].value, fc)
             if method == "read_text":
-                return _read_file(target, fc)
+                return read_file(target, fc)
     return None
 
 
-def _read_file(path_expr, fc) -> Resolved | None:
+def read_file(path_expr, fc) -> Resolved | None:
+    """The text of a file named by ``path_expr``, relative to the module's folder."""
     path = _path_value(path_expr, fc)
     if path is None:
         return None

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 _GENCODE = re.compile(r"arch\s*=\s*(compute_\d+[af]?|sm_\d+[af]?)\s*,\s*code\s*=\s*\[?([\w,\s]+)\]?")
-_ARCH_ONLY = re.compile(r"(?:^|\s)(?:-arch|--gpu-architecture|-arch=|--gpu-architecture=)\s*=?\s*(sm_\d+[af]?|compute_\d+[af]?|native|all|all-major)")
 
 
 @dataclass

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..cuda.preprocessor import logical_lines
 from ..cuda.scan import CudaSource, Verdict, load_features
-from ..cuda.strings import Resolved, resolve_text
+from ..cuda.strings import Resolved, read_file, resolve_text
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
 from .base import Example, Finding, Rule
 
@@ -126,9 +126,7 @@ class InlineCudaArch(Rule):
             for item in _list_items(arg):
                 path = resolve_text(item, fc)
                 if path and path.text.endswith((".cu", ".cuh")):
-                    from ..cuda.strings import _read_file
-
-                    r = _read_file(cst.SimpleString(repr(path.text)), fc)
+                    r = read_file(cst.SimpleString(repr(path.text)), fc)
                     if r:
                         texts.append(r)
         else:
