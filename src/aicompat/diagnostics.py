@@ -21,10 +21,6 @@ class Diagnostic:
     cell_line: int | None = None
     fix: str | None = field(default=None, repr=False)  # replacement for line:column..end_line:end_column
 
-    @property
-    def fixable(self) -> bool:
-        return self.fix is not None
-
     def sort_key(self):
         return (self.path, self.line, self.column, self.code, self.message)
 

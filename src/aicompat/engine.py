@@ -17,7 +17,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .diagnostics import Diagnostic
 from .evaluate import Evaluator
-from .guards import Ctx, split_worlds, terminates
+from .guards import Ctx, orelse_terminates, split_worlds, terminates
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
 from .rules.base import Finding, Rule
@@ -184,10 +184,7 @@ class Walker(cst.CSTVisitor):
     def leave_If(self, node: cst.If) -> None:
         yes, no = self._if_split.pop(id(node))
         body_exits = terminates(node.body, self.fc.resolve)
-        else_exits = node.orelse is not None and terminates(
-            node.orelse.body if isinstance(node.orelse, cst.Else) else cst.IndentedBlock(body=[node.orelse]),
-            self.fc.resolve,
-        )
+        else_exits = orelse_terminates(node.orelse, self.fc.resolve)
         if body_exits and else_exits:
             self.fc.ctx = self.fc.ctx.narrowed(frozenset())
         elif body_exits:

@@ -71,32 +71,29 @@ _EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip"}
 def terminates(block: cst.BaseSuite, resolve) -> bool:
     """Does this block always leave (return/raise/continue/break/sys.exit)?"""
     if isinstance(block, cst.SimpleStatementSuite):
-        stmts = [block]
-        last_smalls = block.body
-    else:
-        stmts = block.body
-        if not stmts:
-            return False
-        last = stmts[-1]
-        if isinstance(last, cst.If):
-            return (
-                last.orelse is not None
-                and terminates(last.body, resolve)
-                and terminates(last.orelse.body if isinstance(last.orelse, cst.Else) else _as_suite(last.orelse), resolve)
-            )
-        if not isinstance(last, cst.SimpleStatementLine):
-            return False
-        last_smalls = last.body
-    del stmts
-    for small in last_smalls:
+        return _leaves(block.body, resolve)
+    if not block.body:
+        return False
+    last = block.body[-1]
+    if isinstance(last, cst.If):
+        return last.orelse is not None and terminates(last.body, resolve) and orelse_terminates(last.orelse, resolve)
+    return isinstance(last, cst.SimpleStatementLine) and _leaves(last.body, resolve)
+
+
+def orelse_terminates(orelse: cst.If | cst.Else | None, resolve) -> bool:
+    """Does an ``else`` (or an ``elif`` chain) always leave?"""
+    if orelse is None:
+        return False
+    if isinstance(orelse, cst.Else):
+        return terminates(orelse.body, resolve)
+    return orelse.orelse is not None and terminates(orelse.body, resolve) and orelse_terminates(orelse.orelse, resolve)
+
+
+def _leaves(smalls, resolve) -> bool:
+    for small in smalls:
         if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
             return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            name = resolve(small.value.func)
-            if name in _EXIT_CALLS:
+            if resolve(small.value.func) in _EXIT_CALLS:
                 return True
     return False
-
-
-def _as_suite(node: cst.If) -> cst.IndentedBlock:
-    return cst.IndentedBlock(body=[node])

@@ -13,7 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .data import data_dir
@@ -124,9 +123,6 @@ class Matrix:
         if not entry:
             return []
         return [Version(v) for v in entry["releases"]]
-
-    def releases_in(self, package: str, spec: SpecifierSet) -> list[Version]:
-        return [v for v in self.releases(package) if spec.contains(v, prereleases=False)]
 
     def feature_archs(self, feature: str) -> frozenset[str]:
         try:

@@ -98,15 +98,6 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
 
 
 @dataclass
-class Region:
-    """One branch of one #if group, with its line span and its conditions."""
-
-    group: int
-    branch: int
-    has_else: bool = False
-
-
-@dataclass
 class Preprocessed:
     live: dict[int, bool | None]  # line number -> True (compiled), False (dropped), None (unknown)
     defines: dict[str, str] = field(default_factory=dict)  # object-like and function-like bodies

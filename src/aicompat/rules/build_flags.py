@@ -121,7 +121,7 @@ class BuildArchFlags(Rule):
             return []
         if isinstance(expr, cst.Dict):  # extra_compile_args={"cxx": [...], "nvcc": [...]}
             nv = [el.value for el in expr.elements if isinstance(el, cst.DictElement)
-                  and (resolve_text(el.key, fc) or _NONE).text == "nvcc"]
+                  and _text(el.key, fc) == "nvcc"]
             expr = _deref(nv[0], fc) if nv else None
         flags = []
         items = expr.elements if isinstance(expr, (cst.List, cst.Tuple)) else []
@@ -211,11 +211,9 @@ def _deref(expr, fc, depth: int = 0):
     return expr
 
 
-class _NoneText:
-    text = None
-
-
-_NONE = _NoneText()
+def _text(expr, fc) -> str | None:
+    r = resolve_text(expr, fc)
+    return r.text if r else None
 _ENV_ASSIGN = re.compile(r"(?:^|[\s;])(?:ENV\s+|export\s+|ARG\s+)?TORCH_CUDA_ARCH_LIST(?:=|\s+)(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'#]+)",
                          re.M)
 _CMAKE_ARCH = re.compile(r"(?:CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES)[\s\"]+(?P<v>\"[^\"\n]+\"|[\w;.\-]+)")

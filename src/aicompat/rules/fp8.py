@@ -66,7 +66,6 @@ class Fp8Unsupported(Rule):
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.dtypes = {k: Version(e["added"]) for k, e in matrix.section("fp8.toml", "dtype").items()}
-        self.dtype_facts = matrix.section("fp8.toml", "dtype")
         self.ops = matrix.section("fp8.toml", "op")
         self.casts = matrix.section("fp8.toml", "compiled_cast")
         self.recipes = matrix.section("fp8.toml", "te_recipe")
@@ -153,8 +152,6 @@ class Fp8Unsupported(Rule):
                 vals.add(v if isinstance(v, bool) else None)
             if vals == {False}:
                 return []
-        elif qualname.endswith(".autocast"):
-            pass  # te.autocast(enabled=True) is its default too
         rexpr = site.kw.get("fp8_recipe") if qualname.endswith("fp8_autocast") else site.kw.get("recipe")
         if rexpr is None:
             recipe_name = self.default_recipe

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 from packaging.version import Version
 
-from ..index import Qual, Unpack, assign_bindings
+from ..index import assign_bindings
 from .base import Example, Finding, Rule
 
 # Serialisers: qualified name -> (positional index, keyword) of the object.
@@ -76,7 +76,6 @@ class PickleCudaObject(Rule):
         super().__init__(matrix)
         self.sources = matrix.section("pickle.toml", "unpicklable")
         self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in SINKS} | {"put", "put_nowait", "update", "append", "extend", "add"})
-        self._mutations: dict[str, list[tuple[str, cst.BaseExpression]]] = {}
 
     def known_names(self) -> set[str]:
         return set(SINKS)
@@ -196,11 +195,7 @@ class PickleCudaObject(Rule):
                 return None
             seen = seen | {name}
             b = fc.lookup(name)
-            s = None
-            if isinstance(b, cst.BaseExpression):
-                s = self._taint(b, fc, seen, depth + 1, path or name)
-            elif isinstance(b, Unpack) or isinstance(b, Qual):
-                s = None
+            s = self._taint(b, fc, seen, depth + 1, path or name) if isinstance(b, cst.BaseExpression) else None
             if s:
                 return s
             for suffix, value in self._muts(fc).get(name, []):
