@@ -58,6 +58,7 @@ class FileContext:
         self.scopes: list[dict[str, Any]] = []
         self.ctx = Ctx(worlds=target.worlds())
         self.current_class: cst.ClassDef | None = None
+        self.state: dict[str, Any] = {}  # per-file memo a rule keeps between calls
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
 
     # -- names ---------------------------------------------------------------
@@ -139,8 +140,7 @@ class Walker(cst.CSTVisitor):
                 self._attr_rules.setdefault(t, []).append(r)
         for name, b in fc.index.bindings.items():
             self._alias(name, b)
-        self._assign_rules = any(hasattr(r, "check_assign") for r in rules)
-        self._dict_rules = any(hasattr(r, "check_dict") for r in rules)
+        self._hooks = {m: [r for r in rules if hasattr(r, m)] for m in ("check_assign", "check_dict", "check_decorator")}
 
     def _alias(self, name: str, binding) -> None:
         """``from torch import _scaled_mm as smm``: calls to ``smm`` reach the rules too."""
@@ -310,21 +310,19 @@ class Walker(cst.CSTVisitor):
         """Rules that read statements or literals rather than calls (``os.environ[...] = ...``)."""
         if not self.fc.ctx.worlds:
             return
-        for r in self.rules:
-            fn = getattr(r, method, None)
-            if fn is not None:
-                self._run(r, node, fn, node, self.fc)
+        for r in self._hooks[method]:
+            self._run(r, node, getattr(r, method), node, self.fc)
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
-        if not isinstance(node.decorator, cst.Call) and any(hasattr(r, "check_decorator") for r in self.rules):
+        if self._hooks["check_decorator"] and not isinstance(node.decorator, cst.Call):
             self._hook("check_decorator", node)
 
     def visit_Dict(self, node: cst.Dict) -> None:
-        if self._dict_rules:
+        if self._hooks["check_dict"]:
             self._hook("check_dict", node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._assign_rules and any(isinstance(t.target, cst.Subscript) for t in node.targets):
+        if self._hooks["check_assign"] and any(isinstance(t.target, cst.Subscript) for t in node.targets):
             self._hook("check_assign", node)
         for name, b in assign_bindings([t.target for t in node.targets], node.value):
             self._bind(name, b)

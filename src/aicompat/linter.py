@@ -85,7 +85,8 @@ class Linter:
             return self._lint_cuda(data, path, res)
         if is_build_file(path):
             return self._lint_build_file(data, path, res)
-        if self.prefilter and not self.relevant(data):
+        relevant = self.relevant(data)
+        if self.prefilter and not relevant:
             res.skipped = "no token any rule reacts to"
             return res
         if not self.rules and not self.parse_errors:
@@ -98,11 +99,11 @@ class Linter:
         try:
             module = cst.parse_module(data)
         except cst.ParserSyntaxError as exc:
-            if self.parse_errors and self.relevant(data):
+            if self.parse_errors and relevant:
                 res.diagnostics.append(_syntax_diagnostic(path, data, exc))
             return res
         except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as exc:
-            if self.parse_errors and self.relevant(data):
+            if self.parse_errors and relevant:
                 res.diagnostics.append(_parse_error(path, 1, 1, f"cannot decode source: {exc}"))
             return res
         except RecursionError:
@@ -111,7 +112,7 @@ class Linter:
             return res
         res.parsed = True
         text = data.decode(module.encoding or "utf-8", "replace")
-        if self.rules and (not self.prefilter or self.relevant(data)):
+        if self.rules:  # with the prefilter on, irrelevant files returned above
             try:
                 diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known,
                                      text)

@@ -58,6 +58,9 @@ class CompileBackend(Rule):
         rel = matrix.section("compile.toml", "release")
         self.releases = sorted(((Version(k), v) for k, v in rel.items()), key=lambda kv: kv[0])
         self.packages = matrix.section("compile.toml", "backend_package")
+        self.option_keys = matrix.section("inductor_options.toml", "keys")
+        self.option_releases = sorted(Version(k) for k in matrix.section("inductor_options.toml", "release"))
+        self.public_keys = [k for k in self.option_keys if not k.startswith("_")]
         self.call_tails = frozenset({"compile", "optimize"})
 
     def known_names(self) -> set[str]:
@@ -198,9 +201,6 @@ class CompileBackend(Rule):
             expr = b
         if not isinstance(expr, cst.Dict):
             return []
-        keys = self.matrix.section("inductor_options.toml", "keys")
-        rels = sorted(((Version(k), v) for k, v in self.matrix.section("inductor_options.toml", "release").items()),
-                      key=lambda kv: kv[0])
         out = []
         for el in expr.elements:
             if not isinstance(el, cst.DictElement):
@@ -211,19 +211,18 @@ class CompileBackend(Rule):
             key = r.text.replace("-", "_")
             bad = []
             for torch_v, rel_v, _e in self._versions(fc):
-                entry = next((ev for ev in reversed(rels) if ev[0] <= rel_v), None)
-                if entry is None:
+                table = next((v for v in reversed(self.option_releases) if v <= rel_v), None)
+                if table is None:
                     continue
-                spans = keys.get(key, [])
-                have = any(Version(spans[i]) <= entry[0] <= Version(spans[i + 1]) for i in range(0, len(spans), 2))
+                spans = self.option_keys.get(key, [])
+                have = any(Version(spans[i]) <= table <= Version(spans[i + 1]) for i in range(0, len(spans), 2))
                 if not have:
-                    bad.append((torch_v, entry))
+                    bad.append((torch_v, table))
             if not bad:
                 continue
             pinned = [v for v, _ in bad if v is not None]
             where = f"torch {_span(pinned)}" if pinned else "the newest torch"
-            known = [k for k in keys if not k.startswith("_")]
-            close = difflib.get_close_matches(key, known, n=1)
+            close = difflib.get_close_matches(key, self.public_keys, n=1)
             hint = f'; did you mean "{close[0]}"?' if close else ""
             out.append(self._everywhere(el.key, f'{label}: option "{r.text}" is not an inductor option in {where}: '
                                                 f'"Unexpected optimization option {r.text}, known options are [...]"'

@@ -124,11 +124,9 @@ class InlineCudaArch(Rule):
         texts: list[Resolved] = []
         if mech.files:
             for item in _list_items(arg):
-                path = resolve_text(item, fc)
-                if path and path.text.endswith((".cu", ".cuh")):
-                    r = read_file(cst.SimpleString(repr(path.text)), fc)
-                    if r:
-                        texts.append(r)
+                r = read_file(item, fc)
+                if r and r.file.suffix in (".cu", ".cuh"):
+                    texts.append(r)
         else:
             r = resolve_text(arg, fc)
             if r:
@@ -291,7 +289,7 @@ def _list_items(expr):
 
 def _torch_arch_list(fc) -> str | None:
     """TORCH_CUDA_ARCH_LIST set by the module itself (os.environ[...] = / setdefault)."""
-    cache = fc.__dict__.setdefault("_torch_arch_list", {})
+    cache = fc.state.setdefault("torch_arch_list", {})
     if "v" in cache:
         return cache["v"]
     value = None

@@ -90,7 +90,7 @@ class PickleCudaObject(Rule):
         return []
 
     def _muts(self, fc) -> dict:
-        return fc.__dict__.setdefault("_pickle_mutations", {})
+        return fc.state.setdefault("pickle_mutations", {})
 
     # -- sinks ----------------------------------------------------------------------
     def check_call(self, site, qualname, fc):
