@@ -57,7 +57,7 @@ def test_stdin_with_filename_and_github_format(tmp_path):
 
 
 def test_statistics(tmp_path):
-    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b)\ny = torch._scaled_mm(b, a)\n"
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\ny = torch._scaled_mm(b, a, scale_a=sa, scale_b=sb)\n"
                                    "from flash_attn import flash_attn_func\nq = torch.randn(1, 8, 4, 64)\n"
                                    "v = torch.randn(1, 8, 4, 32)\nflash_attn_func(q, q, v)\n")
     r = run_cli("lint", "--no-config", "--gpu", "A100", "--statistics", str(tmp_path), cwd=tmp_path)
@@ -81,7 +81,7 @@ def test_code_generator_checks_its_own_output():
 
 
 def test_baseline_and_show_suppressed(tmp_path):
-    bad = ("import torch\nx = torch._scaled_mm(a, b)\n")
+    bad = ("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n")
     (tmp_path / "m.py").write_text(bad)
     args = ["lint", "--no-config", "--gpu", "A100"]
     r = run_cli(*args, "--write-baseline", "base.json", ".", cwd=tmp_path)
@@ -98,13 +98,13 @@ def test_baseline_and_show_suppressed(tmp_path):
     (tmp_path / "m.py").write_text("import torch\n")
     assert "wrote 0 findings" in run_cli(*args, "--write-baseline", "base.json", ".", cwd=tmp_path).stdout
     # noqa-silenced findings are listed too.
-    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b)  # aicompat: ignore[AIC102]\n")
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)  # aicompat: ignore[AIC102]\n")
     r = run_cli(*args, "--show-suppressed", ".", cwd=tmp_path)
     assert r.returncode == 0 and "suppressed: m.py:2:5: AIC102" in r.stdout
 
 
 def test_sarif_structure(tmp_path):
-    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b)\n")
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n")
     r = run_cli("lint", "--no-config", "--gpu", "A100", "--format", "sarif", ".", cwd=tmp_path)
     doc = json.loads(r.stdout)
     assert doc["version"] == "2.1.0" and len(doc["runs"]) == 1

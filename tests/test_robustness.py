@@ -27,7 +27,7 @@ def test_python2_and_conflict_markers():
 
 def test_undecodable_and_binary_files(tmp_path):
     (tmp_path / "latin.py").write_bytes(b"import torch  # caf\xe9\nx = torch.float8_e4m3fn\n")
-    (tmp_path / "declared.py").write_bytes(b"# -*- coding: latin-1 -*-\nimport torch  # caf\xe9\nx = torch._scaled_mm(a, b)\n")
+    (tmp_path / "declared.py").write_bytes(b"# -*- coding: latin-1 -*-\nimport torch  # caf\xe9\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n")
     (tmp_path / "blob.py").write_bytes(b"\x00\x01float8\xff\xfe" * 50)
     r = run_cli("lint", "--no-config", "--gpu", "A100", "--format", "json", str(tmp_path), cwd=tmp_path)
     assert "Traceback" not in r.stderr
@@ -43,7 +43,7 @@ def test_analyzer_never_executes_the_code(tmp_path):
     marker = tmp_path / "executed"
     (tmp_path / "evil.py").write_text(
         f"import torch\nopen({str(marker)!r}, 'w').write('x')\nimport flash_attn\n"
-        f"torch._scaled_mm(a, b)\n"
+        f"torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
     )
     r = run_cli("lint", "--no-config", str(tmp_path), cwd=tmp_path)
     assert r.returncode == 1 and not marker.exists()
@@ -71,7 +71,7 @@ def test_rule_exception_becomes_internal_error_and_run_goes_on(tmp_path, monkeyp
         raise KeyError("bug")
 
     monkeypatch.setattr(Fp8Unsupported, "check_call", boom)
-    (tmp_path / "a.py").write_text("import torch\ntorch._scaled_mm(a, b)\n")
+    (tmp_path / "a.py").write_text("import torch\ntorch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n")
     (tmp_path / "b.py").write_text(GOOD_BAD)
     m = default_matrix()
     res = run([str(tmp_path)], build_settings(m, cli=Target(gpus=["A100"]), no_config=True), m)

@@ -56,6 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
     lint.add_argument("-v", "--verbose", action="store_true", help="say which files were skipped and why")
 
+    mx = sub.add_parser("matrix", help="maintain the version matrix")
+    mxs = mx.add_subparsers(dest="matrix_command", required=True)
+    mb = mxs.add_parser("build", help="regenerate version_matrix/api/PACKAGE.toml from the package's releases")
+    mb.add_argument("package", help="torch or flash-attn")
+    mb.add_argument("--versions", help="comma-separated releases (default: every release in releases.toml)")
+    mb.add_argument("--archives", default=".aicompat_releases",
+                    help="folder for downloaded wheels/sdists; archives already there are reused")
+    mb.add_argument("--out", help="output file (default: version_matrix/api/PACKAGE.toml)")
+    mb.add_argument("--git", metavar="REPO", help="read release tags from this git checkout where they exist "
+                    "(flash-attn: Dao-AILab/flash-attention); pip download otherwise")
+
     sub.add_parser("rules", help="list the rules")
     ex = sub.add_parser("explain", help="explain a rule")
     ex.add_argument("code")
@@ -69,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
             return _rules()
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "matrix":
+            from .matrix_build import main as build_main
+
+            return build_main(args)
         return _lint(args)
     except (ConfigError, MatrixError) as exc:
         print(f"aicompat: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -140,7 +140,9 @@ class Walker(cst.CSTVisitor):
                 self._attr_rules.setdefault(t, []).append(r)
         for name, b in fc.index.bindings.items():
             self._alias(name, b)
-        self._hooks = {m: [r for r in rules if hasattr(r, m)] for m in ("check_assign", "check_dict", "check_decorator")}
+        self._hooks = {m: [r for r in rules if hasattr(r, m)]
+                       for m in ("check_assign", "check_dict", "check_decorator", "check_import")}
+        self._any_attr = self._attr_rules.pop("*", [])
 
     def _alias(self, name: str, binding) -> None:
         """``from torch import _scaled_mm as smm``: calls to ``smm`` reach the rules too."""
@@ -350,10 +352,14 @@ class Walker(cst.CSTVisitor):
                 self._bind(name, OPAQUE)
 
     def visit_Import(self, node: cst.Import) -> None:
+        if self._hooks["check_import"]:
+            self._hook("check_import", node)
         for name, q in import_bindings(node):
             self._bind(name, q)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if self._hooks["check_import"]:
+            self._hook("check_import", node)
         for name, q in import_bindings(node):
             if name != "*":
                 self._bind(name, q)
@@ -396,6 +402,8 @@ class Walker(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         rules = self._attr_rules.get(node.attr.value)
+        if self._any_attr:
+            rules = list(rules or ()) + self._any_attr
         if not rules or not self.fc.ctx.worlds:
             return
         qual = self.fc.resolve(node)

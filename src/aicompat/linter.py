@@ -21,6 +21,28 @@ from .suppress import IGNORE_FILE, apply
 from .target import ResolvedTarget
 
 
+def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
+    """``hasattr(torch.nn, "attention")`` in one torch release, from the generated API table."""
+    from . import apiquery
+
+    api = matrix.api("torch") if version is not None else None
+    i = api.index_of(version) if api else None
+    where = apiquery.split(api, qualname) if i is not None else None
+    if where is None:
+        return None
+    module, rest = where
+    if not rest:
+        if "." not in module:
+            return None
+        module, name = module.rsplit(".", 1)
+    elif len(rest) == 1:
+        name = rest[0]
+    else:
+        return None
+    found = apiquery.presence(api, module, name, [i])
+    return True if found.have else False if found.lack else None
+
+
 def selected(code: str, select: list[str], ignore: list[str]) -> bool:
     """Ruff-style prefix selection: ``AIC1`` selects AIC101, AIC102, ..."""
     if select and not any(code.startswith(s) for s in select):
@@ -63,6 +85,9 @@ class Linter:
     def attr_exists(self, qualname: str, world):
         if qualname.startswith("torch."):
             known = self.matrix.symbol_exists(qualname, world.torch)
+            if known is not None:
+                return known
+            known = api_has(self.matrix, qualname, world.torch)
             if known is not None:
                 return known
         for r in self._attr_sources:

@@ -54,6 +54,24 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "symbol": {"package": (str, True), "kind": (str, True), "added": (str, True), "removed": (str, False),
                    "deprecated": (str, False), "replacement": (str, False), "params": (dict, False)},
     },
+    "deprecations.toml": {
+        "call": {"replacement": (str, True), "fix": (str, False), "target": (str, False), "package": (str, False),
+                 "since": (str, False), "removed": (str, False), "message": (str, False)},
+        "keyword": {"package": (str, True), "calls": (_LIST, True), "since": (str, True), "removed": (str, False),
+                    "message": (str, True), "replacement": (str, True), "fix": (str, False), "value": (str, False)},
+    },
+    "behavior.toml": {
+        "change": {"package": (str, True), "param": (str, True), "changed": (str, True), "old": (str, True),
+                   "new": (str, True), "pin_old": (str, True), "pin_new": (str, True), "call": (str, False),
+                   "calls": (_LIST, False), "receivers": (_LIST, False), "unless": (_LIST, False),
+                   "also": (_LIST, False), "since": (str, False)},
+    },
+    "api_hints.toml": {
+        "keyword": {"hint": (str, True)},
+        "name": {"hint": (str, True)},
+        "alias": {"names": (dict, True)},
+        "runtime": {"names": (_LIST, True)},
+    },
     "releases.toml": {
         "package": {"releases": (_LIST, True), "import": (_LIST, False)},
     },
@@ -105,6 +123,21 @@ class Matrix:
     features: dict[str, frozenset[str]] = field(default_factory=dict)
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)  # compile targets (sm_90a, ...)
     symbols: dict[str, dict[str, Any]] = field(default_factory=dict)
+    api_dir: Path | None = None  # version_matrix/api: generated per-release API tables
+    api_roots: dict[str, str] = field(default_factory=dict)  # import root -> package
+    _api: dict[str, Any] = field(default_factory=dict)
+
+    def api(self, package: str):
+        """The generated API table of ``package`` (loaded on first use), or None."""
+        if package not in self._api:
+            from .apimatrix import load_package
+
+            path = self.api_dir / f"{package}.toml" if self.api_dir else None
+            self._api[package] = load_package(path) if path is not None and path.is_file() else None
+        return self._api[package]
+
+    def api_package(self, qualname: str) -> str | None:
+        return self.api_roots.get(qualname.split(".", 1)[0])
 
     def symbol_exists(self, qualname: str, package_version: Version | None):
         """True/False when the table knows the symbol and the release; else None."""
@@ -169,7 +202,16 @@ def load_matrix(directory: Path | None = None) -> Matrix:
         if "default" in sections and "default" in doc:
             _check_entry(fname, "default", "fleet", doc["default"], sections["default"])
         files[fname] = doc
-    return _index(files)
+    m = _index(files)
+    api_dir = directory / "api"
+    if (api_dir / "index.toml").is_file():
+        m.api_dir = api_dir
+        with open(api_dir / "index.toml", "rb") as fh:
+            index = tomllib.load(fh)
+        for package, e in index.get("package", {}).items():
+            for root in e.get("import", []):
+                m.api_roots[root] = package
+    return m
 
 
 def _index(files: dict[str, dict[str, Any]]) -> Matrix:

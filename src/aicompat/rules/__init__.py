@@ -7,15 +7,20 @@ language versions.
 
 from __future__ import annotations
 
+from .api_unavailable import ApiUnavailable
 from .base import Example, Finding, Rule
+from .behavior_change import BehaviorChange
 from .build_flags import BuildArchFlags
 from .compile_backend import CompileBackend
+from .deprecated_api import DeprecatedApi
 from .fp8 import Fp8Unsupported
 from .inline_cuda import InlineCudaArch
 from .pickle_cuda import PickleCudaObject
+from .unknown_argument import UnknownArgument
 from .v_headdim import VHeadDimMismatch
 
-RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject, InlineCudaArch,
+RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject,
+                                   ApiUnavailable, UnknownArgument, DeprecatedApi, BehaviorChange, InlineCudaArch,
                                    BuildArchFlags]
 
 # Every code and name ever assigned, implemented or not; never reuse one.

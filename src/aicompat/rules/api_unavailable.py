@@ -1,0 +1,149 @@
+"""AIC201 api-unavailable: a name that some release in scope does not have,
+or that no release ever had (facts: version_matrix/api/, generated from the
+releases themselves by ``aicompat matrix build``).
+
+Judged once per attribute chain (its outermost node) and per import. A
+module whose namespace a static read cannot close (``sys.modules`` games)
+proves nothing about a missing name, and neither does code under ``try:``
+that catches ImportError / AttributeError, or a guard that excludes the
+releases concerned (``if hasattr(torch.nn.attention, "sdpa_kernel")``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .. import apiquery as q
+from ..index import dotted
+from .base import Example, Finding, Rule
+
+_CATCH = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
+
+
+class ApiUnavailable(Rule):
+    code = "AIC201"
+    name = "api-unavailable"
+    tokens = (b"torch", b"flash_attn")
+    attr_tails = frozenset({"*"})
+
+    VALID = [
+        Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n", pins={"torch": "2.4.0"}),
+        Example("import torch\nx = torch.nn.functional.scaled_dot_product_attention(q, k, v)\n", pins={"torch": "2.1.0"}),
+        Example("import torch\nif hasattr(torch.nn, 'attention'):\n    ctx = torch.nn.attention.sdpa_kernel\n",
+                pins={"torch": ">=2.1,<2.5"}),
+        Example("try:\n    from torch.nn.attention import sdpa_kernel\nexcept ImportError:\n    sdpa_kernel = None\n",
+                pins={"torch": "2.2.0"}),
+        Example("import torch\nprint(torch.__version__, torch.cuda.is_available())\n"),
+        Example("from flash_attn import flash_attn_func, flash_attn_with_kvcache\n", pins={"flash-attn": "2.6.3"}),
+        Example("import torch\nif torch.__version__ >= '2.3':\n    from torch.nn.attention import sdpa_kernel\n",
+                pins={"torch": ">=2.1,<2.5"}),
+    ]
+    INVALID = [
+        Example("import torch\nwith torch.cuda.amp.disable_casts():\n    y = model(x)\n",
+                expect="torch.cuda.amp.disable_casts does not exist in any torch release"),
+        Example("from torch.nn.attention import sdpa_kernel\n", pins={"torch": "2.2.2"}, expect="added in 2.3.0"),
+        Example("import torch.nn.functional as F\nF.flash_attention(q, k, v)\n", expect="does not exist in any"),
+        Example("import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n",
+                pins={"torch": ">=2.3,<2.6"}, expect="2.3.0–2.4.1"),
+        Example("from flash_attn import flash_attn_with_kvcache\n", pins={"flash-attn": "2.1.1"},
+                expect="flash-attn"),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        # FP8 dtypes and scaled-mm ops missing from a release are AIC102's to report, with the hardware facts.
+        self.owned = set(matrix.section("fp8.toml", "dtype")) | set(matrix.section("fp8.toml", "op"))
+        self.hints = matrix.section("api_hints.toml", "name")
+        self.runtime = {f"{pkg}.{n}" for pkg, e in matrix.section("api_hints.toml", "runtime").items()
+                        for n in e["names"]}
+
+    def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
+        done = fc.state.setdefault(self.code, set())
+        inner = node.value
+        while isinstance(inner, cst.Attribute):  # judge a chain once, at its outermost node
+            done.add(id(inner))
+            inner = inner.value
+        if id(node) in done or fc.ctx.catches & _CATCH:
+            return []
+        return self._judge(node, qualname, fc)
+
+    def check_import(self, node, fc) -> list[Finding]:
+        out: list[Finding] = []
+        done = fc.state.setdefault(self.code, set())
+        judge = (lambda *_: []) if fc.ctx.catches & _CATCH else self._judge
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                inner = alias.name  # the dotted name is an Attribute too: judged here, not again
+                while isinstance(inner, cst.Attribute):
+                    done.add(id(inner))
+                    inner = inner.value
+                name = dotted(alias.name)
+                if name:
+                    out += judge(alias.name, name, fc)
+        elif not node.relative:
+            base = dotted(node.module) if node.module is not None else None
+            if not base:
+                return []
+            inner = node.module
+            while isinstance(inner, cst.Attribute):
+                done.add(id(inner))
+                inner = inner.value
+            if isinstance(node.names, cst.ImportStar):
+                return judge(node.module, base, fc)
+            for alias in node.names:
+                out += judge(alias.name, f"{base}.{alias.name.value}", fc)
+        return out
+
+    def _judge(self, node: cst.CSTNode, qualname: str, fc) -> list[Finding]:
+        package = fc.matrix.api_package(qualname)
+        if package is None:
+            return []
+        scope = q.scope(fc, package)
+        if scope is None:
+            return []
+        api = scope.api
+        where = q.split(api, qualname)
+        if where is None:
+            return []
+        module, rest = where
+        if rest:
+            name = rest[0]
+        elif "." in module:  # the chain is a module: judge it in its parent
+            parent, name = module.rsplit(".", 1)
+            if parent not in api.modules:
+                return []
+            module = parent
+        else:
+            return []
+        if name.startswith("__") and name.endswith("__"):
+            return []  # __version__, __file__...: module attributes the table does not list
+        found = q.presence(api, module, name, scope.indices)
+        if not found.lack:
+            return []
+        full = f"{module}.{name}"
+        if full in self.owned or full in self.runtime:
+            return []
+        ever = q.releases_with(api, module, name)
+        m = api.module(module)
+        if not ever:
+            if m is not None and m.open:
+                return []  # some release fills the namespace at run time
+            near = q.nearby(m, name)
+            hint = f"; did you mean {', '.join(f'{module}.{n}' for n in near)}?" if near else ""
+            if full in self.hints:
+                hint = f"; {self.hints[full]['hint']}"
+            elif not near and m is not None:
+                public = sorted(n for n in m.all_names() if not n.startswith("_"))
+                if 0 < len(public) <= 12:
+                    hint = f"; {module} has {', '.join(public)}"
+            msg = (f"{full} does not exist in any {package} release ({api.labels[0]}–{api.labels[-1]}){hint}")
+        else:
+            first, last = min(ever), max(ever)
+            if all(i < first for i in found.lack):
+                why = f"added in {api.labels[first]}"
+            elif all(i > last for i in found.lack) and last + 1 < len(api.labels):
+                why = f"removed in {api.labels[last + 1]}; last in {api.labels[last]}"
+            else:
+                why = f"present in {api.label(ever)}"
+            msg = f"{full} is not in {package} {api.label(found.lack)} ({why}); {scope.pin_text()}"
+        return [Finding(node, msg, extra_targets=scope.targets(found.lack))]

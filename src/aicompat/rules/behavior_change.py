@@ -1,0 +1,95 @@
+"""AIC204 behavior-change: a call that leaves out a parameter whose default
+changed inside the releases in scope, or between them and the newest release
+(facts: version_matrix/behavior.toml, each change read in the releases on both
+sides). The fix is to say what you mean: pass the parameter.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+from packaging.version import Version
+
+from .base import Example, Finding, Rule
+
+
+class BehaviorChange(Rule):
+    code = "AIC204"
+    name = "behavior-change"
+    tokens = (b"torch", b"transformers")
+    call_tails = frozenset({"*"})
+
+    VALID = [
+        Example("import torch\nsd = torch.load('ckpt.pt', weights_only=True)\n", pins={"torch": ">=2.4,<2.8"}),
+        Example("import torch\nsd = torch.load('ckpt.pt')\n", pins={"torch": "2.7.1"}),
+        Example("import torch, pickle\nsd = torch.load('ckpt.pt', pickle_module=pickle)\n", pins={"torch": "2.4.0"}),
+        Example("import torch\nep = torch.export.export(m, (x,), strict=False)\n", pins={"torch": "2.5.1"}),
+        Example("from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('gpt2')\n",
+                pins={"transformers": "4.57.1"}),
+        Example("import torch\nsd = torch.load('ckpt.pt')\n"),
+    ]
+    INVALID = [
+        Example("import torch\nsd = torch.load('ckpt.pt')\n", pins={"torch": ">=2.4,<2.8"},
+                expect="weights_only=False"),
+        Example("import torch\nsd = torch.load('ckpt.pt', map_location='cpu')\n", pins={"torch": "2.4.0"},
+                expect="changed from False"),
+        Example("import torch\nep = torch.export.export(m, (x,))\n", pins={"torch": "2.5.1"}, expect="strict=True"),
+        Example("from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n",
+                pins={"transformers": "4.57.1"}, expect="dtype=torch.float32"),
+        Example("from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('gpt2')\n",
+                pins={"transformers": ">=4.44,<4.47"}, expect="clean_up_tokenization_spaces"),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        self.by_call: dict[str, list[dict]] = {}
+        self.by_tail: dict[str, list[dict]] = {}
+        for e in matrix.section("behavior.toml", "change").values():
+            if "call" in e:
+                self.by_call.setdefault(e["call"], []).append(e)
+            for tail in e.get("calls", []):
+                self.by_tail.setdefault(tail, []).append(e)
+
+    def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        if not qualname or site.has_star:
+            return []
+        entries = list(self.by_call.get(qualname, ()))
+        parts = qualname.split(".")
+        if len(parts) >= 3 and parts[-1] in self.by_tail:
+            for e in self.by_tail[parts[-1]]:
+                if parts[0] == e["package"].replace("-", "_") and any(
+                        fnmatchcase(parts[-2], pat) for pat in e.get("receivers", ["*"])):
+                    entries.append(e)
+        out = []
+        for e in entries:
+            names = {e["param"], *e.get("also", [])}
+            if names & set(site.kw) or set(e.get("unless", [])) & set(site.kw):
+                continue
+            releases = _in_scope(fc, e["package"])
+            if not releases:
+                continue  # unpinned: the newest release, after every recorded change
+            changed = Version(e["changed"])
+            since = Version(e["since"]) if "since" in e else None
+            before = [v for v in releases if v < changed and (since is None or v >= since)]
+            if not before:
+                continue
+            after = [v for v in releases if v >= changed]
+            package = e["package"]
+            where = (f"the pins allow {package} {_span(releases)}, both sides" if after else
+                     f"the pins allow {package} {_span(releases)}; upgrading past {changed} changes it")
+            msg = (f"{qualname}: the default of {e['param']} changed from {e['old']} to {e['new']} in "
+                   f"{package} {changed}; {where}; pass {e['pin_old']} to keep the old behaviour or "
+                   f"{e['pin_new']} for the new one")
+            out.append(Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in releases),
+                               severity="warning"))
+        return out
+
+
+def _in_scope(fc, package: str) -> list[Version]:
+    if package == "torch":
+        return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
+    return sorted(fc.target.releases.get(package) or [])
+
+
+def _span(versions: list[Version]) -> str:
+    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"

@@ -1,0 +1,246 @@
+"""AIC203 deprecated-api: a call that warns it is deprecated in a release in
+scope, with what to call instead (facts: the deprecations recorded in
+version_matrix/api/ by the table builder, plus version_matrix/deprecations.toml
+for replacements, fixes, logging-only warnings and deprecated keywords).
+
+``--fix`` rewrites the mechanical cases when the replacement exists in every
+release in scope and the call is written through the package's root name
+(``torch.cuda.amp.autocast(...)`` after ``import torch``):
+``torch.amp.autocast("cuda", enabled=..., dtype=...)`` (old positionals become
+keywords: the new signature puts the device first), ``sdp_kernel(...)`` ->
+``sdpa_kernel([...])`` with the backends the flags enabled, renamed
+functions and keywords.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from packaging.version import Version
+
+from .. import apiquery as q
+from ..index import Qual
+from .base import Example, Finding, Rule
+
+_SDPA_FLAGS = {"enable_flash": "FLASH_ATTENTION", "enable_mem_efficient": "EFFICIENT_ATTENTION",
+               "enable_math": "MATH", "enable_cudnn": "CUDNN_ATTENTION"}
+
+
+class DeprecatedApi(Rule):
+    code = "AIC203"
+    name = "deprecated-api"
+    tokens = (b"torch", b"flash_attn", b"use_flash_attention_2", b"torch_dtype", b"evaluation_strategy",
+              b"fp8_autocast")
+    call_tails = frozenset({"*"})
+
+    VALID = [
+        Example("import torch\nwith torch.amp.autocast('cuda', dtype=torch.bfloat16):\n    y = m(x)\n"),
+        Example("import torch\nwith torch.cuda.amp.autocast():\n    y = m(x)\n", pins={"torch": "2.3.1"}),
+        Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
+                "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    y = attn(q, k, v)\n", pins={"torch": "2.5.1"}),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', attn_implementation='flash_attention_2')\n"),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype='auto')\n", pins={"transformers": "4.46.0"}),
+    ]
+    INVALID = [
+        Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
+                pins={"torch": "2.4.0"}, expect="torch.amp.autocast(\"cuda\", ...)"),
+        Example("import torch\nscaler = torch.cuda.amp.GradScaler()\n", pins={"torch": ">=2.4,<2.7"},
+                expect="deprecated since torch 2.4.0"),
+        Example("import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False):\n"
+                "    y = attn(q, k, v)\n", pins={"torch": "2.5.1"}, expect="sdpa_kernel"),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', use_flash_attention_2=True)\n",
+                pins={"transformers": "4.40.0"}, expect="attn_implementation=\"flash_attention_2\""),
+        Example("import transformers\nm = transformers.AutoModel.from_pretrained('x', torch_dtype=torch.bfloat16)\n",
+                pins={"transformers": "4.57.1"}, expect="dtype="),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        self.calls = matrix.section("deprecations.toml", "call")
+        self.keywords = matrix.section("deprecations.toml", "keyword")
+        self._kw_tails = {t for e in self.keywords.values() for t in e["calls"]}
+
+    def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        out: list[Finding] = []
+        if qualname:
+            out += self._call(site, qualname, fc)
+        if site.kw and self._kw_tails:
+            out += self._keywords(site, qualname, fc)
+        return out
+
+    # -- deprecated functions and classes --------------------------------------------
+    def _call(self, site, qualname: str, fc) -> list[Finding]:
+        curated = self.calls.get(qualname)
+        package = fc.matrix.api_package(qualname)
+        if curated and "since" in curated:
+            return self._curated_call(site, qualname, curated, fc)
+        if package is None:
+            return []
+        scope = q.scope(fc, package)
+        where = q.split(scope.api, qualname) if scope else None
+        if where is None or len(where[1]) != 1:
+            return []
+        module, (name,) = where
+        m = scope.api.module(module)
+        hits = [(rng & set(scope.indices), msg) for rng, msg in (m.deprecations(name) if m else [])]
+        hits = [(rng, msg) for rng, msg in hits if rng]
+        if not hits:
+            return []
+        api = scope.api
+        rng, warning = hits[-1]
+        since = min(r for r_set, _ in m.deprecations(name) for r in r_set)
+        instead = curated["replacement"] if curated else None
+        msg = (f"{qualname} is deprecated since {package} {api.labels[since]} (warns in {api.label(rng)}: "
+               f"\"{_short(warning)}\")")
+        if instead:
+            msg += f"; use {instead}"
+        fix = self._fix(site, qualname, curated, scope, fc) if curated else None
+        return [Finding(site.node, msg, extra_targets=scope.targets(rng), severity="warning", fix=fix)]
+
+    def _curated_call(self, site, qualname: str, e: dict, fc) -> list[Finding]:
+        package = e.get("package", qualname.split(".")[0])
+        releases = _in_scope(fc, package)
+        since = Version(e["since"])
+        removed = Version(e["removed"]) if "removed" in e else None
+        hit = [v for v in releases if v >= since and (removed is None or v < removed)] if releases else []
+        if releases and not hit:
+            return []
+        if not releases and removed is not None:
+            return []  # unpinned: the newest release no longer has it (AIC201 says so)
+        label = f"{package} {_span(hit)}" if hit else f"{package} >= {since}"
+        msg = f"{qualname} is deprecated since {package} {since} (warns in {label}: \"{_short(e['message'])}\")"
+        msg += f"; use {e['replacement']}"
+        return [Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package}>={since}",),
+                        severity="warning")]
+
+    # -- deprecated keywords ---------------------------------------------------------------
+    def _keywords(self, site, qualname: str, fc) -> list[Finding]:
+        func = site.node.func
+        tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        out = []
+        for kw, value in site.kw.items():
+            e = self.keywords.get(kw)
+            if e is None or tail not in e["calls"]:
+                continue
+            package = e["package"]
+            if not (qualname or "").startswith(package.replace("-", "_") + "."):
+                continue
+            releases = _in_scope(fc, package)
+            since = Version(e["since"])
+            removed = Version(e["removed"]) if "removed" in e else None
+            if releases:
+                hit = [v for v in releases if v >= since]
+                if not hit:
+                    continue
+                label = _span(hit)
+            else:
+                hit, label = [], f">= {since}"
+            gone = f"; no longer handled from {removed}" if removed else ""
+            msg = (f"{tail}({kw}=...) is deprecated since {package} {since}{gone} (warns: \"{_short(e['message'])}\"); "
+                   f"use {e['replacement']}")
+            arg = next(a for a in site.node.args if a.keyword is not None and a.keyword.value == kw)
+            fix = self._keyword_fix(arg, value, e, fc)
+            out.append(Finding(arg, msg, extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package} {label}",),
+                               severity="warning", fix=fix))
+        return out
+
+    def _keyword_fix(self, arg: cst.Arg, value, e: dict, fc) -> str | None:
+        fix = e.get("fix", "")
+        code = fc.module.code_for_node
+        if not isinstance(arg.equal, cst.AssignEqual):
+            return None
+        # The finding spans the Arg node, trailing comma included.
+        comma = code(arg.comma) if isinstance(arg.comma, cst.Comma) else ""
+        if fix.startswith("rename:"):
+            return fix.split(":", 1)[1] + code(arg.equal) + code(value) + comma
+        if fix.startswith("replace:") and isinstance(value, cst.Name) and value.value == e.get("value"):
+            return fix.split(":", 1)[1] + comma
+        return None
+
+    # -- --fix for calls ---------------------------------------------------------------------
+    def _fix(self, site, qualname: str, e: dict, scope: q.Scope, fc) -> str | None:
+        kind, target = e.get("fix"), e.get("target")
+        if not kind or not target:
+            return None
+        where = q.split(scope.api, target)
+        if where is None or len(where[1]) != 1:
+            return None
+        if q.presence(scope.api, where[0], where[1][0], scope.indices).lack:
+            return None  # the replacement is missing in a release in scope
+        root = _root_name(site.node.func, qualname, fc)
+        code = fc.module.code_for_node(site.node)
+        if root is None or "#" in code or site.has_star:
+            return None
+        func = root + target[len(qualname.split(".")[0]):]
+        args = [fc.module.code_for_node(a.value) for a in site.node.args if a.keyword is None]
+        kws = [(a.keyword.value, fc.module.code_for_node(a.value)) for a in site.node.args if a.keyword is not None]
+        if kind.startswith("device-first:"):
+            old = self._old_params(scope, qualname)
+            if old is None or len(args) > len(old):
+                return None
+            kws = list(zip(old, args)) + kws
+            parts = [f'"{kind.split(":", 1)[1]}"'] + [f"{k}={v}" for k, v in kws]
+        elif kind == "sdpa-backends":
+            if args:
+                return None
+            on = dict.fromkeys(_SDPA_FLAGS.values(), True)
+            for k, v in kws:
+                if k not in _SDPA_FLAGS or v not in ("True", "False"):
+                    return None
+                on[_SDPA_FLAGS[k]] = v == "True"
+            backend = f"{root}.nn.attention.SDPBackend"
+            parts = ["[" + ", ".join(f"{backend}.{b}" for b, enabled in on.items() if enabled) + "]"]
+        elif kind == "rename":
+            parts = args + [f"{k}={v}" for k, v in kws]
+        else:
+            return None
+        return f"{func}({', '.join(parts)})"
+
+    @staticmethod
+    def _old_params(scope: q.Scope, qualname: str) -> list[str] | None:
+        """Positional parameter names of the deprecated callable, the same in every release in scope."""
+        module, (name,) = q.split(scope.api, qualname)
+        names = None
+        for rng, _, sigs in scope.api.module(module).entries(name) or ():
+            if not rng & set(scope.indices):
+                continue
+            if not sigs or len(sigs) != 1:
+                return None
+            pos = [p.name for p in sigs[0].params if p.kind in ("pos", "posonly")]
+            if names is not None and pos != names:
+                return None
+            names = pos
+        return names
+
+
+def _root_name(func: cst.BaseExpression, qualname: str, fc) -> str | None:
+    """The name the call is written through when it is the package root (``torch``), else None."""
+    node = func
+    depth = 0
+    while isinstance(node, cst.Attribute):
+        node = node.value
+        depth += 1
+    if not isinstance(node, cst.Name) or depth != qualname.count("."):
+        return None
+    binding = fc.lookup(node.value)
+    if isinstance(binding, Qual) and binding.name == qualname.split(".")[0]:
+        return node.value
+    return None
+
+
+def _in_scope(fc, package: str) -> list[Version]:
+    if package == "torch":
+        return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
+    return list(fc.target.releases.get(package) or [])
+
+
+def _span(versions: list[Version]) -> str:
+    versions = sorted(versions)
+    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

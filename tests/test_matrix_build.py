@@ -1,0 +1,173 @@
+"""The API-table builder on a small synthetic package with two releases, and
+the AIC2xx rules reading the table it writes."""
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from aicompat.apimatrix import decode_ranges, encode_ranges, load_package
+from aicompat.apiquery import bind, presence
+from aicompat.apiscan import ApiReader, Feeder, signature
+from aicompat.linter import Linter
+from aicompat.matrix import load_matrix
+from aicompat.matrix_build import PackageSpec, build
+from aicompat.target import Target
+from aicompat.config import build_settings
+
+V1 = {
+    "toypkg/__init__.py": (
+        "from .core import keep, Widget\n"
+        "from . import extra\n"
+        "def old(a, b=1):\n    return a\n"
+        "__all__ = ['keep', 'old', 'Widget']\n"
+    ),
+    "toypkg/core.py": (
+        "def keep(x):\n    return x\n"
+        "class Widget:\n    def __init__(self, size, *, color='red'):\n        self.size = size\n"
+    ),
+    "toypkg/extra.py": "VALUE = 1\n",
+}
+V2 = {
+    "toypkg/__init__.py": (
+        "from .core import keep, Widget, new\n"
+        "from . import extra\n"
+        "__all__ = ['keep', 'new', 'Widget']\n"
+    ),
+    "toypkg/core.py": (
+        "import warnings\n"
+        "def keep(x, *, c=None):\n    return x\n"
+        "def new(x, /, y, **kw):\n"
+        "    return x\n"
+        "class Base:\n    def __init__(self, size, *, color='red', shape='round'):\n        self.size = size\n"
+        "class Widget(Base):\n    pass\n"
+        "def legacy():\n"
+        "    warnings.warn('legacy() is deprecated; use new()', FutureWarning)\n"
+    ),
+    "toypkg/core.pyi": (
+        "def keep(x: int, *, c: int | None = ...) -> int: ...\n"
+        "def new(x: int, /, y: int, **kw: object) -> int: ...\n"
+        "class Base:\n    def __init__(self, size: int, *, color: str = ..., shape: str = ...) -> None: ...\n"
+        "class Widget(Base): ...\n"
+        "def legacy() -> None: ...\n"
+    ),
+    "toypkg/extra.py": "VALUE = 2\n",
+}
+
+SPEC = PackageSpec(dist="toypkg", roots=("toypkg",), modules=["toypkg", "toypkg.core", "toypkg.extra"])
+
+
+def _wheel(directory: Path, version: str, files: dict) -> None:
+    with zipfile.ZipFile(directory / f"toypkg-{version}-py3-none-any.whl", "w") as z:
+        for path, text in sorted(files.items()):
+            z.writestr(path, text)
+        z.writestr(f"toypkg-{version}.dist-info/METADATA", f"Name: toypkg\nVersion: {version}\n")
+
+
+@pytest.fixture()
+def table(tmp_path):
+    archives = tmp_path / "archives"
+    archives.mkdir()
+    _wheel(archives, "1.0", V1)
+    _wheel(archives, "2.0", V2)
+    out = tmp_path / "api" / "toypkg.toml"
+    build("toypkg", ["1.0", "2.0"], archives, out, spec=SPEC, log=lambda *_: None)
+    return out
+
+
+def test_builder_records_added_removed_and_keywords(table):
+    text = table.read_text()
+    assert "old 0 f (a, b=)" in text  # removed in 2.0
+    assert "keep 0 f (x)" in text and "keep 1 f (x, *, c=)" in text  # keyword added in 2.0
+    assert "new 1 f (x, /, y, **kw)" in text  # added; positional-only kept
+    assert "Widget 0 c (size, *, color=)" in text
+    assert "Widget 1 c (size, *, color=, shape=)" in text  # __init__ inherited from Base
+    assert "legacy 1 " in text and "legacy() is deprecated; use new()" in text
+    assert "toypkg-1.0-py3-none-any.whl sha256:" in text  # provenance: the exact archives read
+    api = load_package(table)
+    assert [str(v) for v in api.releases] == ["1.0", "2.0"]
+    assert presence(api, "toypkg", "old", [0, 1]).lack == {1}
+    assert presence(api, "toypkg", "new", [0, 1]).lack == {0}
+
+
+def test_builder_is_deterministic(tmp_path, table):
+    first = table.read_bytes()
+    build("toypkg", ["1.0", "2.0"], tmp_path / "archives", table, spec=SPEC, log=lambda *_: None)
+    assert table.read_bytes() == first
+
+
+def test_stub_wins_and_overloads_union():
+    files = {
+        "p/__init__.py": "def f(a, b):\n    pass\n",
+        "p/__init__.pyi": ("from typing import overload\n@overload\ndef f(a: int) -> int: ...\n"
+                           "@overload\ndef f(a: str, *, sep: str) -> str: ...\n"),
+    }
+    sym = ApiReader(files).namespace("p").names["f"]
+    assert sym.sigs == ("a", "a, *, sep")
+
+
+def test_star_import_all_relative_and_getattr():
+    files = {
+        "p/__init__.py": ("from .impl import *\nfrom ._private import helper as public_helper\n"
+                          "_lazy = {'late'}\n"
+                          "def __getattr__(name):\n    if name in _lazy:\n        return 1\n"
+                          "    raise AttributeError(name)\n"),
+        "p/impl.py": "__all__ = ['shown']\ndef shown(x): pass\ndef hidden(x): pass\n",
+        "p/_private.py": "def helper(a, *args): pass\n",
+        "q/__init__.py": "import sys\nsys.modules[__name__] = object()\n",
+    }
+    reader = ApiReader(files)
+    ns = reader.namespace("p")
+    assert "shown" in ns.names and "hidden" not in ns.names  # __all__ filters the star import
+    assert ns.names["public_helper"].sigs == ("a, *args",)
+    assert "late" in ns.names and not ns.open  # a closed __getattr__ adds its keys
+    assert reader.namespace("q").open  # replaces itself in sys.modules: names prove nothing
+
+
+def test_feeder_copies_names_from_an_extension_stub():
+    files = {
+        "t/__init__.py": "for n in dir(_C):\n    globals()[n] = getattr(_C, n)\n",
+        "t/_C/__init__.pyi": "def matmul(input, other, *, out=None): ...\ndef _private(): ...\n",
+    }
+    ns = ApiReader(files, {"t": [Feeder("t._C", public_only=True)]}).namespace("t")
+    assert not ns.open and "_private" not in ns.names
+    assert ns.names["matmul"].kind == "b"  # declared in a stub-only module: C-bound
+
+
+def test_signature_notation_and_binding():
+    import ast
+
+    fn = ast.parse("def f(a, /, b, c=1, *args, d, e=2, **kw): pass").body[0]
+    assert signature(fn.args) == "a, /, b, c=, *args, d, e=, **kw"
+    assert encode_ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+    assert decode_ranges("0-2,5,7-8") == {0, 1, 2, 5, 7, 8}
+    from aicompat.apimatrix import _params
+
+    params = _params("a, /, b, c=, *, d")
+    assert bind(params, 2, ["d"], False, False) is None
+    assert bind(params, 1, ["d"], False, False).detail == "missing required argument 'b'"
+    assert bind(params, 2, ["a", "d"], False, False).kind == "posonly"
+    assert bind(params, 4, ["d"], False, False).kind == "positional"
+    assert bind(params, 2, [], False, True) is None  # **kwargs at the call may supply d
+
+
+def _lint_with(table: Path, code: str, pin: str):
+    matrix = load_matrix()
+    matrix.api_dir = table.parent
+    matrix.api_roots = dict(matrix.api_roots, toypkg="toypkg")
+    settings = build_settings(matrix, cli=Target(gpus=["sm_90"], pins={"toypkg": pin}), no_config=True)
+    return Linter(settings.target, matrix).lint_bytes(code.encode(), "m.py").diagnostics
+
+
+def test_rules_read_the_generated_table(table):
+    code = ("import torch\nimport toypkg\nfrom toypkg import new\n"
+            "toypkg.old(1)\ntoypkg.keep(1, c=2)\ntoypkg.Widget(3, shape='square')\ntoypkg.core.legacy()\n")
+    on_v1 = {(d.code, d.line) for d in _lint_with(table, code, "1.0")}
+    assert ("AIC201", 3) in on_v1  # `new` is not in 1.0
+    assert ("AIC202", 5) in on_v1 and ("AIC202", 6) in on_v1  # c= and shape= arrived in 2.0
+    on_v2 = {(d.code, d.line, d.message.split(" ")[0]) for d in _lint_with(table, code, "2.0")}
+    assert ("AIC201", 4, "toypkg.old") in on_v2  # removed in 2.0
+    assert ("AIC203", 7, "toypkg.core.legacy") in on_v2
+    assert not any(c == "AIC202" for c, _, _ in on_v2)
+    msgs = [d.message for d in _lint_with(table, "import torch, toypkg\ntoypkg.old(1)\n", "2.0")]
+    assert msgs == ["toypkg.old is not in toypkg 2.0 (removed in 2.0; last in 1.0); pins allow toypkg 2.0"]
