@@ -26,3 +26,57 @@ def test_fix_rewrites_arch_lists_to_cover_the_fleet(tmp_path):
     # Idempotent: a second --fix changes nothing and finds nothing.
     r2 = run_cli(*args, "--fix", "setup_env.py", cwd=tmp_path)
     assert r2.returncode == 0 and p.read_text() == new and "fixed" not in r2.stderr
+
+
+DEPRECATED = (
+    "import torch  # training loop\n"
+    "from transformers import AutoModelForCausalLM\n"
+    "\n"
+    "model = AutoModelForCausalLM.from_pretrained(\n"
+    "    'x',\n"
+    "    use_flash_attention_2=True,  # fast path\n"
+    "    torch_dtype=torch.bfloat16,\n"
+    ")\n"
+    "scaler = torch.cuda.amp.GradScaler(2.0**16, 2.0)\n"
+    "with torch.cuda.amp.autocast(True, torch.bfloat16):   # mixed precision\n"
+    "    with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable_mem_efficient=False):\n"
+    "        y = model(x)\n"
+)
+
+
+def test_fix_rewrites_deprecated_calls_and_keywords(tmp_path):
+    p = tmp_path / "train.py"
+    p.write_text(DEPRECATED)
+    args = ["lint", "--no-config", "--gpu", "H100", "--pin", "torch==2.5.1", "--pin", "transformers==4.57.1",
+            "--select", "AIC203"]
+    r = run_cli(*args, "--fix", "train.py", cwd=tmp_path)
+    new = p.read_text()
+    assert new == (
+        "import torch  # training loop\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "\n"
+        "model = AutoModelForCausalLM.from_pretrained(\n"
+        "    'x',\n"
+        "    attn_implementation=\"flash_attention_2\",  # fast path\n"
+        "    dtype=torch.bfloat16,\n"
+        ")\n"
+        "scaler = torch.amp.GradScaler(\"cuda\", init_scale=2.0**16, growth_factor=2.0)\n"
+        "with torch.amp.autocast(\"cuda\", enabled=True, dtype=torch.bfloat16):   # mixed precision\n"
+        "    with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.FLASH_ATTENTION, "
+        "torch.nn.attention.SDPBackend.CUDNN_ATTENTION]):\n"
+        "        y = model(x)\n"
+    ), new
+    cst.parse_module(new)
+    assert r.returncode == 0, r.stdout
+    r2 = run_cli(*args, "--fix", "train.py", cwd=tmp_path)
+    assert p.read_text() == new and "fixed" not in r2.stderr
+
+
+def test_fix_skips_when_the_replacement_is_missing_in_scope(tmp_path):
+    p = tmp_path / "old.py"
+    src = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+    p.write_text(src)
+    # torch.amp.GradScaler arrived in 2.3.0: with 2.2 in scope there is nothing safe to write.
+    r = run_cli("lint", "--no-config", "--pin", "torch>=2.2,<2.6", "--select", "AIC203", "--fix", "old.py",
+                cwd=tmp_path)
+    assert p.read_text() == src and "AIC203" in r.stdout

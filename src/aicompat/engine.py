@@ -84,7 +84,7 @@ class FileContext:
             if b is None:
                 for mod in self.index.star_modules:
                     cand = f"{mod}.{node.value}"
-                    if cand in self.known:
+                    if cand in self.known or self.matrix.api_exports(mod, node.value):
                         return cand
             return None
         return None

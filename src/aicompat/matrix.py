@@ -66,6 +66,11 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "calls": (_LIST, False), "receivers": (_LIST, False), "unless": (_LIST, False),
                    "also": (_LIST, False), "since": (str, False)},
     },
+    "transformers_attn.toml": {
+        "keyword": {"added": (str, True)},
+        "value": {"added": (str, True), "removed": (str, False)},
+        "kernel": {"added": (str, True), "pattern": (str, True)},
+    },
     "api_hints.toml": {
         "keyword": {"hint": (str, True)},
         "name": {"hint": (str, True)},
@@ -135,6 +140,13 @@ class Matrix:
             path = self.api_dir / f"{package}.toml" if self.api_dir else None
             self._api[package] = load_package(path) if path is not None and path.is_file() else None
         return self._api[package]
+
+    def api_exports(self, module: str, name: str) -> bool:
+        """Does ``from module import *`` bind ``name`` in some release (generated tables)?"""
+        package = self.api_package(module)
+        api = self.api(package) if package else None
+        m = api.module(module) if api else None
+        return bool(m and not name.startswith("_") and m.entries(name))
 
     def api_package(self, qualname: str) -> str | None:
         return self.api_roots.get(qualname.split(".", 1)[0])

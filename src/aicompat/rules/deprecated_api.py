@@ -141,22 +141,24 @@ class DeprecatedApi(Rule):
             msg = (f"{tail}({kw}=...) is deprecated since {package} {since}{gone} (warns: \"{_short(e['message'])}\"); "
                    f"use {e['replacement']}")
             arg = next(a for a in site.node.args if a.keyword is not None and a.keyword.value == kw)
-            fix = self._keyword_fix(arg, value, e, fc)
+            fix = self._keyword_fix(arg, value, e, fc, site)
             out.append(Finding(arg, msg, extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package} {label}",),
                                severity="warning", fix=fix))
         return out
 
-    def _keyword_fix(self, arg: cst.Arg, value, e: dict, fc) -> str | None:
+    def _keyword_fix(self, arg: cst.Arg, value, e: dict, fc, site) -> str | None:
         fix = e.get("fix", "")
         code = fc.module.code_for_node
         if not isinstance(arg.equal, cst.AssignEqual):
             return None
-        # The finding spans the Arg node, trailing comma included.
-        comma = code(arg.comma) if isinstance(arg.comma, cst.Comma) else ""
+        # The finding spans keyword=value (an Arg's position stops before its comma).
+        new = fix.split(":", 1)[1] if ":" in fix else ""
+        if new.split("=")[0] in site.kw:
+            return None  # the new keyword is already there: a human decides
         if fix.startswith("rename:"):
-            return fix.split(":", 1)[1] + code(arg.equal) + code(value) + comma
+            return new + code(arg.equal) + code(value)
         if fix.startswith("replace:") and isinstance(value, cst.Name) and value.value == e.get("value"):
-            return fix.split(":", 1)[1] + comma
+            return new
         return None
 
     # -- --fix for calls ---------------------------------------------------------------------

@@ -11,6 +11,10 @@ table does not know (a C builtin without a stub, a dataclass) is left alone.
 from __future__ import annotations
 
 import difflib
+import re
+
+import libcst as cst
+from packaging.version import Version
 
 from .. import apiquery as q
 from .base import Example, Finding, Rule
@@ -19,7 +23,7 @@ from .base import Example, Finding, Rule
 class UnknownArgument(Rule):
     code = "AIC202"
     name = "unknown-argument"
-    tokens = (b"torch", b"flash_attn")
+    tokens = (b"torch", b"flash_attn", b"attn_implementation")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -31,6 +35,12 @@ class UnknownArgument(Rule):
         Example("import torch\nopts = dict(dim=-1)\ny = torch.softmax(x, **opts)\n"),
         Example("import torch\ny = torch.sum(x, dim=1, keepdim=True)\nz = torch.sum(x)\n"),
         Example("import torch\nlin = torch.nn.Linear(4, 8, bias=False, device='cuda')\n", pins={"torch": "2.4.0"}),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', attn_implementation='flash_attention_3')\n",
+                pins={"transformers": "4.57.1"}),
+        Example("from transformers import AutoModel\n"
+                "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
+                pins={"transformers": ">=4.54,<4.58"}),
     ]
     INVALID = [
         Example("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, qk_headdim=128, v_headdim=64)\n",
@@ -43,6 +53,11 @@ class UnknownArgument(Rule):
                 pins={"torch": ">=2.3,<2.6"}, expect="accepted in torch 2.5.0"),
         Example("import torch\nlin = torch.nn.Linear(4, 8, True, 'cuda', torch.float16, 3)\n",
                 expect="positional"),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', attn_implementation='flash_attention_3')\n",
+                pins={"transformers": "4.45.0"}, expect="accepted from 4.53.0"),
+        Example("from transformers import AutoModel\nm = AutoModel.from_pretrained('x', attn_implementation='flash2')\n",
+                pins={"transformers": "4.57.1"}, expect="not a value any transformers release accepts"),
     ]
 
     def __init__(self, matrix) -> None:
@@ -51,6 +66,8 @@ class UnknownArgument(Rule):
         self.aliases = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "alias").items()}
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        if "attn_implementation" in site.kw and qualname.startswith("transformers."):
+            return self._attn_implementation(site, qualname, fc)
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
             return []
@@ -111,6 +128,53 @@ class UnknownArgument(Rule):
                 msg += f" ({scope.pin_text()})"
         return f"{msg}; {hint}" if hint else msg
 
+    def _attn_implementation(self, site, qualname: str, fc) -> list[Finding]:
+        """``from_pretrained(..., attn_implementation="flash_attention_3")`` on a transformers that lacks it."""
+        parts = qualname.split(".")
+        if parts[-1] not in ("from_pretrained", "from_config", "_from_config") or not (
+                parts[-2].startswith("AutoModel") or parts[-2].endswith("Model") or "For" in parts[-2]):
+            return []
+        releases = sorted(fc.target.releases.get("transformers") or [])
+        table = fc.matrix.files.get("transformers_attn.toml", {})
+        if not releases:
+            return []  # unpinned: the newest release, which takes every value recorded here
+        value = site.kw["attn_implementation"]
+        node = next(a for a in site.node.args if a.keyword is not None and a.keyword.value == "attn_implementation")
+        kw_added = Version(table["keyword"]["attn_implementation"]["added"])
+        call = f"{parts[-2]}.{parts[-1]}"
+        too_old = [v for v in releases if v < kw_added]
+        if too_old:
+            return [Finding(node, f"{call}: transformers {_span(too_old)} has no attn_implementation keyword "
+                                  f"(accepted from {kw_added}); the pins allow {_span(releases)}",
+                            extra_targets=tuple(f"transformers=={v}" for v in too_old))]
+        if not (isinstance(value, cst.SimpleString) and value.prefix == ""):
+            return []
+        text = value.evaluated_value
+        if not isinstance(text, str):
+            return []
+        entry = table.get("value", {}).get(text)
+        if entry is not None:
+            lo, hi = Version(entry["added"]), Version(entry["removed"]) if "removed" in entry else None
+        else:
+            kinds = [e for e in table.get("kernel", {}).values() if re.match(e["pattern"], text)]
+            if not kinds:
+                known = sorted(table.get("value", {}))
+                near = difflib.get_close_matches(text, known, n=1, cutoff=0.6)
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                return [Finding(node, f"{call}: attn_implementation={text!r} is not a value any transformers release "
+                                      f"accepts (an implementation name or a Hub kernel 'org/repo'){hint}",
+                                extra_targets=tuple(f"transformers=={v}" for v in releases))]
+            lo, hi = min(Version(e["added"]) for e in kinds), None
+        failing = [v for v in releases if v < lo or (hi is not None and v >= hi)]
+        if not failing:
+            return []
+        valid = sorted(n for n, e in table.get("value", {}).items()
+                       if Version(e["added"]) <= failing[0] and ("removed" not in e or failing[0] < Version(e["removed"])))
+        span = f"{lo}" + (f" to {hi} (removed)" if hi else " on")
+        msg = (f"{call}: attn_implementation={text!r} is not accepted by transformers {_span(failing)} "
+               f"(accepted from {span}); {failing[0]} takes {', '.join(repr(v) for v in valid)}")
+        return [Finding(node, msg, extra_targets=tuple(f"transformers=={v}" for v in failing))]
+
     @staticmethod
     def _near(api, module: str, name: str, keyword: str, failing: list[int]) -> list[str]:
         m = api.module(module)
@@ -120,3 +184,8 @@ class UnknownArgument(Rule):
                 for s in sigs or ():
                     params |= {p.name for p in s.params if p.kind in ("pos", "kwonly")}
         return difflib.get_close_matches(keyword, sorted(params), n=2, cutoff=0.6)
+
+
+def _span(versions) -> str:
+    versions = sorted(versions)
+    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"

@@ -1,0 +1,114 @@
+"""AIC201-AIC204 on the examples of issue 5 and the forms generated code takes:
+aliases, star imports, guards, and the generated tables' provenance."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import lint
+
+from aicompat.matrix import default_matrix
+
+
+def codes(diags, prefix="AIC2"):
+    return [(d.code, d.line) for d in diags if d.code.startswith(prefix)]
+
+
+def test_issue_examples_are_flagged_with_what_exists_instead():
+    cases = [
+        ("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, qk_headdim=128, v_headdim=64)\n",
+         {"flash-attn": "2.6.3"}, "AIC202", "head dims come from the tensor shapes"),
+        ("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v, enable_flash=True)\n",
+         {"torch": "2.4.0"}, "AIC202", "torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)"),
+        ("import torch\nwith torch.cuda.amp.disable_casts():\n    y = m(x)\n",
+         {"torch": "2.4.0"}, "AIC201", "torch.autocast(device_type=\"cuda\", enabled=False)"),
+        ("import torch\nwith torch.amp.autocast(enabled=False):\n    y = m(x)\n",
+         {"torch": "2.4.0"}, "AIC202", "torch.amp.autocast(\"cuda\", ...)"),
+    ]
+    for code, pins, rule, instead in cases:
+        diags = [d for d in lint(code, pins=pins) if d.code.startswith("AIC2")]
+        assert [d.code for d in diags] == [rule], (code, [d.message for d in diags])
+        assert instead in diags[0].message, diags[0].message
+
+
+def test_aliases_star_imports_and_from_imports():
+    sdpa = "scaled_dot_product_attention(q, k, v, enable_flash=True)\n"
+    for code in (
+        "import torch.nn.functional as F\nF." + sdpa,
+        "from torch.nn import functional as fn\nfn." + sdpa,
+        "from torch.nn.functional import scaled_dot_product_attention as sdpa_fn\nsdpa_fn(q, k, v, enable_flash=True)\n",
+        "from torch.nn.functional import *\n" + sdpa,
+    ):
+        assert codes(lint(code, pins={"torch": "2.4.0"})) == [("AIC202", 2)], code
+    code = "from torch.cuda import amp\nwith amp.disable_casts():\n    pass\n"
+    assert codes(lint(code, pins={"torch": "2.4.0"})) == [("AIC201", 2)]
+
+
+def test_guards_and_try_keep_version_gated_names_quiet():
+    guarded = ("import torch\n"
+               "if hasattr(torch.nn.attention, 'sdpa_kernel'):\n"
+               "    from torch.nn.attention import sdpa_kernel\n")
+    assert codes(lint(guarded, pins={"torch": ">=2.3,<2.6"})) == []
+    versioned = ("import torch\nfrom packaging import version\n"
+                 "if version.parse(torch.__version__) >= version.parse('2.5'):\n"
+                 "    y = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)\n"
+                 "else:\n    y = None\n")
+    assert codes(lint(versioned, pins={"torch": ">=2.3,<2.7"})) == []
+    unguarded = "import torch\ny = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)\n"
+    d = [x for x in lint(unguarded, pins={"torch": ">=2.3,<2.7"}) if x.code == "AIC202"]
+    assert d and d[0].targets == ["torch==2.3.0", "torch==2.3.1", "torch==2.4.0", "torch==2.4.1"]
+    caught = ("try:\n    from torch.nn.attention.flex_attention import flex_attention\n"
+              "except ImportError:\n    flex_attention = None\n")
+    assert codes(lint(caught, pins={"torch": "2.4.0"})) == []
+
+
+def test_runtime_and_numpy_style_names_are_not_flagged():
+    code = ("import torch\nif torch.npu.is_available():\n    pass\n"
+            "m = torch.mean(x, axis=1, keepdims=True)\ns = torch.sum(x, axis=0)\n")
+    assert codes(lint(code, pins={"torch": "2.8.0"})) == []
+    # A Python-defined function takes no NumPy aliases: F.softmax(x, axis=1) is a TypeError.
+    assert codes(lint("import torch.nn.functional as F\nF.softmax(x, axis=1)\n", pins={"torch": "2.8.0"})) == [
+        ("AIC202", 2)]
+
+
+def test_unpinned_is_judged_on_the_newest_release():
+    code = "import torch\ntorch.export.export_for_training(m, (x,))\n"
+    d = [x for x in lint(code) if x.code == "AIC201"]  # removed in 2.11.0
+    assert d and "removed in 2.11.0" in d[0].message and "unpinned" in d[0].message
+    assert codes(lint(code, pins={"torch": "2.9.0"}), "AIC201") == []
+
+
+def test_generated_tables_name_their_provenance():
+    m = default_matrix()
+    for package, count in (("torch", 28), ("flash-attn", 57)):
+        api = m.api(package)
+        assert len(api.releases) == count and len(api.files) == count
+        assert all("sha256:" in f or " git " in f for f in api.files)
+    assert [str(v) for v in m.api("torch").releases] == [str(v) for v in m.releases("torch")]
+
+
+REAL = ["transformers/modeling_flash_attention_utils.py", "transformers/integrations/sdpa_attention.py",
+        "transformers/integrations/flash_attention.py", "transformers/models/llama/modeling_llama.py",
+        "transformers/models/mistral/modeling_mistral.py", "transformers/modeling_utils.py"]
+
+
+def test_real_modules_at_their_pins_have_no_aic2_findings(tmp_path):
+    """transformers 4.57.6's attention code (torch, flash-attn, transformers) at the pins it supports."""
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "transformers==4.57.6", "--no-deps",
+                           "--only-binary=:all:", "-q", "-d", str(tmp_path)], capture_output=True, text=True)
+    wheels = list(tmp_path.glob("transformers-4.57.6-*.whl"))
+    if not wheels:
+        pytest.skip(f"cannot download the transformers 4.57.6 wheel: {proc.stderr.strip()[-200:]}")
+    with zipfile.ZipFile(wheels[0]) as z:
+        for name in REAL:
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_bytes(z.read(name))
+    from aicompat import Target, lint_paths
+
+    target = Target(gpus=["H100"], python="3.11",
+                    pins={"torch": "2.8.0", "transformers": "4.57.6", "flash-attn": "2.8.3"})
+    diags = lint_paths([str(tmp_path / "transformers")], target=target)
+    found = [f"{Path(d.path).name}:{d.line} {d.code} {d.message}" for d in diags if d.code.startswith("AIC2")]
+    assert found == []
