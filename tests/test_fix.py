@@ -80,3 +80,24 @@ def test_fix_skips_when_the_replacement_is_missing_in_scope(tmp_path):
     r = run_cli("lint", "--no-config", "--pin", "torch>=2.2,<2.6", "--select", "AIC203", "--fix", "old.py",
                 cwd=tmp_path)
     assert p.read_text() == src and "AIC203" in r.stdout
+
+
+def test_fix_rewrites_gencode_lists_to_cover_the_fleet(tmp_path):
+    p = tmp_path / "ext.py"
+    src = ("from torch.utils.cpp_extension import load_inline\n"
+           "mod = load_inline(\n"
+           "    name='k',  # built for B200 only\n"
+           "    cuda_sources=[SRC],\n"
+           "    extra_cuda_cflags=['-O3', '-gencode=arch=compute_100a,code=sm_100a', '--use_fast_math'],\n"
+           ")\n")
+    p.write_text(src)
+    args = ["lint", "--no-config", "--gpu", "A100", "--gpu", "H100", "--select", "AIC302"]
+    r = run_cli(*args, "--fix", "ext.py", cwd=tmp_path)
+    new = p.read_text()
+    assert new == src.replace("['-O3', '-gencode=arch=compute_100a,code=sm_100a', '--use_fast_math']",
+                              "['-O3', '--use_fast_math', '-gencode=arch=compute_80,code=sm_80', "
+                              "'-gencode=arch=compute_90a,code=sm_90a']"), new
+    assert r.returncode == 0, r.stdout
+    cst.parse_module(new)
+    r2 = run_cli(*args, "--fix", "ext.py", cwd=tmp_path)
+    assert p.read_text() == new and r2.returncode == 0

@@ -136,7 +136,51 @@ class BuildArchFlags(Rule):
         if build.empty():
             return []
         short = qualname.rsplit(".", 1)[-1]
-        return self._findings(site.node, build, [], fc, f"{short} {kw}", "gencode")
+        found = self._findings(site.node, build, [], fc, f"{short} {kw}", "gencode")
+        fix = self._flag_list_fix(expr, build, fc) if any(f.archs and "no code for" in f.message for f in found) else None
+        if fix is not None:
+            for f in found:  # report at the list literal, which --fix rewrites
+                f.node, f.fix = expr, fix
+        return found
+
+    def _flag_list_fix(self, expr, build: Build, fc) -> str | None:
+        """The flag list with its arch flags replaced by one -gencode per fleet arch.
+
+        Only for a literal list of plain strings without comments; other flags
+        keep their order; PTX for the newest arch is kept when the build had PTX."""
+        if not isinstance(expr, (cst.List, cst.Tuple)) or "#" in fc.module.code_for_node(expr):
+            return None
+        strings = []
+        for el in expr.elements:
+            if not (isinstance(el, cst.Element) and isinstance(el.value, cst.SimpleString)
+                    and el.value.prefix in ("", "r")):
+                return None
+            strings.append(el.value)
+        quote = strings[0].quote if strings else '"'
+        values = [s.evaluated_value for s in strings]
+        kept, skip = [], False
+        for v in values:
+            if skip:
+                skip = False
+                continue
+            if v in ("-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"):
+                skip = True  # the value follows as the next element
+                continue
+            if v.startswith(("-gencode", "--generate-code", "-arch=", "--gpu-architecture=", "-code=", "--gpu-code=")):
+                continue
+            kept.append(v)
+        archs = sorted({w.arch for w in fc.ctx.worlds})
+        new = self.fix_gencode(archs, build)[len("use "):].split()
+        if build.ptx:
+            newest = max((a[3:] for a in archs), key=int)
+            new.append(f"-gencode=arch=compute_{newest},code=compute_{newest}")
+        items = [*kept, *new]
+        if any(quote in v or "\\" in v for v in items):
+            return None
+        body = ", ".join(f"{quote}{v}{quote}" for v in items)
+        if isinstance(expr, cst.Tuple):
+            return f"({body}{',' if len(items) == 1 else ''})"
+        return f"[{body}]"
 
     def check_assign(self, node: cst.Assign, fc) -> list[Finding]:
         for t in node.targets:
