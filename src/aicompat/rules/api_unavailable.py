@@ -23,7 +23,7 @@ _CATCH = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "
 class ApiUnavailable(Rule):
     code = "AIC201"
     name = "api-unavailable"
-    tokens = (b"torch", b"flash_attn")
+    tokens = (b"import torch", b"from torch", b"flash_attn")  # names resolve only through imports
     attr_tails = frozenset({"*"})
 
     VALID = [

@@ -16,7 +16,7 @@ from .base import Example, Finding, Rule
 class BehaviorChange(Rule):
     code = "AIC204"
     name = "behavior-change"
-    tokens = (b"torch", b"from_pretrained", b"from_config", b"TrainingArguments")
+    tokens = (b"import torch", b"from torch", b"from_pretrained", b"from_config", b"TrainingArguments")
     call_tails = frozenset({"*"})
 
     VALID = [

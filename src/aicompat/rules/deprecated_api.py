@@ -28,7 +28,7 @@ _SDPA_FLAGS = {"enable_flash": "FLASH_ATTENTION", "enable_mem_efficient": "EFFIC
 class DeprecatedApi(Rule):
     code = "AIC203"
     name = "deprecated-api"
-    tokens = (b"torch", b"flash_attn", b"use_flash_attention_2", b"torch_dtype", b"evaluation_strategy",
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"use_flash_attention_2", b"torch_dtype", b"evaluation_strategy",
               b"fp8_autocast")
     call_tails = frozenset({"*"})
 

@@ -23,7 +23,7 @@ from .base import Example, Finding, Rule
 class UnknownArgument(Rule):
     code = "AIC202"
     name = "unknown-argument"
-    tokens = (b"torch", b"flash_attn", b"attn_implementation")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation")
     call_tails = frozenset({"*"})
 
     VALID = [
