@@ -140,7 +140,14 @@ class Walker(cst.CSTVisitor):
                 self._attr_rules.setdefault(t, []).append(r)
         for name, b in fc.index.bindings.items():
             self._alias(name, b)
-        self._hooks = {m: [r for r in rules if hasattr(r, m)] for m in ("check_assign", "check_dict", "check_decorator")}
+        self._hooks = {m: [r for r in rules if hasattr(r, m)]
+                       for m in ("check_assign", "check_dict", "check_decorator", "check_import")}
+        # Rules that read node types directly (AIC401: syntax), per target; empty for most targets' files.
+        self._node_rules: dict[type, list[Rule]] = {}
+        for r in rules:
+            if hasattr(r, "node_types"):
+                for tp in r.node_types(fc.target):
+                    self._node_rules.setdefault(tp, []).append(r)
 
     def _alias(self, name: str, binding) -> None:
         """``from torch import _scaled_mm as smm``: calls to ``smm`` reach the rules too."""
@@ -163,6 +170,9 @@ class Walker(cst.CSTVisitor):
         if ctx is not None:
             self._stack.append((id(node), self.fc.ctx))
             self.fc.ctx = ctx
+        if self._node_rules:
+            for r in self._node_rules.get(type(node), ()):  # syntax: judged whatever the guards say
+                self._run(r, node, r.check_node, node, self.fc)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -350,10 +360,14 @@ class Walker(cst.CSTVisitor):
                 self._bind(name, OPAQUE)
 
     def visit_Import(self, node: cst.Import) -> None:
+        if self._hooks["check_import"]:
+            self._hook("check_import", node)
         for name, q in import_bindings(node):
             self._bind(name, q)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if self._hooks["check_import"]:
+            self._hook("check_import", node)
         for name, q in import_bindings(node):
             if name != "*":
                 self._bind(name, q)

@@ -46,19 +46,21 @@ class Linter:
         self.ignore = [s.upper() for s in ignore or []]
         self.prefilter = prefilter
         self.rules: list[Rule] = [cls(matrix) for cls in RULE_CLASSES if selected(cls.code, self.select, self.ignore)]
+        for r in self.rules:
+            r.target = target
         self.parse_errors = selected("AIC001", self.select, self.ignore)
         # The prefilter must be a superset of what any rule reacts to, and of
         # what AIC001 is reported for: AIC001 fires only where rules could.
-        tokens = sorted({t for cls in RULE_CLASSES for t in cls.tokens})
-        self._token_re = re.compile(b"|".join(re.escape(t) for t in tokens)) if tokens else None
+        patterns = sorted({p for cls in RULE_CLASSES for p in cls.prefilter_patterns(target, matrix)})
+        self._token_re = re.compile(b"|".join(patterns)) if patterns else None
         self.known: set[str] = set()
         for r in self.rules:
             self.known |= r.known_names()
         self._attr_sources = [r for r in self.rules if hasattr(r, "attr_exists")]
-        if not self._attr_sources:  # guards still need the facts when AIC102 is deselected
-            from .rules.fp8 import Fp8Unsupported
+        from .rules.fp8 import Fp8Unsupported
 
-            self._attr_sources = [Fp8Unsupported(matrix)]
+        if not any(isinstance(r, Fp8Unsupported) for r in self._attr_sources):
+            self._attr_sources.append(Fp8Unsupported(matrix))  # guards still need the facts when AIC102 is deselected
 
     def attr_exists(self, qualname: str, world):
         if qualname.startswith("torch."):

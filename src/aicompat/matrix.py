@@ -54,6 +54,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "symbol": {"package": (str, True), "kind": (str, True), "added": (str, True), "removed": (str, False),
                    "deprecated": (str, False), "replacement": (str, False), "params": (dict, False)},
     },
+    "syntax.toml": {
+        "feature": {"python": (str, True), "construct": (str, True)},
+        "backport": {"package": (str, True)},
+    },
     "stdlib.toml": {  # generated from typeshed by tools/build_stdlib_matrix.py
         "module": {"added": (str, False), "removed": (str, False), "names_added": (dict, False),
                    "names_removed": (dict, False)},

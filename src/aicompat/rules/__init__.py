@@ -13,10 +13,11 @@ from .compile_backend import CompileBackend
 from .fp8 import Fp8Unsupported
 from .inline_cuda import InlineCudaArch
 from .pickle_cuda import PickleCudaObject
+from .python_syntax import PythonSyntax
 from .v_headdim import VHeadDimMismatch
 
 RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject, InlineCudaArch,
-                                   BuildArchFlags]
+                                   BuildArchFlags, PythonSyntax]
 
 # Every code and name ever assigned, implemented or not; never reuse one.
 CODES: dict[str, str] = {

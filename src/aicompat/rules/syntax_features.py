@@ -1,0 +1,226 @@
+"""Which Python syntax a LibCST node uses, for AIC401 python-syntax.
+
+``DETECTORS`` maps a node type to a function returning the features (keys of
+version_matrix/syntax.toml) that node uses, each with the node to report.
+Each function looks at one node and, where the grammar rule depends on the
+parent (an assignment expression inside an index), at its direct children,
+so the walker's single traversal is enough.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+Found = list[tuple[str, cst.CSTNode]]
+
+
+def _parenthesized(node: cst.CSTNode) -> bool:
+    return bool(getattr(node, "lpar", ()))
+
+
+def _named_expr(node: cst.NamedExpr, code) -> Found:
+    return [("walrus", node)]
+
+
+def _subscript(node: cst.Subscript, code) -> Found:
+    out: Found = []
+    for el in node.slice:
+        s = el.slice
+        if isinstance(s, cst.Index):
+            if s.star is not None:
+                out.append(("star_index", s))
+            elif isinstance(s.value, cst.NamedExpr) and not _parenthesized(s.value):
+                out.append(("walrus_in_index", s.value))
+    return out
+
+
+def _set(node: cst.Set | cst.SetComp, code) -> Found:
+    elements = node.elements if isinstance(node, cst.Set) else [node.elt]
+    out: Found = []
+    for el in elements:
+        value = el.value if isinstance(el, cst.Element) else el
+        if isinstance(value, cst.NamedExpr) and not _parenthesized(value):
+            out.append(("walrus_in_set", value))
+    return out
+
+
+def _parameters(node: cst.Parameters, code) -> Found:
+    out: Found = []
+    if node.posonly_params or isinstance(node.posonly_ind, cst.ParamSlash):
+        out.append(("positional_only", node))
+    star = node.star_arg
+    if isinstance(star, cst.Param) and star.annotation is not None and isinstance(
+            star.annotation.annotation, cst.StarredElement):
+        out.append(("star_annotation", star.annotation))
+    return out
+
+
+def _unparenthesized_starred_tuple(value) -> bool:
+    return (isinstance(value, cst.Tuple) and not value.lpar
+            and any(isinstance(e, cst.StarredElement) for e in value.elements))
+
+
+def _return(node: cst.Return | cst.Yield, code) -> Found:
+    return [("unparenthesized_star_return", node)] if _unparenthesized_starred_tuple(node.value) else []
+
+
+def _for(node: cst.For, code) -> Found:
+    return [("unparenthesized_star_for", node.iter)] if _unparenthesized_starred_tuple(node.iter) else []
+
+
+def _dotted(expr) -> bool:
+    while isinstance(expr, cst.Attribute) and not expr.lpar:
+        expr = expr.value
+    return isinstance(expr, cst.Name) and not expr.lpar
+
+
+def _decorator(node: cst.Decorator, code) -> Found:
+    d = node.decorator
+    # Before 3.9 the grammar was: "@" dotted_name [ "(" [arglist] ")" ].
+    ok = _dotted(d) or (isinstance(d, cst.Call) and not d.lpar and _dotted(d.func))
+    return [] if ok else [("relaxed_decorator", d)]
+
+
+def _with(node: cst.With, code) -> Found:
+    # ``with (a, b):`` has always parsed (as a tuple); only ``as`` inside the brackets is new.
+    if isinstance(node.lpar, cst.LeftParen) and any(item.asname is not None for item in node.items):
+        return [("parenthesized_with", node)]
+    return []
+
+
+def _match(node, code) -> Found:
+    return [("match", node)]
+
+
+def _try_star(node, code) -> Found:
+    return [("except_star", node)]
+
+
+def _type_params(node: cst.FunctionDef | cst.ClassDef, code) -> Found:
+    return [("type_parameters", node.type_parameters)] if node.type_parameters is not None else []
+
+
+def _type_alias(node, code) -> Found:
+    return [("type_statement", node)]
+
+
+def _type_param(node: cst.TypeParam, code) -> Found:
+    return [("type_parameter_default", node)] if node.default is not None else []
+
+
+def _template(node, code) -> Found:
+    return [("template_string", node)]
+
+
+def _except(node: cst.ExceptHandler | cst.ExceptStarHandler, code) -> Found:
+    t = node.type
+    if isinstance(t, cst.Tuple) and not t.lpar:
+        return [("unparenthesized_except", t)]
+    return []
+
+
+def _fstring(node: cst.FormattedString, code: Callable[[cst.CSTNode], str]) -> Found:
+    """PEP 701 (3.12): before it, an f-string was first read as a plain string
+    literal, so a replacement field could not hold the string's own quote, a
+    backslash, a comment, or (in a single-quoted string) a line break."""
+    quote = node.end
+    out: Found = []
+    stack = list(node.parts)
+    while stack:
+        part = stack.pop()
+        if not isinstance(part, cst.FormattedStringExpression):
+            continue
+        if part.equal is not None and not isinstance(part.equal, cst.MaybeSentinel):
+            out.append(("fstring_equals", part))
+        text = (code(part.whitespace_before_expression) + code(part.expression)
+                + code(part.whitespace_after_expression))
+        if quote in text:  # the closing quote (or triple quote) inside the field
+            out.append(("fstring_quotes", part))
+        elif "\\" in text:
+            out.append(("fstring_backslash", part))
+        elif "#" in text:
+            out.append(("fstring_comment", part))
+        elif len(quote) == 1 and "\n" in text:
+            out.append(("fstring_newline", part))
+        if part.format_spec:
+            stack.extend(part.format_spec)
+    return out
+
+
+# node type -> (detector, the features it can report)
+DETECTORS: dict[type, tuple[Callable, tuple[str, ...]]] = {
+    cst.NamedExpr: (_named_expr, ("walrus",)),
+    cst.Subscript: (_subscript, ("star_index", "walrus_in_index")),
+    cst.Set: (_set, ("walrus_in_set",)),
+    cst.SetComp: (_set, ("walrus_in_set",)),
+    cst.Parameters: (_parameters, ("positional_only", "star_annotation")),
+    cst.Return: (_return, ("unparenthesized_star_return",)),
+    cst.Yield: (_return, ("unparenthesized_star_return",)),
+    cst.For: (_for, ("unparenthesized_star_for",)),
+    cst.Decorator: (_decorator, ("relaxed_decorator",)),
+    cst.With: (_with, ("parenthesized_with",)),
+    cst.Match: (_match, ("match",)),
+    cst.TryStar: (_try_star, ("except_star",)),
+    cst.FormattedString: (_fstring, ("fstring_equals", "fstring_quotes", "fstring_backslash", "fstring_comment",
+                                     "fstring_newline")),
+    cst.ExceptHandler: (_except, ("unparenthesized_except",)),
+    cst.ExceptStarHandler: (_except, ("unparenthesized_except",)),
+}
+# Node types older LibCST releases lack (such files fail to parse there: see the rule's parse-failure path).
+for _name, _entry in (("FunctionDef", (_type_params, ("type_parameters",))),
+                      ("ClassDef", (_type_params, ("type_parameters",))),
+                      ("TypeAlias", (_type_alias, ("type_statement",))),
+                      ("TypeParam", (_type_param, ("type_parameter_default",))),
+                      ("TemplatedString", (_template, ("template_string",)))):
+    if hasattr(cst, _name) and (_name not in ("FunctionDef", "ClassDef") or hasattr(cst, "TypeParameters")):
+        DETECTORS[getattr(cst, _name)] = _entry
+
+
+def _fstring_signatures() -> list[bytes]:
+    """Byte patterns that every f-string using PEP 701 syntax matches (a superset:
+    the prefilter must never skip a file the rule would flag). After the opening
+    quote: literal text and complete fields, then a field holding the quote, a
+    backslash, a ``#`` or a line break before it closes; one level of nested
+    braces (a dict or a format spec) inside the field is allowed for."""
+    out = []
+    for q in (b"'", b'"'):
+        nq = rb"[^" + q + rb"\\\n{}#]"  # a character a pre-3.12 field could hold
+        nested = rb"\{(?:" + nq + rb"|[#])*\}"
+        field = rb"\{(?:" + nq + rb"|" + nested + rb")*\}"
+        literal = rb"(?:[^" + q + rb"\\\n{]|\\.|\{\{|" + field + rb")*"
+        bad = rb"\{(?:" + nq + rb"|" + nested + rb")*\{?(?:" + nq + rb")*[" + q + rb"\\#\n]"
+        out.append(rb"[fF][rR]?" + q + literal + bad)
+        # Triple-quoted: only a backslash or "#" in a field is new (quotes and line breaks were fine).
+        out.append(rb"[fF][rR]?" + q * 3 + rb"(?:(?!" + q * 3 + rb")[^{]|\{\{)*?\{[^}]*?[\\#]")
+    return out
+
+
+_NAME = rb"[\w\x80-\xff]+"
+
+# feature -> byte patterns of which a file using it matches at least one (the prefilter).
+SIGNATURES: dict[str, list[bytes]] = {
+    "walrus": [rb":="],
+    "walrus_in_set": [rb":="],
+    "walrus_in_index": [rb":="],
+    "positional_only": [rb"/\s*(?:[,):#]|\\)"],
+    "fstring_equals": [rb"=\s*[}!:]"],
+    "unparenthesized_star_return": [rb"\b(?:return|yield)\b"],
+    "relaxed_decorator": [rb"(?m:^[ \t]*@(?![ \t\w.]+(?:\(|\r?$|[ \t]*#)))"],
+    "parenthesized_with": [rb"\bwith\s*\("],
+    "unparenthesized_star_for": [rb"\bin\b[^\n]*\*"],
+    "match": [rb"(?m:^[ \t]*match\b)"],
+    "except_star": [rb"\bexcept\s*\*"],
+    "star_index": [rb"[\w\])][ \t]*\[(?:[^\n]*,)?\s*\*"],
+    "star_annotation": [rb"\*\s*" + _NAME + rb"\s*:\s*\*"],
+    "type_parameters": [rb"\b(?:def|class)\s+" + _NAME + rb"\s*\["],
+    "type_statement": [rb"\btype\s+" + _NAME + rb"\s*[=\[]"],
+    "type_parameter_default": [rb"\b(?:def|class)\s+" + _NAME + rb"\s*\[", rb"\btype\s+" + _NAME + rb"\s*\["],
+    "fstring_quotes": _fstring_signatures(),
+    "fstring_backslash": _fstring_signatures(),
+    "fstring_comment": _fstring_signatures(),
+    "fstring_newline": _fstring_signatures(),
+    "template_string": [rb"(?<![\w\x80-\xff])(?:[tT][rR]?|[rR][tT])['\"]"],
+    "unparenthesized_except": [rb"\bexcept\s*\*?\s*[^\s(:*][^:\n]*,"],
+}
