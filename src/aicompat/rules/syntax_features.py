@@ -151,7 +151,8 @@ def _fstring(node: cst.FormattedString, code: Callable[[cst.CSTNode], str]) -> F
 
 # node type -> (detector, the features it can report)
 DETECTORS: dict[type, tuple[Callable, tuple[str, ...]]] = {
-    cst.NamedExpr: (_named_expr, ("walrus",)),
+    # The parent (an index, a set) decides whether an assignment expression needs 3.9/3.10 rather than 3.8.
+    cst.NamedExpr: (_named_expr, ("walrus", "walrus_in_index", "walrus_in_set")),
     cst.Subscript: (_subscript, ("star_index", "walrus_in_index")),
     cst.Set: (_set, ("walrus_in_set",)),
     cst.SetComp: (_set, ("walrus_in_set",)),
