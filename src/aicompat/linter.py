@@ -101,7 +101,10 @@ class Linter:
         try:
             module = cst.parse_module(data)
         except cst.ParserSyntaxError as exc:
-            if self.parse_errors and relevant:
+            newer = self._newer_syntax(path, data, exc)
+            if newer is not None:
+                res.diagnostics.append(newer)
+            elif self.parse_errors and relevant:
                 res.diagnostics.append(_syntax_diagnostic(path, data, exc))
             return res
         except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as exc:
@@ -125,6 +128,26 @@ class Linter:
             res.diagnostics, res.suppressed = apply(diags, text)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         return res
+
+    def _newer_syntax(self, path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic | None:
+        """An older LibCST cannot parse syntax newer than itself: when the failing
+        lines show a construct the target Python lacks too, that is the finding
+        (AIC401), not an unreadable file (AIC001)."""
+        rule = next((r for r in self.rules if r.code == "AIC401"), None)
+        if rule is None:
+            return None
+        from .rules.python_syntax import newer_syntax_at
+
+        hit = newer_syntax_at(data, exc.raw_line, self.matrix, self.target.python)
+        if hit is None:
+            return None
+        _key, v, construct = hit
+        py = self.target.python
+        line = max(exc.raw_line, 1)
+        return Diagnostic(path, line, 1, line, 1, rule.code, rule.name, "error",
+                          f"{construct} needs Python {v[0]}.{v[1]}; target is Python {py[0]}.{py[1]} "
+                          f"(LibCST {_libcst_version()} could not parse the file, so nothing else in it was checked)",
+                          self.target.labels_for(self.target.archs) + [f"python=={py[0]}.{py[1]}"])
 
     def _lint_notebook(self, data: bytes, path: str, res: FileResult) -> FileResult:
         """Lint the code cells as one module; report cell numbers and cell lines."""
@@ -228,6 +251,15 @@ def _syntax_diagnostic(path: str, data: bytes, exc: cst.ParserSyntaxError) -> Di
     m = re.search(r"error at (\d+):(\d+)", exc.message)
     line, col = (int(m.group(1)), int(m.group(2)) + 1) if m else (exc.raw_line, exc.raw_column + 1)
     return _parse_error(path, line, col, exc.message.replace("parser error: ", ""))
+
+
+def _libcst_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libcst")
+    except PackageNotFoundError:
+        return "(unknown version)"
 
 
 def _parse_error(path: str, line: int, col: int, message: str) -> Diagnostic:

@@ -318,3 +318,20 @@ def _bound_somewhere(name: str, text: str) -> bool:
     n = re.escape(name)
     return re.search(rf"\b(?:def|class|as|for|global|nonlocal)\s+{n}\b|\b{n}\s*(?::=|=(?!=)|:)|"
                      rf"\bimport\b[^\n]*\b{n}\b", text) is not None
+
+
+def newer_syntax_at(data: bytes, line: int, matrix, python: Version) -> tuple[str, Version, str] | None:
+    """When LibCST cannot parse a file (an older LibCST than the syntax), name the
+    construct on the lines around the failure if it is newer than the target:
+    (feature, first Python, construct). None when no signature of a newer
+    feature matches there; the file is then an AIC001 parse error."""
+    plan = plan_for(matrix, python)
+    if not plan.features:
+        return None
+    lines = data.splitlines(keepends=True)
+    window = b"".join(lines[max(line - 3, 0):line + 2])
+    best = None
+    for key, (v, construct) in plan.features.items():
+        if any(re.search(p, window) for p in SIGNATURES[key]) and (best is None or v > best[1]):
+            best = (key, v, construct)
+    return best
