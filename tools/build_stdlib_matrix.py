@@ -83,8 +83,30 @@ def _version_test(test: ast.expr) -> tuple[str, Version] | None:
     return None
 
 
-def stub_spans(source: str) -> dict[str, list[tuple[Version, Version]]]:
-    """Public module-level names of a stub -> the [first, end) version spans they are defined in."""
+def _narrowing(test: ast.expr) -> tuple[list[tuple[str, Version]], bool]:
+    """The version tests an ``if`` condition applies to its body, and whether its
+    ``else`` may be narrowed too (only for a lone version test).
+    ``sys.version_info >= (3, 12) and sys.platform == "linux"`` narrows the body only."""
+    t = _version_test(test)
+    if t is not None:
+        return [t], True
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [t for t in map(_version_test, test.values) if t is not None], False
+    return [], False
+
+
+def _apply(tests: list[tuple[str, Version]], lo: Version, hi: Version) -> tuple[Version, Version]:
+    for op, v in tests:
+        lo, hi = (max(lo, v), hi) if op == ">=" else (lo, min(hi, v))
+    return lo, hi
+
+
+def stub_spans(source: str, star=None, package: str = "") -> dict[str, list[tuple[Version, Version]]]:
+    """Public module-level names of a stub -> the [first, end) version spans they are defined in.
+
+    ``star(module)``, when given, returns the spans of the names another stub
+    exports, for ``from .taskgroups import *`` (asyncio) and ``from posixpath
+    import *`` (os.path); ``package`` resolves relative imports."""
     spans: dict[str, list[tuple[Version, Version]]] = {}
 
     def add(name: str, lo: Version, hi: Version) -> None:
@@ -94,16 +116,22 @@ def stub_spans(source: str) -> dict[str, list[tuple[Version, Version]]]:
     def walk(body: list[ast.stmt], lo: Version, hi: Version) -> None:
         for stmt in body:
             if isinstance(stmt, ast.If):
-                t = _version_test(stmt.test)
-                if t is None:  # sys.platform and the like: both sides may hold
-                    walk(stmt.body, lo, hi)
+                tests, whole = _narrowing(stmt.test)
+                walk(stmt.body, *_apply(tests, lo, hi))
+                if whole:  # the else of a lone version test holds on the other side of it
+                    op, v = tests[0]
+                    walk(stmt.orelse, *_apply([("<" if op == ">=" else ">=", v)], lo, hi))
+                else:  # sys.platform and the like: both sides may hold
                     walk(stmt.orelse, lo, hi)
-                elif t[0] == ">=":
-                    walk(stmt.body, max(lo, t[1]), hi)
-                    walk(stmt.orelse, lo, min(hi, t[1]))
-                else:
-                    walk(stmt.body, lo, min(hi, t[1]))
-                    walk(stmt.orelse, max(lo, t[1]), hi)
+            elif isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+                if star is not None:
+                    base = package.split(".") if stmt.level else []
+                    if stmt.level > 1:
+                        base = base[:len(base) - (stmt.level - 1)]
+                    target = ".".join(base + ([stmt.module] if stmt.module else []))
+                    for name, sub in (star(target) or {}).items():
+                        for slo, shi in sub:
+                            add(name, max(lo, slo), min(hi, shi))
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 add(stmt.name, lo, hi)
             elif isinstance(stmt, ast.Assign):
@@ -140,10 +168,11 @@ def _all_names(tree: ast.Module) -> set[str]:
     return out
 
 
-def versioned_names(source: str, oldest: Version) -> tuple[set[str], dict[str, str], dict[str, str]]:
+def versioned_names(source: str, oldest: Version, star=None, package: str = ""
+                    ) -> tuple[set[str], dict[str, str], dict[str, str]]:
     """Every public name, the names added after ``oldest`` ({name: "3.N"}) and the names removed after it."""
     added, removed = {}, {}
-    all_spans = stub_spans(source)
+    all_spans = stub_spans(source, star, package)
     for name, spans in all_spans.items():
         first = min(lo for lo, _ in spans)
         end = max(hi for _, hi in spans)
@@ -152,6 +181,30 @@ def versioned_names(source: str, oldest: Version) -> tuple[set[str], dict[str, s
         if end != INF and end > oldest:
             removed[name] = f"{end[0]}.{end[1]}"
     return set(all_spans), added, removed
+
+
+def _star_resolver(zf: zipfile.ZipFile, listing: set[str]):
+    """module -> the spans of the names ``from module import *`` brings (its
+    ``__all__`` when it has one), read from the same snapshot, memoized."""
+    memo: dict[str, dict | None] = {}
+
+    def star(module: str):
+        if module in memo:
+            return memo[module]
+        memo[module] = None  # a cycle reads as nothing
+        stub = _stub_path(module, listing)
+        if stub is None:
+            return None
+        text = zf.read(stub).decode("utf-8")
+        package = module if stub.endswith("/__init__.pyi") else module.rpartition(".")[0]
+        spans = stub_spans(text, star, package)
+        exported = _all_names(ast.parse(text))
+        if exported:
+            spans = {n: v for n, v in spans.items() if n in exported}
+        memo[module] = spans
+        return spans
+
+    return star
 
 
 def _stub_path(module: str, names: set[str]) -> str | None:
@@ -174,12 +227,23 @@ def build(wheels: list[Path], oldest: Version = (3, 8)) -> str:
         releases = [w.name.split("-")[1] for w in wheels]  # the mypy versions; platform tags do not change stubs
         versions = parse_versions(zips[-1].read(PREFIX + "VERSIONS").decode("utf-8"))
         listings = [set(z.namelist()) for z in zips]
+        stars = [_star_resolver(z, listing) for z, listing in zip(zips, listings)]
         provenance = f"typeshed in mypy {', '.join(releases)}"
         entries: list[tuple[str, dict]] = []
-        for module in sorted(versions):
+        # Submodules VERSIONS does not list (os.path) live as long as their parent.
+        stubbed = {n[len(PREFIX):-len(".pyi")].replace("/", ".").removesuffix(".__init__")
+                   for n in listings[-1] if n.startswith(PREFIX) and n.endswith(".pyi")}
+        for module in sorted(set(versions) | stubbed):
             if any(part.startswith("_") for part in module.split(".")) or module.split(".")[0] in SKIP_MODULES:
                 continue
-            first, last = versions[module]
+            owner = module
+            while owner not in versions and "." in owner:
+                owner = owner.rpartition(".")[0]
+            if owner not in versions:
+                continue
+            first, last = versions[owner]
+            if owner != module and (first > oldest or last is not None):
+                continue  # the parent's entry already says when the whole package comes and goes
             entry: dict = {}
             if first > oldest:
                 entry["added"] = f"{first[0]}.{first[1]}"
@@ -189,14 +253,13 @@ def build(wheels: list[Path], oldest: Version = (3, 8)) -> str:
             if "added" not in entry:  # a new module's names are all new with it
                 added: dict[str, str] = {}
                 removed: dict[str, str] = {}
-                for z, listing in zip(zips, listings):  # oldest first: later snapshots override removals
+                for z, listing, star in zip(zips, listings, stars):  # oldest first: later ones override removals
                     stub = _stub_path(module, listing)
                     if stub is None:
                         continue
-                    present, a, r = versioned_names(z.read(stub).decode("utf-8"), oldest)
-                    for name, v in a.items():
-                        if name not in added or _ver(v) > _ver(added[name]):
-                            added[name] = v
+                    package = module if stub.endswith("/__init__.pyi") else module.rpartition(".")[0]
+                    present, a, r = versioned_names(z.read(stub).decode("utf-8"), oldest, star, package)
+                    added.update(a)  # a newer snapshot's version wins; older ones fill in below its floor
                     for name in present:  # the newer snapshot's word on removals wins
                         if name in r:
                             removed[name] = r[name]
