@@ -246,3 +246,19 @@ def test_parse_failure_from_newer_syntax_is_named(monkeypatch):
     assert found[0].message.startswith('template string literal (t"...") needs Python 3.14; target is Python 3.13')
     assert [d.code for d in aic401(code, "3.14")] == ["AIC001"]  # the target has it: LibCST is the problem
     assert [d.code for d in aic401("import torch\ntorch.compile\nprint 'x'\n", "3.13")] == ["AIC001"]
+
+
+STDLIB_SAMPLES = [
+    "import tomllib\n", "from typing import Self\n", "import itertools as it\nit.batched(x, 2)\n",
+    "from itertools import *\nbatched(x, 2)\n", "from os import path\npath.isjunction(p)\n",
+    "import os.path\nos.path.splitroot(p)\n", "from asyncio import (\n    TaskGroup,\n)\n",
+    "import os, imp\n", "import distutils.util\n", "from importlib import resources\n",
+    "async def f(it):\n    return await anext(it)\n", "raise ExceptionGroup('x', [])\n",
+    "import collections\ncollections.Callable\n", "from typing import \\\n    override\n",
+]
+
+
+@pytest.mark.parametrize("python", ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"])
+def test_prefilter_is_a_superset_on_every_target(python):
+    for code in list(SAMPLES.values()) + STDLIB_SAMPLES:
+        assert aic401(code, python, prefilter=True) == aic401(code, python, prefilter=False), (python, code)

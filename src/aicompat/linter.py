@@ -53,6 +53,7 @@ class Linter:
         # what AIC001 is reported for: AIC001 fires only where rules could.
         patterns = sorted({p for cls in RULE_CLASSES for p in cls.prefilter_patterns(target, matrix)})
         self._token_re = re.compile(b"|".join(patterns)) if patterns else None
+        self._checks = [c for c in (cls.prefilter_check(target, matrix) for cls in RULE_CLASSES) if c is not None]
         self.known: set[str] = set()
         for r in self.rules:
             self.known |= r.known_names()
@@ -74,7 +75,9 @@ class Linter:
         return UNKNOWN
 
     def relevant(self, data: bytes) -> bool:
-        return self._token_re is not None and self._token_re.search(data) is not None
+        if self._token_re is not None and self._token_re.search(data) is not None:
+            return True
+        return any(check(data) for check in self._checks)
 
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
         res = FileResult(path)

@@ -63,6 +63,13 @@ class Rule:
         return tuple(re.escape(t) for t in cls.tokens)
 
     @classmethod
+    def prefilter_check(cls, target, matrix):
+        """A second prefilter test, ``(bytes) -> bool``, for what one regex cannot
+        say cheaply (AIC401: a standard-library name *and* an import of its
+        package); None when the patterns say it all. Run only when no pattern matched."""
+        return None
+
+    @classmethod
     def explain_facts(cls, matrix) -> str:
         """The matrix facts behind this rule, for ``aicompat explain``."""
         return ""

@@ -42,10 +42,83 @@ class Plan:
     node_types: dict[type, object] = field(default_factory=dict)
     modules: dict[str, tuple[str, Version]] = field(default_factory=dict)  # module -> ("added"|"removed", version)
     names: dict[str, dict[str, tuple[str, Version]]] = field(default_factory=dict)  # module -> name -> (kind, v)
-    patterns: tuple[bytes, ...] = ()
+    # The prefilter: syntax signatures; modules flagged themselves; for each module, the words
+    # (its names, its submodules) that are flagged when it is imported; new builtins.
+    signatures: list = field(default_factory=list)
+    flagged_modules: set[bytes] = field(default_factory=set)
+    words_by_module: dict[bytes, list[bytes]] = field(default_factory=dict)
+    children: dict[bytes, list[bytes]] = field(default_factory=dict)  # module -> its submodules with words
+    builtins: list[bytes] = field(default_factory=list)
+
+    def relevant(self, data: bytes) -> bool:
+        """Could AIC401 flag something in this file on this target? A superset.
+
+        A standard-library name (``batched``, ``taskgroups``) is only reachable
+        through an import of its module (``import itertools as it``, ``from
+        itertools import *``, ``from os import path``), so a file needs that
+        import *and* the word; new builtins need a call. Literal ``in`` tests go
+        first: they are far cheaper than any regex."""
+        for sig in self.signatures:
+            if sig.search(data):
+                return True
+        for name in self.builtins:
+            if name in data and _word(name, rb"\s*\(").search(data):
+                return True
+        if not (self.flagged_modules or self.words_by_module):
+            return False
+        from_lists: dict[bytes, list[bytes]] = {}
+        for m in _FROM_IMPORT_RX.finditer(data):
+            from_lists.setdefault(m.group(1).strip(b"."), []).append(m.group(2))
+        for module in _reachable_modules(data, self.children):
+            if module in self.flagged_modules:
+                return True
+            for w in self.words_by_module.get(module, ()):
+                if w not in data:
+                    continue
+                # Reached as alias.name, named in "from module import ...", or anywhere after "import *".
+                if _word(w, rb"\b", rb"\.\s*").search(data):
+                    return True
+                for names in from_lists.get(module, ()):
+                    if names.lstrip(b" \t(").startswith(b"*") or _word(w).search(names):
+                        return True
+        return False
 
 
 _PLANS: dict[tuple[int, Version], tuple[object, Plan]] = {}
+# Import statements, found from their keyword (a leading literal keeps the scan fast):
+# "import a.b as c, d" -> "a.b as c, d"; "from a.b import x" -> "a.b".
+_IMPORT_RX = re.compile(rb"import[ \t]+((?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t\\\r\n]*,[ \t\\\r\n]*)*[\w.]+)")
+_FROM_RX = re.compile(rb"from[ \t]+([\w.]+)")
+# "from a.b import x, y" / "from a import (x,\n y)" / "from a import *": the module and the names.
+_FROM_IMPORT_RX = re.compile(rb"from[ \t]+([\w.]+)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n;\\]|\\\r?\n|\\.)*)")
+_WORDS: dict[tuple[bytes, bytes, bytes], re.Pattern] = {}
+
+
+def _word(w: bytes, after: bytes = rb"\b", before: bytes = rb"(?<![\w\x80-\xff])") -> re.Pattern:
+    rx = _WORDS.get((w, after, before))
+    if rx is None:
+        rx = _WORDS[(w, after, before)] = re.compile(before + re.escape(w) + after)
+    return rx
+
+
+def _reachable_modules(data: bytes, children: dict[bytes, list[bytes]]) -> set[bytes]:
+    """Modules whose names the file can reach: those its import statements name,
+    their parents (``import a.b`` binds ``a``) and, for ``from a import ...``,
+    a's submodules (``from os import path``). A superset: prose that reads like
+    an import only adds modules."""
+    out: set[bytes] = set()
+    for rx in (_IMPORT_RX, _FROM_RX):
+        for m in rx.finditer(data):
+            for item in m.group(1).split(b","):
+                parts = item.strip(b" \t\r\n\\").split(None, 1)
+                if not parts:
+                    continue
+                path = parts[0].strip(b".")
+                pieces = path.split(b".")
+                out.update(b".".join(pieces[:i]) for i in range(1, len(pieces) + 1))
+                if rx is _FROM_RX:
+                    out.update(children.get(path, ()))
+    return out
 
 
 def plan_for(matrix, python: Version) -> Plan:
@@ -61,14 +134,21 @@ def plan_for(matrix, python: Version) -> Plan:
     for tp, (_detector, keys) in DETECTORS.items():
         if any(k in plan.features for k in keys):
             plan.node_types[tp] = _detector
-    words: set[str] = set()
+    words_by_module: dict[bytes, set[bytes]] = {}
+
+    def need(word: str, module: str) -> None:
+        words_by_module.setdefault(module.encode(), set()).add(word.encode())
+
     for mod, e in matrix.section("stdlib.toml", "module").items():
         if "added" in e and _ver(e["added"]) > python:
             plan.modules[mod] = ("added", _ver(e["added"]))
         elif "removed" in e and _ver(e["removed"]) <= python:
             plan.modules[mod] = ("removed", _ver(e["removed"]))
         if mod in plan.modules:
-            words.add(mod.rsplit(".", 1)[-1])  # every way to import a module spells its last component
+            plan.flagged_modules.add(mod.encode())  # import a.b / from a.b import x
+            if "." in mod:  # from a import b: "a" is imported, "b" spelled
+                parent, _, last = mod.rpartition(".")
+                need(last, parent)
             continue
         for kind, table in (("added", e.get("names_added", {})), ("removed", e.get("names_removed", {}))):
             for v_text, names in table.items():
@@ -76,37 +156,24 @@ def plan_for(matrix, python: Version) -> Plan:
                 if (kind == "added" and v > python) or (kind == "removed" and v <= python):
                     for n in names:
                         plan.names.setdefault(mod, {})[n] = (kind, v)
-                        words.add(n)
-    pats = {p for k in plan.features for p in SIGNATURES[k]}
-    if words:
-        pats.add(rb"\b(?:" + _trie_regex(sorted(w.encode() for w in words)) + rb")\b")
-    plan.patterns = tuple(sorted(pats))
+                        if mod == "builtins":
+                            plan.builtins.append(n.encode())
+                        else:
+                            need(n, mod)
+    plan.words_by_module = {m: sorted(ws) for m, ws in sorted(words_by_module.items())}
+    for m in plan.words_by_module:
+        pieces = m.split(b".")
+        for i in range(1, len(pieces)):
+            plan.children.setdefault(b".".join(pieces[:i]), []).append(m)
+    plan.builtins.sort()
+    seen = set()
+    for k in sorted(plan.features):
+        for sig in SIGNATURES[k]:
+            if sig not in seen:
+                seen.add(sig)
+                plan.signatures.append(sig)
     _PLANS[key] = (matrix, plan)
     return plan
-
-
-def _trie_regex(words: list[bytes]) -> bytes:
-    """An alternation of many words as a prefix tree: the regex engine then
-    tries one branch per letter instead of every word at every position."""
-    trie: dict = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[None] = {}
-
-    def emit(node: dict) -> bytes:
-        end = None in node
-        branches = [re.escape(bytes([ch])) + emit(child) for ch, child in sorted((k, v) for k, v in node.items()
-                                                                               if k is not None)]
-        if not branches:
-            return b""
-        body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
-        if end:
-            body = b"(?:" + body + b")?"
-        return body
-
-    return emit(trie)
 
 
 _T = "import sys\n"
@@ -115,7 +182,7 @@ _T = "import sys\n"
 class PythonSyntax(Rule):
     code = "AIC401"
     name = "python-syntax"
-    tokens = ()  # per target: see prefilter_patterns
+    tokens = ()  # per target: see prefilter_check
 
     VALID = [
         Example("if (n := len(a)) > 3:\n    pass\n", python="3.8"),
@@ -163,8 +230,9 @@ class PythonSyntax(Rule):
         self.call_tails = frozenset(every)  # bare names: builtins and ``from m import *``
 
     @classmethod
-    def prefilter_patterns(cls, target, matrix) -> tuple[bytes, ...]:
-        return plan_for(matrix, target.python).patterns
+    def prefilter_check(cls, target, matrix):
+        """Per target: a 3.13 target has little to look for, so most files stay unparsed."""
+        return plan_for(matrix, target.python).relevant
 
     @classmethod
     def explain_facts(cls, matrix) -> str:
@@ -332,6 +400,6 @@ def newer_syntax_at(data: bytes, line: int, matrix, python: Version) -> tuple[st
     window = b"".join(lines[max(line - 3, 0):line + 2])
     best = None
     for key, (v, construct) in plan.features.items():
-        if any(re.search(p, window) for p in SIGNATURES[key]) and (best is None or v > best[1]):
+        if any(sig.search(window) for sig in SIGNATURES[key]) and (best is None or v > best[1]):
             best = (key, v, construct)
     return best

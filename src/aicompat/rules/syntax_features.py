@@ -9,6 +9,8 @@ so the walker's single traversal is enough.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
@@ -179,8 +181,83 @@ for _name, _entry in (("FunctionDef", (_type_params, ("type_parameters",))),
         DETECTORS[getattr(cst, _name)] = _entry
 
 
-def _fstring_signatures() -> list[bytes]:
-    """Byte patterns that every f-string using PEP 701 syntax matches (a superset:
+@dataclass(frozen=True)
+class Sig:
+    """A byte signature of a feature, for the prefilter. ``pattern`` begins with
+    a literal so the regex engine skips ahead with a fast scan (a leading
+    ``\b``, ``^`` or character class makes it test every position, ten times
+    slower); ``verify(data, start)`` checks the context around a match that a
+    leading-literal pattern cannot (``type`` at the start of a statement)."""
+
+    pattern: bytes
+    verify: Callable[[bytes, int], bool] | None = None
+
+    def search(self, data: bytes) -> bool:
+        rx = _compiled(self.pattern)
+        if self.verify is None:
+            return rx.search(data) is not None
+        return any(self.verify(data, m.start()) for m in rx.finditer(data))
+
+
+_RX: dict[bytes, re.Pattern] = {}
+
+
+def _compiled(pattern: bytes) -> re.Pattern:
+    rx = _RX.get(pattern)
+    if rx is None:
+        rx = _RX[pattern] = re.compile(pattern)
+    return rx
+
+
+def _before(data: bytes, pos: int) -> bytes:
+    """The text between the start of the line and ``pos``."""
+    return data[data.rfind(b"\n", 0, pos) + 1:pos]
+
+
+def _statement_start(data: bytes, pos: int) -> bool:
+    head = _before(data, pos).strip(b" \t")
+    return head in (b"", b"async") or head.endswith(b";")
+
+
+def _line_start(data: bytes, pos: int) -> bool:
+    return not _before(data, pos).strip(b" \t")
+
+
+def _word_byte(b: int) -> bool:
+    return b >= 0x80 or b == 0x5F or 0x30 <= b <= 0x39 or 0x41 <= b <= 0x5A or 0x61 <= b <= 0x7A
+
+
+def _string_prefix(data: bytes, pos: int) -> bool:
+    """``t"`` / ``rt"`` / ``tr"`` starts a literal: no identifier character before the prefix."""
+    i = pos - 1
+    if i >= 0 and data[i] in b"rR":
+        i -= 1
+    return i < 0 or not _word_byte(data[i])
+
+
+def _in_subscript(data: bytes, pos: int) -> bool:
+    """Is the ``*`` at ``pos`` (after ``[`` or ``,``) inside the brackets of a subscript?
+    Walks back to the innermost open bracket; gives True when unsure (long or odd text)."""
+    depth, i, stop = 0, pos - 1, max(pos - 4000, -1)
+    while i > stop:
+        c = data[i]
+        if c in b")]}":
+            depth += 1
+        elif c in b"([{":
+            if depth == 0:
+                if c != 0x5B:  # "("
+                    return False
+                j = i - 1
+                while j >= 0 and data[j] in b" \t":
+                    j -= 1
+                return j >= 0 and (_word_byte(data[j]) or data[j] in b")]")
+            depth -= 1
+        i -= 1
+    return True
+
+
+def _fstring_signatures() -> list[Sig]:
+    """Signatures that every f-string using PEP 701 syntax matches (a superset:
     the prefilter must never skip a file the rule would flag). After the opening
     quote: literal text and complete fields, then a field holding the quote, a
     backslash, a ``#`` or a line break before it closes; one level of nested
@@ -192,36 +269,43 @@ def _fstring_signatures() -> list[bytes]:
         field = rb"\{(?:" + nq + rb"|" + nested + rb")*\}"
         literal = rb"(?:[^" + q + rb"\\\n{]|\\.|\{\{|" + field + rb")*"
         bad = rb"\{(?:" + nq + rb"|" + nested + rb")*\{?(?:" + nq + rb")*[" + q + rb"\\#\n]"
-        out.append(rb"[fF][rR]?" + q + literal + bad)
-        # Triple-quoted: only a backslash or "#" in a field is new (quotes and line breaks were fine).
-        out.append(rb"[fF][rR]?" + q * 3 + rb"(?:(?!" + q * 3 + rb")[^{]|\{\{)*?\{[^}]*?[\\#]")
+        for f in (b"f", b"F"):
+            out.append(Sig(f + rb"[rR]?" + q + literal + bad))
+            # Triple-quoted: only a backslash or "#" in a field is new (quotes and line breaks were fine).
+            out.append(Sig(f + rb"[rR]?" + q * 3 + rb"(?:(?!" + q * 3 + rb")[^{]|\{\{)*?\{[^}]*?[\\#]"))
     return out
 
 
 _NAME = rb"[\w\x80-\xff]+"
+_FSTRING = _fstring_signatures()
+_DEF_BRACKET = [Sig(rb"def[ \t]+" + _NAME + rb"[ \t]*\[", _statement_start),
+                Sig(rb"class[ \t]+" + _NAME + rb"[ \t]*\[", _statement_start)]
 
-# feature -> byte patterns of which a file using it matches at least one (the prefilter).
-SIGNATURES: dict[str, list[bytes]] = {
-    "walrus": [rb":="],
-    "walrus_in_set": [rb":="],
-    "walrus_in_index": [rb":="],
-    "positional_only": [rb"/\s*(?:[,):#]|\\)"],
-    "fstring_equals": [rb"=\s*[}!:]"],
-    "unparenthesized_star_return": [rb"\b(?:return|yield)\b"],
-    "relaxed_decorator": [rb"(?m:^[ \t]*@(?![ \t\w.]+(?:\(|\r?$|[ \t]*#)))"],
-    "parenthesized_with": [rb"\bwith\s*\("],
-    "unparenthesized_star_for": [rb"\bin\b[^\n]*\*"],
-    "match": [rb"(?m:^[ \t]*match\b)"],
-    "except_star": [rb"\bexcept\s*\*"],
-    "star_index": [rb"[\w\])][ \t]*\[(?:[^\n]*,)?\s*\*"],
-    "star_annotation": [rb"\*\s*" + _NAME + rb"\s*:\s*\*"],
-    "type_parameters": [rb"\b(?:def|class)\s+" + _NAME + rb"\s*\["],
-    "type_statement": [rb"\btype\s+" + _NAME + rb"\s*[=\[]"],
-    "type_parameter_default": [rb"\b(?:def|class)\s+" + _NAME + rb"\s*\[", rb"\btype\s+" + _NAME + rb"\s*\["],
-    "fstring_quotes": _fstring_signatures(),
-    "fstring_backslash": _fstring_signatures(),
-    "fstring_comment": _fstring_signatures(),
-    "fstring_newline": _fstring_signatures(),
-    "template_string": [rb"(?<![\w\x80-\xff])(?:[tT][rR]?|[rR][tT])['\"]"],
-    "unparenthesized_except": [rb"\bexcept\s*\*?\s*[^\s(:*][^:\n]*,"],
+# feature -> signatures of which a file using it matches at least one (the prefilter).
+SIGNATURES: dict[str, list[Sig]] = {
+    "walrus": [Sig(rb":=")],
+    "walrus_in_set": [Sig(rb":=")],
+    "walrus_in_index": [Sig(rb":=")],
+    "positional_only": [Sig(rb"/\s*(?:[,):#]|\\)")],
+    "fstring_equals": [Sig(rb"=\s*[}!:]")],
+    "unparenthesized_star_return": [Sig(rb"return"), Sig(rb"yield")],
+    "relaxed_decorator": [Sig(rb"@(?m:(?![ \t\w.]+(?:\(|\r?$|[ \t]*#)))", _line_start)],
+    "parenthesized_with": [Sig(rb"with\s*\(")],
+    "unparenthesized_star_for": [Sig(rb"in\b[^\n]*\*")],
+    "match": [Sig(rb"match", _line_start)],
+    "except_star": [Sig(rb"except\s*\*")],
+    # ``x[*a]`` / ``x[i, *a]``: a star right after the bracket, or after a comma inside it.
+    "star_index": [Sig(rb"\[\s*\*", lambda d, p: _in_subscript(d, p + 1)),
+                   Sig(rb",[ \t\r\n\\]*\*", _in_subscript)],
+    "star_annotation": [Sig(rb"\*\s*" + _NAME + rb"\s*:\s*\*")],
+    # Statements start a line (or follow ";"); prose in docstrings rarely has this shape.
+    "type_parameters": _DEF_BRACKET,
+    "type_statement": [Sig(rb"type[ \t]+" + _NAME + rb"[ \t]*[=\[]", _statement_start)],
+    "type_parameter_default": _DEF_BRACKET + [Sig(rb"type[ \t]+" + _NAME + rb"[ \t]*\[", _statement_start)],
+    "fstring_quotes": _FSTRING,
+    "fstring_backslash": _FSTRING,
+    "fstring_comment": _FSTRING,
+    "fstring_newline": _FSTRING,
+    "template_string": [Sig(t + rb"[rR]?['\"]", _string_prefix) for t in (b"t", b"T")],
+    "unparenthesized_except": [Sig(rb"except[ \t]*\*?[ \t]*[^\s(:*][^:\n]*,", _line_start)],
 }
