@@ -49,6 +49,7 @@ class Plan:
     words_by_module: dict[bytes, list[bytes]] = field(default_factory=dict)
     children: dict[bytes, list[bytes]] = field(default_factory=dict)  # module -> its submodules with words
     builtins: list[bytes] = field(default_factory=list)
+    tails: frozenset[str] = frozenset()  # every name that can fail: the walker's attribute/call filter
 
     def relevant(self, data: bytes) -> bool:
         """Could AIC401 flag something in this file on this target? A superset.
@@ -161,6 +162,7 @@ def plan_for(matrix, python: Version) -> Plan:
                         else:
                             need(n, mod)
     plan.words_by_module = {m: sorted(ws) for m, ws in sorted(words_by_module.items())}
+    plan.tails = frozenset(n for names in plan.names.values() for n in names)
     for m in plan.words_by_module:
         pieces = m.split(b".")
         for i in range(1, len(pieces)):
@@ -226,8 +228,17 @@ class PythonSyntax(Rule):
         self._known = {f"{mod}.{n}" for mod, e in matrix.section("stdlib.toml", "module").items()
                        for table in (e.get("names_added", {}), e.get("names_removed", {}))
                        for names in table.values() for n in names}
-        self.attr_tails = frozenset(every)
-        self.call_tails = frozenset(every)  # bare names: builtins and ``from m import *``
+        self._every = frozenset(every)
+
+    @property
+    def attr_tails(self) -> frozenset[str]:  # type: ignore[override]
+        """Only the names that can fail on the target reach check_attribute/check_call
+        (``.format`` is everywhere; it matters only where ``locale.format`` is gone)."""
+        if self.target is None:
+            return self._every
+        return plan_for(self.matrix, self.target.python).tails
+
+    call_tails = attr_tails  # bare names: builtins and ``from m import *``
 
     @classmethod
     def prefilter_check(cls, target, matrix):
@@ -347,7 +358,7 @@ class PythonSyntax(Rule):
         hit = plan.names.get(module, {}).get(name)
         if hit is not None:
             return False
-        if name in self.attr_tails and f"{module}.{name}" in self._known:
+        if name in self._every and f"{module}.{name}" in self._known:
             return True  # a versioned name the target has
         return UNKNOWN
 
