@@ -2,7 +2,6 @@
 own, standard-library modules and names, guards, the prefilter, and the typeshed
 reader behind version_matrix/stdlib.toml."""
 import importlib.util
-import io
 import zipfile
 from pathlib import Path
 
