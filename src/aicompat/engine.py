@@ -143,6 +143,12 @@ class Walker(cst.CSTVisitor):
         self._hooks = {m: [r for r in rules if hasattr(r, m)]
                        for m in ("check_assign", "check_dict", "check_decorator", "check_import")}
         self._any_attr = self._attr_rules.pop("*", [])
+        # Rules that read node types directly (AIC401: syntax), per target; empty for most targets' files.
+        self._node_rules: dict[type, list[Rule]] = {}
+        for r in rules:
+            if hasattr(r, "node_types"):
+                for tp in r.node_types(fc.target):
+                    self._node_rules.setdefault(tp, []).append(r)
 
     def _alias(self, name: str, binding) -> None:
         """``from torch import _scaled_mm as smm``: calls to ``smm`` reach the rules too."""
@@ -165,6 +171,9 @@ class Walker(cst.CSTVisitor):
         if ctx is not None:
             self._stack.append((id(node), self.fc.ctx))
             self.fc.ctx = ctx
+        if self._node_rules:
+            for r in self._node_rules.get(type(node), ()):  # syntax: judged whatever the guards say
+                self._run(r, node, r.check_node, node, self.fc)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:

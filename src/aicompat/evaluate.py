@@ -201,6 +201,8 @@ class Evaluator:
             return TorchVersion(str(self.world.torch)) if self.world.torch is not None else UNKNOWN
         if q == "torch.version.cuda":
             return self.cuda if self.cuda else UNKNOWN
+        if q in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"):
+            return False  # only type checkers enter these blocks
         if q == "sys.version_info":
             return PyVersionInfo((self.python[0], self.python[1], 0, "final", 0))
         return Module(q)

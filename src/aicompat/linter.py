@@ -68,19 +68,22 @@ class Linter:
         self.ignore = [s.upper() for s in ignore or []]
         self.prefilter = prefilter
         self.rules: list[Rule] = [cls(matrix) for cls in RULE_CLASSES if selected(cls.code, self.select, self.ignore)]
+        for r in self.rules:
+            r.target = target
         self.parse_errors = selected("AIC001", self.select, self.ignore)
         # The prefilter must be a superset of what any rule reacts to, and of
         # what AIC001 is reported for: AIC001 fires only where rules could.
-        tokens = sorted({t for cls in RULE_CLASSES for t in cls.tokens})
-        self._token_re = re.compile(b"|".join(re.escape(t) for t in tokens)) if tokens else None
+        patterns = sorted({p for cls in RULE_CLASSES for p in cls.prefilter_patterns(target, matrix)})
+        self._token_re = re.compile(b"|".join(patterns)) if patterns else None
+        self._checks = [c for c in (cls.prefilter_check(target, matrix) for cls in RULE_CLASSES) if c is not None]
         self.known: set[str] = set()
         for r in self.rules:
             self.known |= r.known_names()
         self._attr_sources = [r for r in self.rules if hasattr(r, "attr_exists")]
-        if not self._attr_sources:  # guards still need the facts when AIC102 is deselected
-            from .rules.fp8 import Fp8Unsupported
+        from .rules.fp8 import Fp8Unsupported
 
-            self._attr_sources = [Fp8Unsupported(matrix)]
+        if not any(isinstance(r, Fp8Unsupported) for r in self._attr_sources):
+            self._attr_sources.append(Fp8Unsupported(matrix))  # guards still need the facts when AIC102 is deselected
 
     def attr_exists(self, qualname: str, world):
         if qualname.startswith("torch."):
@@ -97,7 +100,9 @@ class Linter:
         return UNKNOWN
 
     def relevant(self, data: bytes) -> bool:
-        return self._token_re is not None and self._token_re.search(data) is not None
+        if self._token_re is not None and self._token_re.search(data) is not None:
+            return True
+        return any(check(data) for check in self._checks)
 
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
         res = FileResult(path)
@@ -124,7 +129,10 @@ class Linter:
         try:
             module = cst.parse_module(data)
         except cst.ParserSyntaxError as exc:
-            if self.parse_errors and relevant:
+            newer = self._newer_syntax(path, data, exc)
+            if newer is not None:
+                res.diagnostics.append(newer)
+            elif self.parse_errors and relevant:
                 res.diagnostics.append(_syntax_diagnostic(path, data, exc))
             return res
         except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as exc:
@@ -148,6 +156,26 @@ class Linter:
             res.diagnostics, res.suppressed = apply(diags, text)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         return res
+
+    def _newer_syntax(self, path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic | None:
+        """An older LibCST cannot parse syntax newer than itself: when the failing
+        lines show a construct the target Python lacks too, that is the finding
+        (AIC401), not an unreadable file (AIC001)."""
+        rule = next((r for r in self.rules if r.code == "AIC401"), None)
+        if rule is None:
+            return None
+        from .rules.python_syntax import newer_syntax_at
+
+        hit = newer_syntax_at(data, exc.raw_line, self.matrix, self.target.python)
+        if hit is None:
+            return None
+        _key, v, construct = hit
+        py = self.target.python
+        line = max(exc.raw_line, 1)
+        return Diagnostic(path, line, 1, line, 1, rule.code, rule.name, "error",
+                          f"{construct} needs Python {v[0]}.{v[1]}; target is Python {py[0]}.{py[1]} "
+                          f"(LibCST {_libcst_version()} could not parse the file, so nothing else in it was checked)",
+                          self.target.labels_for(self.target.archs) + [f"python=={py[0]}.{py[1]}"])
 
     def _lint_notebook(self, data: bytes, path: str, res: FileResult) -> FileResult:
         """Lint the code cells as one module; report cell numbers and cell lines."""
@@ -251,6 +279,15 @@ def _syntax_diagnostic(path: str, data: bytes, exc: cst.ParserSyntaxError) -> Di
     m = re.search(r"error at (\d+):(\d+)", exc.message)
     line, col = (int(m.group(1)), int(m.group(2)) + 1) if m else (exc.raw_line, exc.raw_column + 1)
     return _parse_error(path, line, col, exc.message.replace("parser error: ", ""))
+
+
+def _libcst_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libcst")
+    except PackageNotFoundError:
+        return "(unknown version)"
 
 
 def _parse_error(path: str, line: int, col: int, message: str) -> Diagnostic:

@@ -77,6 +77,14 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "alias": {"names": (dict, True)},
         "runtime": {"names": (_LIST, True)},
     },
+    "syntax.toml": {
+        "feature": {"python": (str, True), "construct": (str, True)},
+        "backport": {"package": (str, True)},
+    },
+    "stdlib.toml": {  # generated from typeshed by tools/build_stdlib_matrix.py
+        "module": {"added": (str, False), "removed": (str, False), "names_added": (dict, False),
+                   "names_removed": (dict, False)},
+    },
     "releases.toml": {
         "package": {"releases": (_LIST, True), "import": (_LIST, False)},
     },

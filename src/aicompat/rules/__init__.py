@@ -16,12 +16,13 @@ from .deprecated_api import DeprecatedApi
 from .fp8 import Fp8Unsupported
 from .inline_cuda import InlineCudaArch
 from .pickle_cuda import PickleCudaObject
+from .python_syntax import PythonSyntax
 from .unknown_argument import UnknownArgument
 from .v_headdim import VHeadDimMismatch
 
 RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject,
                                    ApiUnavailable, UnknownArgument, DeprecatedApi, BehaviorChange, InlineCudaArch,
-                                   BuildArchFlags]
+                                   BuildArchFlags, PythonSyntax]
 
 # Every code and name ever assigned, implemented or not; never reuse one.
 CODES: dict[str, str] = {

@@ -3,6 +3,7 @@ and VALID / INVALID examples that the test suite runs (as in Fixit)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -52,6 +53,21 @@ class Rule:
 
     def __init__(self, matrix) -> None:
         self.matrix = matrix
+        self.target = None  # the ResolvedTarget, set by the Linter
+
+    @classmethod
+    def prefilter_patterns(cls, target, matrix) -> tuple[bytes, ...]:
+        """Regular expressions (bytes) of which a file must match one to be parsed for
+        this rule on ``target``; by default the escaped ``tokens``. A rule whose
+        triggers depend on the target (AIC401: the Python version) narrows them here."""
+        return tuple(re.escape(t) for t in cls.tokens)
+
+    @classmethod
+    def prefilter_check(cls, target, matrix):
+        """A second prefilter test, ``(bytes) -> bool``, for what one regex cannot
+        say cheaply (AIC401: a standard-library name *and* an import of its
+        package); None when the patterns say it all. Run only when no pattern matched."""
+        return None
 
     @classmethod
     def explain_facts(cls, matrix) -> str:
