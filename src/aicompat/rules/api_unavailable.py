@@ -126,8 +126,10 @@ class ApiUnavailable(Rule):
         ever = q.releases_with(api, module, name)
         m = api.module(module)
         if not ever:
-            if m is not None and m.open:
-                return []  # some release fills the namespace at run time
+            if (m is not None and m.open) or name.startswith("_"):
+                # Some release fills the namespace at run time; private names are
+                # the ones packages create dynamically (torch's _sym_* loop).
+                return []
             near = q.nearby(m, name)
             hint = f"; did you mean {', '.join(f'{module}.{n}' for n in near)}?" if near else ""
             if full in self.hints:
