@@ -46,7 +46,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
             lint_one(linter, stdin[0], stdin[1], timeout)
         return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings)
     root = settings.config_file.parent if settings.config_file else None
-    files, missing = discover(paths, settings.exclude, root)
+    unusable: list[tuple[Path, str]] = []
+    files, missing = discover(paths, settings.exclude, root, unusable)
     cache = None
     if cache_dir is not None:
         cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
@@ -80,6 +81,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
         if cache is not None:
             cache.put(keys[i], res)
     final = [r for r in results if r is not None]
+    # The link itself is named, not where it points (nowhere, or in a loop).
+    final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
     diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
     return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers)
 
