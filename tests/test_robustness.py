@@ -217,7 +217,8 @@ def test_a_worker_that_dies_costs_one_file(tmp_path, monkeypatch):
         os.kill(os.getpid(), signal.SIGKILL)
 
     monkeypatch.setattr(Fp8Unsupported, "check_call", crash)
-    res = _run_api(tmp_path, {"a.py": FP8, "b.py": GOOD_BAD, "c.py": GOOD_BAD}, jobs=2, pool=True)
+    # The largest file: the parent lints the smallest itself (see lint_parallel).
+    res = _run_api(tmp_path, {"a.py": FP8 + "#" * 500, "b.py": GOOD_BAD, "c.py": GOOD_BAD}, jobs=2, pool=True)
     assert res["a.py"] == ["AIC000"] and res["b.py"] == res["c.py"] == ["AIC101"]
 
 
@@ -254,7 +255,7 @@ def test_time_limit_per_file_in_process_and_in_workers(tmp_path, monkeypatch):
             pass
 
     monkeypatch.setattr(Fp8Unsupported, "check_call", hang)
-    files = {"a_hangs.py": FP8, "b.py": GOOD_BAD, "c.py": GOOD_BAD}
+    files = {"a_hangs.py": FP8 + "#" * 500, "b.py": GOOD_BAD, "c.py": GOOD_BAD}  # largest: goes to a worker
     for jobs, pool in ((1, False), (2, True)):
         res = _run_api(tmp_path, files, jobs=jobs, timeout=0.5, pool=pool)
         assert res == {"a_hangs.py": ["AIC002"], "b.py": ["AIC101"], "c.py": ["AIC101"]}, jobs

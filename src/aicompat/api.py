@@ -75,7 +75,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
                 continue
         work.append((i, display, data))
     workers = min(jobs, len(work)) if use_pool(work, jobs) else 1
-    done = lint_parallel(spec, work, jobs, timeout) if workers > 1 else lint_serial(linter, work, timeout)
+    done = lint_parallel(spec, work, jobs, timeout, linter=linter) if workers > 1 else lint_serial(linter, work, timeout)
     for i, res in done.items():
         results[i] = res
         if cache is not None:

@@ -192,13 +192,20 @@ class _Worker:
 
 
 def lint_parallel(spec: LinterSpec, work: list[tuple[int, str, bytes]], jobs: int, timeout: float | None,
-                  ctx=None) -> dict[int, FileResult]:
+                  ctx=None, linter: Linter | None = None) -> dict[int, FileResult]:
     """Lint ``work`` ((index, display path, bytes) items) on ``jobs`` worker processes."""
     ctx = ctx or _context()
     # Largest first, so a big file does not start last and leave one CPU busy
     # after the others are done.
     queue = deque(sorted(work, key=lambda w: -len(w[2])))
     results: dict[int, FileResult] = {}
+    if linter is not None and ctx.get_start_method() == "fork" and len(queue) > 1:
+        # The first file a process lints fills lazily built tables (LibCST's
+        # and the walker's per-type caches, rule facts); linting the smallest
+        # file here first lets every forked worker inherit them instead of
+        # each building its own.
+        i, display, data = queue.pop()
+        results[i] = lint_one(linter, data, display, timeout)
     workers: list[_Worker] = []
     try:
         for _ in range(min(jobs, len(queue))):
