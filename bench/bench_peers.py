@@ -126,13 +126,17 @@ def measure(cmd: list[str], runs: int, env: dict | None = None, cwd: Path | None
     return {"wall": statistics.median(walls), "cpu": statistics.median(cpus), "rss": rss / 1024, "runs": runs}
 
 
-def bench_corpus(name: str, runs: int, peer_runs: int, sample: int, tools: set[str]) -> None:
+def bench_corpus(name: str, runs: int, peer_runs: int, sample: int, tools: set[str], whole_sample: int = 1) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="aicompat-bench-"))
     # A copy outside bench/.corpus: Fixit silently skips every file under a
     # hidden folder (and resolves symlinks), and all tools should read the
     # same paths.
     root = tmp / "corpus"
-    shutil.copytree(corpus(name), root)
+    src = corpus(name)
+    for f in sorted(src.rglob("*.py"))[::whole_sample]:
+        dest = root / f.relative_to(src)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, dest)
     files = sorted(str(p) for p in root.rglob("*.py"))
     sampled = files[::sample]
     mb = sum(os.path.getsize(f) for f in files) / 1e6
@@ -141,7 +145,8 @@ def bench_corpus(name: str, runs: int, peer_runs: int, sample: int, tools: set[s
     py = sys.executable
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
     lint = [py, "-m", "aicompat", "lint", "--no-config", "--exit-zero", *FLEET]
-    print(f"\n### {name}: {corpus(name).relative_to(REPO)} ({len(files)} files, {mb:.1f} MB)\n", flush=True)
+    part = f", every {whole_sample}th file" if whole_sample > 1 else ""
+    print(f"\n### {name}: {src.relative_to(REPO)}{part} ({len(files)} files, {mb:.1f} MB)\n", flush=True)
     print("| tool | files | median wall s | files/s | x libcst floor (wall) | CPU s | files/CPU-s | peak RSS MB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     floor_rate = None
@@ -211,11 +216,13 @@ def main() -> None:
     ap.add_argument("--peer-runs", type=int, default=None, help="runs for TorchFix and Fixit (default: --runs)")
     ap.add_argument("--peer-sample", type=int, default=1, help="TorchFix and Fixit on every Nth file")
     ap.add_argument("--tools", default="floors,aicompat,torchfix,fixit,vermin")
+    ap.add_argument("--sample", type=int, default=1, help="every tool on every Nth file of each corpus")
     args = ap.parse_args()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}; median of {args.runs} runs "
           f"(peers: {args.peer_runs or args.runs}); fleet A100 + H100 + B200", flush=True)
     for name in args.corpus or ["gpu", "transformers", "torch"]:
-        bench_corpus(name, args.runs, args.peer_runs or args.runs, args.peer_sample, set(args.tools.split(",")))
+        bench_corpus(name, args.runs, args.peer_runs or args.runs, args.peer_sample, set(args.tools.split(",")),
+                     args.sample)
 
 
 if __name__ == "__main__":
