@@ -27,12 +27,26 @@ def codes(diags):
     return [d.code for d in diags]
 
 
-def run_cli(*args, cwd=None, env=None):
-    """Run the CLI in a subprocess with the checkout's src on the path."""
-    import subprocess
+_CACHE = None
 
+
+def run_cli(*args, cwd=None, env=None):
+    """Run the CLI in a subprocess with the checkout's src on the path; its
+    cache goes to a temporary folder, not into the checkout, unless ``env``
+    says otherwise."""
+    import subprocess
+    import tempfile
+
+    global _CACHE
+    if _CACHE is None:
+        import atexit
+        import shutil
+
+        _CACHE = tempfile.mkdtemp(prefix="aicompat-test-cache-")
+        atexit.register(shutil.rmtree, _CACHE, True)
     e = dict(os.environ)
     e["PYTHONPATH"] = str(SRC) + os.pathsep + e.get("PYTHONPATH", "")
+    e.setdefault("AICOMPAT_CACHE_DIR", _CACHE)
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "aicompat", *args], capture_output=True, text=True, cwd=cwd, env=e,
                           timeout=300)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cache import Cache, run_fingerprint
 from .config import Settings, build_settings
 from .diagnostics import Diagnostic
 from .files import discover, display_path
-from .linter import FileResult, Linter
+from .linter import FileResult, Linter, unreadable
 from .matrix import Matrix, default_matrix
+from .parallel import LinterSpec, lint_one, lint_parallel, lint_serial, too_large, use_pool
 from .target import Target
 
 
@@ -19,6 +21,8 @@ class RunResult:
     files: list[FileResult] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     settings: Settings | None = None
+    cache_hits: int = 0
+    workers: int = 1  # processes that parsed files (1: this one)
 
     @property
     def suppressed(self) -> list[Diagnostic]:
@@ -26,18 +30,61 @@ class RunResult:
 
 
 def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] | None = None,
-        ignore: list[str] | None = None, prefilter: bool = True, stdin: tuple[bytes, str] | None = None) -> RunResult:
-    """Lint ``paths``; with ``stdin=(data, display name)`` lint that text instead."""
-    linter = Linter(settings.target, matrix, select=select if select else settings.select,
-                    ignore=(ignore or []) + settings.ignore, prefilter=prefilter)
+        ignore: list[str] | None = None, prefilter: bool = True, stdin: tuple[bytes, str] | None = None, *,
+        jobs: int = 1, timeout: float | None = None, cache_dir: Path | None = None) -> RunResult:
+    """Lint ``paths``; with ``stdin=(data, display name)`` lint that text instead.
+
+    ``jobs`` > 1 parses on that many worker processes (when there is enough to
+    parse to pay for starting them); ``timeout`` limits each file's analysis
+    and files over 2 MB are not parsed (AIC002); ``cache_dir`` reuses results of unchanged files (standard input
+    is never cached: an editor buffer is rarely linted twice unchanged)."""
+    spec = LinterSpec(settings.target, matrix, tuple(s.upper() for s in (select if select else settings.select)),
+                      tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter)
+    linter = spec.build()
     if stdin is not None:
-        result = linter.lint_bytes(stdin[0], stdin[1])
+        result = linter.precheck(stdin[0], stdin[1]) or too_large(stdin[0], stdin[1]) or \
+            lint_one(linter, stdin[0], stdin[1], timeout)
         return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings)
     root = settings.config_file.parent if settings.config_file else None
-    files, missing = discover(paths, settings.exclude, root)
-    results = [linter.lint_path(f, display_path(f)) for f in files]
-    diags = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
-    return RunResult(diags, results, missing, settings)
+    unusable: list[tuple[Path, str]] = []
+    files, missing = discover(paths, settings.exclude, root, unusable)
+    cache = None
+    if cache_dir is not None:
+        cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
+                                                 prefilter))
+    results: list[FileResult | None] = [None] * len(files)
+    work: list[tuple[int, str, bytes]] = []
+    keys: dict[int, str] = {}
+    for i, f in enumerate(files):
+        display = display_path(f)
+        try:
+            data = f.read_bytes()
+        except OSError as exc:
+            results[i] = unreadable(display, exc)
+            continue
+        results[i] = linter.precheck(data, display)  # most files of a tree end here, unparsed and uncached
+        if results[i] is not None:
+            continue
+        results[i] = too_large(data, display)
+        if results[i] is not None:
+            continue
+        if cache is not None:
+            keys[i] = cache.key(display, data)
+            results[i] = cache.get(keys[i], display)
+            if results[i] is not None:
+                continue
+        work.append((i, display, data))
+    workers = min(jobs, len(work)) if use_pool(work, jobs) else 1
+    done = lint_parallel(spec, work, jobs, timeout, linter=linter) if workers > 1 else lint_serial(linter, work, timeout)
+    for i, res in done.items():
+        results[i] = res
+        if cache is not None:
+            cache.put(keys[i], res)
+    final = [r for r in results if r is not None]
+    # The link itself is named, not where it points (nowhere, or in a loop).
+    final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
+    diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
+    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers)
 
 
 def lint_source(code: str, target: Target | None = None, path: str = "<source>", select: list[str] | None = None,
@@ -51,9 +98,15 @@ def lint_source(code: str, target: Target | None = None, path: str = "<source>",
 
 def lint_paths(paths: list[str | Path], target: Target | None = None, use_config: bool = True,
                select: list[str] | None = None, ignore: list[str] | None = None,
-               matrix: Matrix | None = None) -> list[Diagnostic]:
-    """Lint files and folders; ``target`` overrides config like CLI flags do."""
+               matrix: Matrix | None = None, jobs: int = 1, timeout: float | None = None,
+               cache_dir: str | Path | None = None) -> list[Diagnostic]:
+    """Lint files and folders; ``target`` overrides config like CLI flags do.
+
+    Unlike the CLI, this runs in the calling process and keeps no cache
+    unless asked (``jobs``, ``cache_dir``): a library should not start
+    processes or write files its caller did not ask for."""
     matrix = matrix or default_matrix()
     str_paths = [str(p) for p in paths] or ["."]
     settings = build_settings(matrix, start=Path(str_paths[0]), cli=target or Target(), no_config=not use_config)
-    return run(str_paths, settings, matrix, select, ignore).diagnostics
+    return run(str_paths, settings, matrix, select, ignore, jobs=jobs, timeout=timeout,
+               cache_dir=Path(cache_dir) if cache_dir is not None else None).diagnostics

@@ -1,9 +1,11 @@
 """``aicompat lint | rules | explain``. Exit codes: 0 clean, 1 findings,
-2 usage or configuration error, 3 incomplete (aicompat failed on a file)."""
+2 usage or configuration error, 3 incomplete (aicompat failed on a file or
+ran out of time on it)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -11,13 +13,20 @@ from . import __version__
 from . import baseline
 from .fix import fixed_source, unified_diff
 from .api import run
+from .cache import CACHE_DIR
 from .config import build_settings
 from .errors import ConfigError, MatrixError
 from .formatters import FORMATTERS, statistics, summary
 from .matrix import default_matrix
+from .parallel import default_jobs
 from .ruledocs import load_docs, render
 from .rules import CODES, IMPLEMENTED, RULE_CLASSES
 from .target import Target
+
+# Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
+# on a busy 2-CPU VM; files over 2 MB are not parsed at all (parallel.too_large).
+DEFAULT_TIMEOUT = 60.0
+INCOMPLETE = {"AIC000", "AIC002"}  # internal error, timeout
 
 
 def _codes(values: list[str] | None) -> list[str]:
@@ -25,6 +34,26 @@ def _codes(values: list[str] | None) -> list[str]:
     for v in values or []:
         out.extend(c.strip().upper() for c in v.split(",") if c.strip())
     return out
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return n
+
+
+def _positive_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        x = 0.0
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
+    return x
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes or prefixes (comma-separated)")
     lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     lint.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
-    lint.add_argument("-v", "--verbose", action="store_true", help="say which files were skipped and why")
+    lint.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
+                      help="worker processes (default: one per CPU; 1 runs in this process)")
+    lint.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                      help=f"time limit per file, reported as AIC002 limit-exceeded (default: {DEFAULT_TIMEOUT:g})")
+    lint.add_argument("--cache-dir", metavar="DIR",
+                      help=f"where to keep results of unchanged files (default: {CACHE_DIR} next to pyproject.toml, "
+                           "else in the current folder; or $AICOMPAT_CACHE_DIR)")
+    lint.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    lint.add_argument("-v", "--verbose", action="store_true", help="say which files were skipped and why, how many processes parsed, what the cache held")
 
     mx = sub.add_parser("matrix", help="maintain the version matrix")
     mxs = mx.add_subparsers(dest="matrix_command", required=True)
@@ -104,7 +141,13 @@ def _lint(args) -> int:
         if not any(c.startswith(code) for c in CODES):
             raise ConfigError(f"--select/--ignore: unknown rule code {code!r}")
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
-    result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin)
+    opts = {
+        "jobs": args.jobs or settings.jobs or default_jobs(),
+        "timeout": args.timeout or settings.timeout or DEFAULT_TIMEOUT,
+        "cache_dir": None if args.no_cache else _cache_dir(args, settings),
+    }
+    result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
+                 **opts)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
     if (args.fix or args.diff) and not from_stdin:
@@ -123,7 +166,8 @@ def _lint(args) -> int:
             return 1 if changed else 0
         if changed:
             print(f"fixed {changed} file{'s' if changed != 1 else ''}", file=sys.stderr)
-            result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter)
+            result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter,
+                         **opts)
     if args.write_baseline:
         n = baseline.write(args.write_baseline, result.diagnostics)
         print(f"wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}")
@@ -136,6 +180,9 @@ def _lint(args) -> int:
         for f in result.files:
             if f.skipped:
                 print(f"skipped {f.path}: {f.skipped}", file=sys.stderr)
+        cached = "off" if opts["cache_dir"] is None else f"{result.cache_hits} unchanged files from {opts['cache_dir']}"
+        print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
+              file=sys.stderr)
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
                    sum(1 for f in result.files if f.skipped))
     out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes)
@@ -145,11 +192,22 @@ def _lint(args) -> int:
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
             print(f"suppressed: {d.location()}: {d.code} {d.message}")
-    if any(d.code == "AIC000" for d in result.diagnostics):
-        return 3  # the run is incomplete: aicompat failed on some file
+    if any(d.code in INCOMPLETE for d in result.diagnostics):
+        return 3  # the run is incomplete: aicompat failed or ran out of time on some file
     if result.diagnostics and not args.exit_zero:
         return 1
     return 0
+
+
+def _cache_dir(args, settings) -> Path:
+    if args.cache_dir:
+        return Path(args.cache_dir)
+    if os.environ.get("AICOMPAT_CACHE_DIR"):
+        return Path(os.environ["AICOMPAT_CACHE_DIR"])
+    if settings.cache_dir is not None:
+        return settings.cache_dir
+    root = settings.config_file.parent if settings.config_file else Path.cwd()
+    return root / CACHE_DIR
 
 
 def _rules() -> int:

@@ -37,7 +37,8 @@ from .target import (
 )
 from .toml_compat import tomllib
 
-TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore"}
+# jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
+TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir"}
 
 
 @dataclass
@@ -48,6 +49,9 @@ class Settings:
     ignore: list[str] = field(default_factory=list)
     config_file: Path | None = None
     notes: list[str] = field(default_factory=list)
+    jobs: int | None = None  # None: the CLI's default (one per CPU)
+    timeout: float | None = None
+    cache_dir: Path | None = None  # relative paths in the config are relative to its folder
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -208,6 +212,21 @@ def build_settings(
                     raise ConfigError(f"{pyproject}: [tool.aicompat] {key}: expected a list of strings")
                 settings_extra[key] = list(tool[key])
 
+    run_opts: dict[str, Any] = {}
+    if "jobs" in tool:
+        if not isinstance(tool["jobs"], int) or isinstance(tool["jobs"], bool) or tool["jobs"] < 1:
+            raise ConfigError(f"{pyproject}: [tool.aicompat] jobs: expected a whole number >= 1")
+        run_opts["jobs"] = tool["jobs"]
+    if "timeout" in tool:
+        t = tool["timeout"]
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or t <= 0:
+            raise ConfigError(f"{pyproject}: [tool.aicompat] timeout: expected seconds > 0")
+        run_opts["timeout"] = float(t)
+    if "cache-dir" in tool:
+        if not isinstance(tool["cache-dir"], str) or not tool["cache-dir"].strip():
+            raise ConfigError(f"{pyproject}: [tool.aicompat] cache-dir: expected a path")
+        run_opts["cache_dir"] = pyproject.parent / tool["cache-dir"]
+
     # Command line / API: the last word.
     if cli.gpus:
         gpus = local_gpus() if [g.lower() for g in cli.gpus] == ["auto"] else list(cli.gpus)
@@ -257,4 +276,5 @@ def build_settings(
         ignore=settings_extra["ignore"],
         config_file=pyproject,
         notes=notes,
+        **run_opts,
     )

@@ -3,8 +3,10 @@ the usual virtualenv/VCS/build folders and the configured ``exclude`` globs."""
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 from pathlib import Path
 
 SOURCE_SUFFIXES = {".py", ".pyi", ".ipynb", ".cu", ".cuh", ".ptx"}
@@ -37,21 +39,40 @@ def _excluded(rel: str, patterns: list[str]) -> bool:
 def display_path(path: Path) -> str:
     try:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return path.as_posix()
 
 
-def discover(paths: list[str], exclude: list[str], root: Path | None = None) -> tuple[list[Path], list[str]]:
-    """Files to lint, and paths that do not exist."""
+def _unusable(p: Path) -> str | None:
+    """Why ``p`` cannot be linted (not a regular file), or None. Reading a
+    FIFO or a device would block or never end; a symlink loop or a dangling
+    link has nothing to read."""
+    try:
+        st = p.stat()
+    except OSError as exc:
+        if p.is_symlink():
+            return "symlink loop" if exc.errno == errno.ELOOP else "dangling symlink"
+        return f"cannot stat: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    return None
+
+
+def discover(paths: list[str], exclude: list[str], root: Path | None = None,
+             skipped: list[tuple[Path, str]] | None = None) -> tuple[list[Path], list[str]]:
+    """Files to lint, and paths that do not exist; files that exist but cannot
+    be read as source (FIFOs, symlink loops, dangling links) go to ``skipped``
+    with the reason."""
     out: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
     root = (root or Path.cwd()).resolve()
+    skipped = [] if skipped is None else skipped
 
     def rel(p: Path) -> str:
         try:
             return p.resolve().relative_to(root).as_posix()
-        except ValueError:
+        except (ValueError, OSError, RuntimeError):
             return p.as_posix()
 
     for raw in paths:
@@ -62,7 +83,11 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None) -> 
                 out.append(p)
             continue
         if not p.is_dir():
-            missing.append(raw)
+            why = _unusable(p) if os.path.lexists(p) else None
+            if why:
+                skipped.append((p, why))
+            else:
+                missing.append(raw)
             continue
         for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
             d = Path(dirpath)
@@ -73,6 +98,10 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None) -> 
             for name in sorted(filenames):
                 f = d / name
                 if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or _excluded(rel(f), exclude):
+                    continue
+                why = _unusable(f)
+                if why:
+                    skipped.append((f, why))
                     continue
                 key = f.resolve()
                 if key not in seen:

@@ -104,6 +104,20 @@ class Linter:
             return True
         return any(check(data) for check in self._checks)
 
+    def precheck(self, data: bytes, path: str) -> FileResult | None:
+        """The result of a file that needs no parse (an ignore-file marker, or a
+        Python file the prefilter rejects), else None. Cheap: a byte search."""
+        if IGNORE_FILE.search(data):
+            res = FileResult(path)
+            res.skipped = "aicompat: ignore-file"
+            return res
+        if self.prefilter and not path.endswith((".ipynb", *CUDA_SUFFIXES)) and not is_build_file(path) \
+                and not self.relevant(data):
+            res = FileResult(path)
+            res.skipped = "no token any rule reacts to"
+            return res
+        return None
+
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
         res = FileResult(path)
         if IGNORE_FILE.search(data):
@@ -123,7 +137,9 @@ class Linter:
             return res
         too_deep = _too_deep(data, path)
         if too_deep is not None:
-            if self.parse_errors:
+            # Like any other syntax error: reported only where a rule could
+            # have fired, so --no-prefilter reports what the prefilter does.
+            if self.parse_errors and relevant:
                 res.diagnostics.append(too_deep)
             return res
         try:
@@ -140,7 +156,7 @@ class Linter:
                 res.diagnostics.append(_parse_error(path, 1, 1, f"cannot decode source: {exc}"))
             return res
         except RecursionError:
-            if self.parse_errors:
+            if self.parse_errors and relevant:
                 res.diagnostics.append(_parse_error(path, 1, 1, "nesting too deep to parse"))
             return res
         res.parsed = True
@@ -232,10 +248,14 @@ class Linter:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            res = FileResult(display)
-            res.diagnostics.append(_parse_error(display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
-            return res
+            return unreadable(display, exc)
         return self.lint_bytes(data, display)
+
+
+def unreadable(display: str, exc: OSError) -> FileResult:
+    res = FileResult(display)
+    res.diagnostics.append(_parse_error(display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+    return res
 
 
 _BRACKETS = re.compile(rb"[()\[\]{}]")

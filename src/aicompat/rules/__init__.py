@@ -1,6 +1,6 @@
 """The rule registry. Codes and names are a contract (see rules/README.md):
 
-AIC0xx engine (parse errors), AIC1xx hardware-gated Python APIs,
+AIC0xx engine (parse errors, per-file limits), AIC1xx hardware-gated Python APIs,
 AIC2xx versioned APIs, AIC3xx CUDA source and build flags, AIC4xx Python
 language versions.
 """
@@ -27,6 +27,7 @@ RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBacke
 # Every code and name ever assigned, implemented or not; never reuse one.
 CODES: dict[str, str] = {
     "AIC001": "parse-error",
+    "AIC002": "limit-exceeded",
     "AIC101": "v-headdim-mismatch",
     "AIC102": "fp8-unsupported",
     "AIC103": "compile-backend",
@@ -39,6 +40,6 @@ CODES: dict[str, str] = {
     "AIC302": "build-arch-flags",
     "AIC401": "python-syntax",
 }
-IMPLEMENTED = {"AIC001"} | {c.code for c in RULE_CLASSES}
+IMPLEMENTED = {"AIC001", "AIC002"} | {c.code for c in RULE_CLASSES}
 
 __all__ = ["CODES", "IMPLEMENTED", "RULE_CLASSES", "Example", "Finding", "Rule"]

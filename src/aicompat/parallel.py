@@ -1,0 +1,260 @@
+"""Linting the files that need a parse: in this process, or on worker processes.
+
+The per-file work (parse, traversal, rules) is CPU-bound Python, so threads
+would not help; worker processes do. Each worker builds its linter once from
+a ``LinterSpec`` handed over when the worker starts (inherited on fork,
+pickled once on spawn), then receives one file at a time over its own pipe.
+One file at a time lets the parent know which file each worker is on and
+since when, so a file that runs past the time limit is reported (AIC002) and
+its worker replaced, and a worker that dies (a crash in native parser code)
+costs one file (AIC000), not the run. Results come back by index; the caller
+keeps path order, so output does not depend on scheduling.
+
+In this process the time limit is a ``SIGALRM`` timer (POSIX, main thread),
+which interrupts Python code but not a call into native code: the parse of a
+huge file finishes first, then the timer fires.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+
+from .diagnostics import Diagnostic
+from .engine import internal_error
+from .linter import FileResult, Linter
+from .matrix import Matrix
+from .target import ResolvedTarget
+
+# Below this much source to parse, one process is faster than starting
+# workers. Measured on a 2-CPU x86_64 VM (bench/RESULTS.md): two forked
+# workers cost ~20 ms to start, feed and stop, and parse + analysis runs at
+# ~0.3 MB/s per process, so two workers break even at ~15 KB of source and
+# are clearly ahead from ~64 KB (31 transformers files, 131 KB: 477 ms in one
+# process, 313 ms on two). A spawned worker (macOS, Windows) re-imports
+# aicompat and LibCST first (~1-2 s here), so it needs much more to parse.
+MIN_PARALLEL_BYTES = {"fork": 64 * 1024, "spawn": 2 * 1024 * 1024}
+MIN_PARALLEL_FILES = 2
+MAX_FILE_BYTES = 2_000_000  # see too_large()
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class LinterSpec:
+    """Everything a worker needs to build the same linter as the parent."""
+
+    target: ResolvedTarget
+    matrix: Matrix
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    prefilter: bool = True
+
+    def build(self) -> Linter:
+        return Linter(self.target, self.matrix, select=list(self.select), ignore=list(self.ignore),
+                      prefilter=self.prefilter)
+
+
+def limit_result(display: str, reason: str) -> FileResult:
+    """AIC002: the file was not checked because it ran into a per-file limit."""
+    res = FileResult(display)
+    res.diagnostics.append(Diagnostic(display, 1, 1, 1, 1, "AIC002", "limit-exceeded", "error",
+                                      f"not checked: {reason}; the run is incomplete", []))
+    return res
+
+
+def timeout_result(display: str, seconds: float) -> FileResult:
+    return limit_result(display, f"analysis took longer than the {seconds:g} s limit per file (--timeout)")
+
+
+def too_large(data: bytes, display: str) -> FileResult | None:
+    """LibCST needs several hundred bytes of memory per byte of source and
+    parses in native code no timer can interrupt (a 1.4 MB module: 0.8 GB
+    and 14 s here; a generated 5 MB one: 4.3 GB and 150 s), so files above
+    the limit are reported instead of parsed."""
+    if len(data) <= MAX_FILE_BYTES:
+        return None
+    return limit_result(display, f"{len(data) / 1e6:.1f} MB is over the {MAX_FILE_BYTES / 1e6:.1f} MB limit per file")
+
+
+def _guarded(linter: Linter, data: bytes, display: str) -> FileResult:
+    try:
+        return linter.lint_bytes(data, display)
+    except Exception as exc:  # an engine bug in one file must not end the run
+        res = FileResult(display)
+        res.diagnostics.append(internal_error(display, 1, 1, f"{type(exc).__name__}: {exc}"))
+        return res
+
+
+class _FileTimeout(BaseException):
+    """Raised by the alarm; a BaseException so no ``except Exception`` in a rule swallows it."""
+
+
+def _on_alarm(signum, frame):
+    raise _FileTimeout()
+
+
+def lint_one(linter: Linter, data: bytes, display: str, timeout: float | None) -> FileResult:
+    """Lint one file in this process, under the time limit where a timer is possible."""
+    if not timeout or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return _guarded(linter, data, display)
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            return _guarded(linter, data, display)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _FileTimeout:  # also if it fired between the lint's return and the timer's reset
+        return timeout_result(display, timeout)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def lint_serial(spec_or_linter, work: list[tuple[int, str, bytes]], timeout: float | None) -> dict[int, FileResult]:
+    linter = spec_or_linter.build() if isinstance(spec_or_linter, LinterSpec) else spec_or_linter
+    return {i: lint_one(linter, data, display, timeout) for i, display, data in work}
+
+
+def use_pool(work: list[tuple[int, str, bytes]], jobs: int) -> bool:
+    """Whether worker processes pay for themselves on ``work``."""
+    if jobs < 2 or len(work) < MIN_PARALLEL_FILES:
+        return False
+    return sum(len(w[2]) for w in work) >= MIN_PARALLEL_BYTES[_context().get_start_method()]
+
+
+def _context():
+    # fork: a worker starts in milliseconds with everything already imported
+    # and the spec inherited. Only on Linux: macOS and Windows default to
+    # spawn for good reasons (system frameworks are not fork-safe).
+    if sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods():
+        return mp.get_context("fork")
+    return mp.get_context("spawn")
+
+
+def _worker(conn, spec: LinterSpec) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    linter = spec.build()
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        i, display, data = msg
+        conn.send((i, _guarded(linter, data, display)))
+
+
+class _Worker:
+    def __init__(self, ctx, spec: LinterSpec) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child, spec), daemon=True)
+        self.proc.start()
+        child.close()
+        self.current: tuple[int, str] | None = None
+        self.started = 0.0
+
+    def give(self, item: tuple[int, str, bytes]) -> None:
+        self.current = (item[0], item[1])
+        self.started = time.monotonic()
+        self.conn.send(item)
+
+    def kill(self) -> int | None:
+        self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+        return self.proc.exitcode
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.proc.join(2)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(2)
+        self.conn.close()
+
+
+def lint_parallel(spec: LinterSpec, work: list[tuple[int, str, bytes]], jobs: int, timeout: float | None,
+                  ctx=None, linter: Linter | None = None) -> dict[int, FileResult]:
+    """Lint ``work`` ((index, display path, bytes) items) on ``jobs`` worker processes."""
+    ctx = ctx or _context()
+    # Largest first, so a big file does not start last and leave one CPU busy
+    # after the others are done.
+    queue = deque(sorted(work, key=lambda w: -len(w[2])))
+    results: dict[int, FileResult] = {}
+    if linter is not None and ctx.get_start_method() == "fork" and len(queue) > 1:
+        # The first file a process lints fills lazily built tables (LibCST's
+        # and the walker's per-type caches, rule facts); linting the smallest
+        # file here first lets every forked worker inherit them instead of
+        # each building its own.
+        i, display, data = queue.pop()
+        results[i] = lint_one(linter, data, display, timeout)
+    workers: list[_Worker] = []
+    try:
+        for _ in range(min(jobs, len(queue))):
+            w = _Worker(ctx, spec)
+            workers.append(w)
+            w.give(queue.popleft())
+        while True:
+            busy = [w for w in workers if w.current is not None]
+            if not busy:
+                break
+            wait_for = None
+            if timeout:
+                wait_for = max(0.0, min(w.started for w in busy) + timeout - time.monotonic())
+            ready = wait([w.conn for w in busy], wait_for)
+            for w in busy:
+                if w.conn in ready:
+                    try:
+                        i, res = w.conn.recv()
+                    except (EOFError, OSError):  # the worker died mid-file
+                        i, display = w.current
+                        code = w.kill()
+                        results[i] = _crashed(display, code)
+                        w = _replace(workers, w, ctx, spec)
+                    else:
+                        results[i] = res
+                elif timeout and time.monotonic() - w.started >= timeout:
+                    i, display = w.current
+                    w.kill()
+                    results[i] = timeout_result(display, timeout)
+                    w = _replace(workers, w, ctx, spec)
+                else:
+                    continue
+                w.current = None
+                if queue:
+                    w.give(queue.popleft())
+    finally:
+        for w in workers:
+            w.stop()
+    return results
+
+
+def _replace(workers: list[_Worker], old: _Worker, ctx, spec: LinterSpec) -> _Worker:
+    new = _Worker(ctx, spec)
+    workers[workers.index(old)] = new
+    return new
+
+
+def _crashed(display: str, exitcode: int | None) -> FileResult:
+    how = f"signal {-exitcode}" if exitcode is not None and exitcode < 0 else f"exit code {exitcode}"
+    res = FileResult(display)
+    res.diagnostics.append(internal_error(display, 1, 1, f"the worker process checking this file died ({how})"))
+    return res
