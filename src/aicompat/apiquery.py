@@ -14,8 +14,6 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from packaging.version import Version
-
 from .apimatrix import ModuleApi, PackageApi, Param
 
 
@@ -103,10 +101,6 @@ def nearby(m: ModuleApi | None, name: str, n: int = 3) -> list[str]:
     return difflib.get_close_matches(name, m.all_names(), n=n, cutoff=0.6)
 
 
-def newest_label(api: PackageApi, indices) -> str:
-    return api.labels[max(indices)]
-
-
 # -- binding a call to a signature ------------------------------------------------------
 @dataclass(frozen=True)
 class Problem:
@@ -159,7 +153,3 @@ def accepts_keyword(api: PackageApi, module: str, name: str, keyword: str) -> fr
                 out |= rng
                 break
     return frozenset(out)
-
-
-def version_of(api: PackageApi, i: int) -> Version:
-    return api.releases[i]
