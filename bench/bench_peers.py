@@ -201,7 +201,6 @@ def machine() -> str:
         mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
     except (OSError, StopIteration):
         pass
-    import libcst  # noqa: F401
     from importlib.metadata import version
 
     return (f"{platform.machine()}, {cpus} CPUs ({model}){mem}, {platform.system()} {platform.release()}, "

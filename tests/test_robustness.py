@@ -210,7 +210,6 @@ def test_a_worker_that_dies_costs_one_file(tmp_path, monkeypatch):
     import os
     import signal
 
-    from aicompat import parallel
     from aicompat.rules.fp8 import Fp8Unsupported
 
     def crash(self, *a, **k):  # as a crash in native code or the OOM killer would
