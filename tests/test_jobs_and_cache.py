@@ -185,3 +185,23 @@ def test_config_jobs_and_timeout_apply(tmp_path):
     _tree(tmp_path)  # big enough for workers, but the config says one process
     r = run_cli("lint", "-v", "--no-cache", ".", cwd=tmp_path)
     assert r.returncode == 1 and "parsed on 1 process;" in r.stderr
+
+
+def test_a_cuda_file_loaded_by_name_invalidates_the_cache(tmp_path):
+    """The result for ext.py depends on kernel.cu, which it loads: editing only the .cu must not be served stale."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "ext.py").write_text("from torch.utils.cpp_extension import load\n"
+                                 "mod = load(name='k', sources=['kernel.cu'])\n")
+    plain = "__global__ void k(float* x) { x[0] = 1.0f; }\n"
+    (proj / "kernel.cu").write_text(plain)
+    cache = tmp_path / "cache"
+    args = ("--gpu", "H100", "--cache-dir", str(cache), "ext.py")
+    first, _ = _lint(proj, *args)
+    assert first == []
+    (proj / "kernel.cu").write_text("__global__ void k(float* x) {\n"
+                                    "  asm volatile(\"tcgen05.fence::before_thread_sync;\");\n}\n")
+    second, r = _lint(proj, *args)
+    assert [d["code"] for d in second] == ["AIC301"], r.stderr
+    third, r = _lint(proj, *args)
+    assert third == second and "cache: 1 unchanged file" in r.stderr

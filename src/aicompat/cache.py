@@ -64,6 +64,14 @@ def run_fingerprint(target_json: dict, select: list[str], ignore: list[str], pre
     return hashlib.blake2b(json.dumps(doc, sort_keys=True, default=str).encode(), digest_size=16).hexdigest()
 
 
+def _file_digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+    except OSError:
+        return None
+
+
 class Cache:
     def __init__(self, directory: Path, fingerprint: str) -> None:
         from . import __version__
@@ -91,6 +99,10 @@ class Cache:
                 raise ValueError("entry is for another file")
             res = FileResult(display, [_diag(d) for d in doc["diagnostics"]], [_diag(d) for d in doc["suppressed"]],
                              bool(doc["parsed"]), doc["skipped"])
+            for dep, digest in doc.get("reads", {}).items():  # a .cu the file loads by name changed: stale
+                if _file_digest(dep) != digest:
+                    raise ValueError("a file it read has changed")
+            res.reads = list(doc.get("reads", {}))
             if res.skipped is not None and not isinstance(res.skipped, str):
                 raise ValueError("bad skipped")
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -102,7 +114,10 @@ class Cache:
     def put(self, key: str, res: FileResult) -> None:
         if any(d.code in _NOT_CACHED for d in res.diagnostics):
             return
-        doc = {"key": key, "path": res.path, "parsed": res.parsed, "skipped": res.skipped,
+        reads = {dep: _file_digest(dep) for dep in res.reads}
+        if None in reads.values():
+            return
+        doc = {"key": key, "path": res.path, "parsed": res.parsed, "skipped": res.skipped, "reads": reads,
                "diagnostics": [asdict(d) for d in res.diagnostics],
                "suppressed": [asdict(d) for d in res.suppressed]}
         path = self._path(key)

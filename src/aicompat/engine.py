@@ -49,6 +49,7 @@ class FileContext:
                  matrix: Matrix, known: set[str], attr_exists, text: str = "") -> None:
         self.path = path
         self.text = text
+        self.reads: list = []  # other files a rule read (a .cu loaded by name): the cache checks them too
         self.module = module
         self.index = index
         self.target = target
@@ -486,9 +487,11 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
 
 
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
-                 attr_exists, known: set[str], text: str) -> list[Diagnostic]:
+                 attr_exists, known: set[str], text: str, reads: list | None = None) -> list[Diagnostic]:
     index = build_index(module)
     fc = FileContext(path, module, index, target, matrix, known, attr_exists, text)
+    if reads is not None:
+        fc.reads = reads
     if "compile" in text or "optimize" in text:
         index.compiled_names = _compiled_names(text)
     walker = Walker(fc, rules)

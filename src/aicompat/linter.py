@@ -57,6 +57,7 @@ class FileResult:
     suppressed: list[Diagnostic] = field(default_factory=list)
     parsed: bool = False
     skipped: str | None = None  # why the file was not checked
+    reads: list[str] = field(default_factory=list)  # other files the result depends on
 
 
 class Linter:
@@ -164,7 +165,7 @@ class Linter:
         if self.rules:  # with the prefilter on, irrelevant files returned above
             try:
                 diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known,
-                                     text)
+                                     text, reads=res.reads)
             except RecursionError:
                 diags = [internal_error(path, 1, 1, "nesting too deep to analyse; file skipped")]
             except Exception as exc:  # an engine bug must not end the run

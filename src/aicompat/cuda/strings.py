@@ -94,7 +94,10 @@ def read_file(path_expr, fc) -> Resolved | None:
     p = (here / path) if not Path(path).is_absolute() else Path(path)
     try:
         if p.is_file() and p.stat().st_size <= MAX_FILE:
-            return Resolved(p.read_text(encoding="utf-8", errors="replace"), None, p)
+            text = p.read_text(encoding="utf-8", errors="replace")
+            if hasattr(fc, "reads"):
+                fc.reads.append(str(p))
+            return Resolved(text, None, p)
     except OSError:
         return None
     return None
