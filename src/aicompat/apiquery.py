@@ -14,6 +14,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from .apimatrix import ModuleApi, PackageApi, Param
 
 
@@ -36,18 +38,28 @@ class Scope:
         return f"pins allow {self.package} {self.label()}"
 
 
+def releases_in_scope(fc, package: str) -> list[Version]:
+    """Releases of ``package`` that reach the current node; [] when it is unpinned.
+
+    torch releases are part of the worlds, so guards narrow them; other
+    packages have the releases their pin allows."""
+    if package == "torch":
+        return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
+    return sorted(fc.target.releases.get(package) or [])
+
+
+def span(versions) -> str:
+    """``2.3.0–2.5.1`` (first–last) for a list of releases."""
+    versions = sorted(versions)
+    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
+
+
 def scope(fc, package: str) -> Scope | None:
     api = fc.matrix.api(package)
     if api is None or not api.releases:
         return None
-    if package == "torch":
-        versions = {w.torch for w in fc.ctx.worlds}
-        pinned = None not in versions
-        versions.discard(None)
-    else:
-        versions = set(fc.target.releases.get(package) or [])
-        pinned = bool(versions)
-    if not pinned:
+    versions = releases_in_scope(fc, package)
+    if not versions:
         return Scope(package, api, [len(api.releases) - 1], False)
     indices = sorted(i for i in (api.index_of(v) for v in versions) if i is not None)
     return Scope(package, api, indices, True) if indices else None

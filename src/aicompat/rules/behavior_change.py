@@ -10,6 +10,7 @@ from fnmatch import fnmatchcase
 
 from packaging.version import Version
 
+from .. import apiquery as q
 from .base import Example, Finding, Rule
 
 
@@ -65,7 +66,7 @@ class BehaviorChange(Rule):
             names = {e["param"], *e.get("also", [])}
             if names & set(site.kw) or set(e.get("unless", [])) & set(site.kw):
                 continue
-            releases = _in_scope(fc, e["package"])
+            releases = q.releases_in_scope(fc, e["package"])
             if not releases:
                 continue  # unpinned: the newest release, after every recorded change
             changed = Version(e["changed"])
@@ -75,21 +76,11 @@ class BehaviorChange(Rule):
                 continue
             after = [v for v in releases if v >= changed]
             package = e["package"]
-            where = (f"the pins allow {package} {_span(releases)}, both sides" if after else
-                     f"the pins allow {package} {_span(releases)}; upgrading past {changed} changes it")
+            where = (f"the pins allow {package} {q.span(releases)}, both sides" if after else
+                     f"the pins allow {package} {q.span(releases)}; upgrading past {changed} changes it")
             msg = (f"{qualname}: the default of {e['param']} changed from {e['old']} to {e['new']} in "
                    f"{package} {changed}; {where}; pass {e['pin_old']} to keep the old behaviour or "
                    f"{e['pin_new']} for the new one")
             out.append(Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in releases),
                                severity="warning"))
         return out
-
-
-def _in_scope(fc, package: str) -> list[Version]:
-    if package == "torch":
-        return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
-    return sorted(fc.target.releases.get(package) or [])
-
-
-def _span(versions: list[Version]) -> str:
-    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"

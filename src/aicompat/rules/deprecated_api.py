@@ -101,7 +101,7 @@ class DeprecatedApi(Rule):
 
     def _curated_call(self, site, qualname: str, e: dict, fc) -> list[Finding]:
         package = e.get("package", qualname.split(".")[0])
-        releases = _in_scope(fc, package)
+        releases = q.releases_in_scope(fc, package)
         since = Version(e["since"])
         removed = Version(e["removed"]) if "removed" in e else None
         hit = [v for v in releases if v >= since and (removed is None or v < removed)] if releases else []
@@ -109,7 +109,7 @@ class DeprecatedApi(Rule):
             return []
         if not releases and removed is not None:
             return []  # unpinned: the newest release no longer has it (AIC201 says so)
-        label = f"{package} {_span(hit)}" if hit else f"{package} >= {since}"
+        label = f"{package} {q.span(hit)}" if hit else f"{package} >= {since}"
         msg = f"{qualname} is deprecated since {package} {since} (warns in {label}: \"{_short(e['message'])}\")"
         msg += f"; use {e['replacement']}"
         return [Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package}>={since}",),
@@ -127,14 +127,14 @@ class DeprecatedApi(Rule):
             package = e["package"]
             if not (qualname or "").startswith(package.replace("-", "_") + "."):
                 continue
-            releases = _in_scope(fc, package)
+            releases = q.releases_in_scope(fc, package)
             since = Version(e["since"])
             removed = Version(e["removed"]) if "removed" in e else None
             if releases:
                 hit = [v for v in releases if v >= since]
                 if not hit:
                     continue
-                label = _span(hit)
+                label = q.span(hit)
             else:
                 hit, label = [], f">= {since}"
             gone = f"; no longer handled from {removed}" if removed else ""
@@ -232,15 +232,8 @@ def _root_name(func: cst.BaseExpression, qualname: str, fc) -> str | None:
     return None
 
 
-def _in_scope(fc, package: str) -> list[Version]:
-    if package == "torch":
-        return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
-    return list(fc.target.releases.get(package) or [])
 
 
-def _span(versions: list[Version]) -> str:
-    versions = sorted(versions)
-    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
 
 
 def _short(text: str, limit: int = 160) -> str:

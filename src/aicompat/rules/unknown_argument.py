@@ -144,8 +144,8 @@ class UnknownArgument(Rule):
         call = f"{parts[-2]}.{parts[-1]}"
         too_old = [v for v in releases if v < kw_added]
         if too_old:
-            return [Finding(node, f"{call}: transformers {_span(too_old)} has no attn_implementation keyword "
-                                  f"(accepted from {kw_added}); the pins allow {_span(releases)}",
+            return [Finding(node, f"{call}: transformers {q.span(too_old)} has no attn_implementation keyword "
+                                  f"(accepted from {kw_added}); the pins allow {q.span(releases)}",
                             extra_targets=tuple(f"transformers=={v}" for v in too_old))]
         if not (isinstance(value, cst.SimpleString) and value.prefix == ""):
             return []
@@ -171,7 +171,7 @@ class UnknownArgument(Rule):
         valid = sorted(n for n, e in table.get("value", {}).items()
                        if Version(e["added"]) <= failing[0] and ("removed" not in e or failing[0] < Version(e["removed"])))
         span = f"{lo}" + (f" to {hi} (removed)" if hi else " on")
-        msg = (f"{call}: attn_implementation={text!r} is not accepted by transformers {_span(failing)} "
+        msg = (f"{call}: attn_implementation={text!r} is not accepted by transformers {q.span(failing)} "
                f"(accepted from {span}); {failing[0]} takes {', '.join(repr(v) for v in valid)}")
         return [Finding(node, msg, extra_targets=tuple(f"transformers=={v}" for v in failing))]
 
@@ -184,8 +184,3 @@ class UnknownArgument(Rule):
                 for s in sigs or ():
                     params |= {p.name for p in s.params if p.kind in ("pos", "kwonly")}
         return difflib.get_close_matches(keyword, sorted(params), n=2, cutoff=0.6)
-
-
-def _span(versions) -> str:
-    versions = sorted(versions)
-    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
