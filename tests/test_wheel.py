@@ -41,7 +41,9 @@ def test_wheel_contains_data(installed):
     for needed in ("aicompat/_data/rules/AIC101.toml", "aicompat/_data/version_matrix/gpus.toml",
                    "aicompat/_data/version_matrix/attention.toml", "aicompat/_data/fixtures/demo/fp8_linear.py",
                    "aicompat/_data/version_matrix/cuda_features.toml", "aicompat/_data/fixtures/kernels/manifest.toml",
-                   "aicompat/_data/fixtures/kernels/wgmma_mma_bf16.cu", "aicompat/_data/rules/AIC301.toml"):
+                   "aicompat/_data/fixtures/kernels/wgmma_mma_bf16.cu", "aicompat/_data/rules/AIC301.toml",
+                   "aicompat/_data/version_matrix/api/torch.toml", "aicompat/_data/version_matrix/api/index.toml",
+                   "aicompat/_data/version_matrix/stdlib.toml", "aicompat/_data/rules/AIC201.toml"):
         assert needed in names
 
 
@@ -62,3 +64,9 @@ def test_installed_command_lints_a_fixture(installed, tmp_path):
                         "from aicompat.data import data_dir; print(data_dir('version_matrix'))"],
                        cwd=work, capture_output=True, text=True, env=env)
     assert "site-packages" in r.stdout and str(ROOT) not in r.stdout
+    # The generated API tables ship too: the installed command judges a call against torch 2.4.0's signatures.
+    (work / "api_use.py").write_text("import torch.nn.functional as F\n"
+                                     "y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)\n")
+    r = subprocess.run([str(exe), "lint", "--no-config", "--pin", "torch==2.4.0", "--format", "json", "api_use.py"],
+                       cwd=work, capture_output=True, text=True, env=env, timeout=300)
+    assert [d["code"] for d in json.loads(r.stdout)["diagnostics"]] == ["AIC202"], r.stdout + r.stderr
