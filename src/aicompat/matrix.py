@@ -67,7 +67,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "also": (_LIST, False), "since": (str, False)},
     },
     "transformers_attn.toml": {
-        "keyword": {"added": (str, True)},
+        "keyword": {"added": (str, True), "calls": (_LIST, True), "receivers": (_LIST, True)},
         "value": {"added": (str, True), "removed": (str, False)},
         "kernel": {"added": (str, True), "pattern": (str, True)},
     },

@@ -59,10 +59,7 @@ class ApiUnavailable(Rule):
 
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         done = fc.state.setdefault(self.code, set())
-        inner = node.value
-        while isinstance(inner, cst.Attribute):  # judge a chain once, at its outermost node
-            done.add(id(inner))
-            inner = inner.value
+        _mark_inner(node.value, done)  # judge a chain once, at its outermost node
         if id(node) in done or fc.ctx.catches & _CATCH:
             return []
         return self._judge(node, qualname, fc)
@@ -73,10 +70,7 @@ class ApiUnavailable(Rule):
         judge = (lambda *_: []) if fc.ctx.catches & _CATCH else self._judge
         if isinstance(node, cst.Import):
             for alias in node.names:
-                inner = alias.name  # the dotted name is an Attribute too: judged here, not again
-                while isinstance(inner, cst.Attribute):
-                    done.add(id(inner))
-                    inner = inner.value
+                _mark_inner(alias.name, done)  # the dotted name is an Attribute too: judged here, not again
                 name = dotted(alias.name)
                 if name:
                     out += judge(alias.name, name, fc)
@@ -84,10 +78,7 @@ class ApiUnavailable(Rule):
             base = dotted(node.module) if node.module is not None else None
             if not base:
                 return []
-            inner = node.module
-            while isinstance(inner, cst.Attribute):
-                done.add(id(inner))
-                inner = inner.value
+            _mark_inner(node.module, done)
             if isinstance(node.names, cst.ImportStar):
                 return judge(node.module, base, fc)
             for alias in node.names:
@@ -149,3 +140,10 @@ class ApiUnavailable(Rule):
                 why = f"present in {api.label(ever)}"
             msg = f"{full} is not in {package} {api.label(found.lack)} ({why}); {scope.pin_text()}"
         return [Finding(node, msg, extra_targets=scope.targets(found.lack))]
+
+
+def _mark_inner(node, done: set[int]) -> None:
+    """Mark ``node`` and the Attribute nodes inside it as judged."""
+    while isinstance(node, cst.Attribute):
+        done.add(id(node))
+        node = node.value

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from fnmatch import fnmatchcase
 
 import libcst as cst
 from packaging.version import Version
@@ -130,17 +131,17 @@ class UnknownArgument(Rule):
 
     def _attn_implementation(self, site, qualname: str, fc) -> list[Finding]:
         """``from_pretrained(..., attn_implementation="flash_attention_3")`` on a transformers that lacks it."""
+        table = fc.matrix.files.get("transformers_attn.toml", {})
+        kw = table["keyword"]["attn_implementation"]
         parts = qualname.split(".")
-        if parts[-1] not in ("from_pretrained", "from_config", "_from_config") or not (
-                parts[-2].startswith("AutoModel") or parts[-2].endswith("Model") or "For" in parts[-2]):
+        if parts[-1] not in kw["calls"] or not any(fnmatchcase(parts[-2], pat) for pat in kw["receivers"]):
             return []
         releases = sorted(fc.target.releases.get("transformers") or [])
-        table = fc.matrix.files.get("transformers_attn.toml", {})
         if not releases:
             return []  # unpinned: the newest release, which takes every value recorded here
         value = site.kw["attn_implementation"]
         node = next(a for a in site.node.args if a.keyword is not None and a.keyword.value == "attn_implementation")
-        kw_added = Version(table["keyword"]["attn_implementation"]["added"])
+        kw_added = Version(kw["added"])
         call = f"{parts[-2]}.{parts[-1]}"
         too_old = [v for v in releases if v < kw_added]
         if too_old:
