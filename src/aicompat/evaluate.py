@@ -19,42 +19,13 @@ import libcst as cst
 from packaging.version import InvalidVersion, Version
 
 from .index import OPAQUE, Opaque, Qual, Unpack, assign_bindings, import_bindings
-
-
-class _Unknown:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-    def __bool__(self) -> bool:  # pragma: no cover - guard against accidental truth tests
-        raise TypeError("UNKNOWN has no truth value; use truth()")
-
-
-UNKNOWN: Any = _Unknown()
-
-
-@dataclass(frozen=True)
-class Tensor:
-    shape: tuple | None  # dims are ints or UNKNOWN; None when even the rank is unknown
-
-    def last_dim(self):
-        if not self.shape:
-            return UNKNOWN
-        return self.shape[-1]
+from .values import UNKNOWN, Module, Tensor  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
 class DeviceProps:
     major: int
     minor: int
-
-
-@dataclass(frozen=True)
-class Module:
-    """A resolved module or object path (``torch.cuda``) that is not a value."""
-
-    name: str
 
 
 class TorchVersion(str):
