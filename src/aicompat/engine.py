@@ -17,9 +17,10 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .diagnostics import Diagnostic
 from .evaluate import Evaluator
-from .guards import Ctx, orelse_terminates, split_worlds, terminates
+from .guards import EXIT_CALLS, Ctx, orelse_terminates, split_worlds, terminates
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
+from .model import FileModel
 from .rules.base import Finding, Rule
 from .target import ResolvedTarget, World
 from .walk import walk
@@ -61,6 +62,27 @@ class FileContext:
         self.current_class: cst.ClassDef | None = None
         self.state: dict[str, Any] = {}  # per-file memo a rule keeps between calls
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
+        # The value model: built on demand, memoised per world for the whole file.
+        self.model = FileModel(module, path, self._is_exit)
+        self._memos: dict[World, dict] = {}
+        self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
+        self.stmt_stack: list[cst.CSTNode] = []  # enclosing statements, innermost last
+
+    def _is_exit(self, call: cst.Call) -> bool:
+        return self.resolve(call.func) in EXIT_CALLS
+
+    @property
+    def loc(self):
+        """Where the traversal is: the innermost definition (or module) and statement."""
+        return (self.def_stack[-1] if self.def_stack else self.module,
+                self.stmt_stack[-1] if self.stmt_stack else None)
+
+    def shadow(self) -> frozenset:
+        names: set[str] = set()
+        for scope in self.scopes:
+            if isinstance(scope, ShadowScope):
+                names.update(scope)
+        return frozenset(names)
 
     # -- names ---------------------------------------------------------------
     def lookup(self, name: str):
@@ -91,7 +113,7 @@ class FileContext:
         return None
 
     # -- values and guards ---------------------------------------------------
-    def evaluator(self, world: World) -> Evaluator:
+    def evaluator(self, world: World, loc=None, bindings=None) -> Evaluator:
         return Evaluator(
             lookup=self.lookup,
             resolve=self.resolve,
@@ -100,7 +122,35 @@ class FileContext:
             python=self.target.python,
             cuda=self.target.cuda,
             attr_exists=self.attr_exists,
+            model=self.model,
+            loc=loc if loc is not None else self.loc,
+            path=self.path,
+            shadow=self.shadow() if loc is None else frozenset(),
+            memo=self._memos.setdefault(world, {}),
+            bindings=bindings,
         )
+
+    def scenarios(self):
+        """The ways the current function is called in this file: ``(call node,
+        bindings)`` per call site, or ``[(None, None)]`` when it has none (its
+        parameters then take their defaults or stay unknown). Rules that relate
+        several arguments (q and v of one attention call) evaluate them under one
+        scenario so values of different callers are never mixed."""
+        fn = self.def_stack[-1] if self.def_stack else None
+        if not isinstance(fn, cst.FunctionDef):
+            return [(None, None)]
+        w = min(self.ctx.worlds, key=_world_key) if self.ctx.worlds else None
+        if w is None:
+            return [(None, None)]
+        sites = self.evaluator(w).call_bindings(fn)
+        if not sites:
+            return [(None, None)]
+        scope = self.model.scope(fn)
+        return [(b.call, {id(scope): b}) for b in sites]
+
+    def value_of(self, expr: cst.BaseExpression, world: World, bindings=None):
+        """The abstract value of ``expr`` at the current node in ``world``."""
+        return self.evaluator(world, bindings=bindings).eval(expr)
 
     def eval_in(self, expr: cst.BaseExpression, worlds=None) -> dict[World, Any]:
         worlds = self.ctx.worlds if worlds is None else worlds
@@ -172,6 +222,13 @@ class Walker(cst.CSTVisitor):
         if ctx is not None:
             self._stack.append((id(node), self.fc.ctx))
             self.fc.ctx = ctx
+        kind = _LOC_KIND.get(type(node))
+        if kind is None:
+            kind = _loc_kind(type(node))
+        if kind:
+            self.fc.stmt_stack.append(node)
+            if kind == 2:
+                self.fc.def_stack.append(node)
         if self._node_rules:
             for r in self._node_rules.get(type(node), ()):  # syntax: judged whatever the guards say
                 self._run(r, node, r.check_node, node, self.fc)
@@ -181,6 +238,10 @@ class Walker(cst.CSTVisitor):
         super().on_leave(original_node)
         if self._stack and self._stack[-1][0] == id(original_node):
             _, self.fc.ctx = self._stack.pop()
+        if self.fc.stmt_stack and self.fc.stmt_stack[-1] is original_node:
+            self.fc.stmt_stack.pop()
+            if self.fc.def_stack and self.fc.def_stack[-1] is original_node:
+                self.fc.def_stack.pop()
 
     def _set(self, node: cst.CSTNode | None, ctx: Ctx) -> None:
         if node is not None:
@@ -304,10 +365,25 @@ class Walker(cst.CSTVisitor):
             self._owner = None
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.fc.scopes.append({p.name.value: OPAQUE for p in node.params.params})
+        self.fc.scopes.append(ShadowScope({p.name.value: OPAQUE for p in node.params.params}))
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self.fc.scopes.pop()
+
+    def _comp_enter(self, node) -> None:
+        names: dict[str, Any] = {}
+        forin = node.for_in
+        while forin is not None:
+            for n in _target_names(forin.target):
+                names[n] = OPAQUE
+            forin = forin.inner_for_in
+        self.fc.scopes.append(ShadowScope(names))
+
+    def _comp_leave(self, node) -> None:
+        self.fc.scopes.pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp_enter
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _comp_leave
 
     def _is_compile(self, dec: cst.BaseExpression) -> bool:
         target = dec.func if isinstance(dec, cst.Call) else dec
@@ -423,6 +499,25 @@ class Walker(cst.CSTVisitor):
             self._run(r, node, r.check_attribute, node, qual, self.fc)
 
 
+class ShadowScope(dict):
+    """Names bound by a lambda or comprehension: the value model does not track them."""
+
+
+# 1: a statement, 2: a statement that opens a scope (def, class); 0: anything else.
+_LOC_KIND: dict[type, int] = {}
+
+
+def _loc_kind(tp: type) -> int:
+    if issubclass(tp, (cst.FunctionDef, cst.ClassDef)):
+        k = 2
+    elif issubclass(tp, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        k = 1
+    else:
+        k = 0
+    _LOC_KIND[tp] = k
+    return k
+
+
 def _target_names(node) -> list[str]:
     if isinstance(node, cst.Name):
         return [node.value]
@@ -476,12 +571,12 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             walker.findings_by_owner.pop(id(node), None)
             for by_owner in walker.calls.values():
                 by_owner.pop(id(node), None)
-            saved_ctx, saved_scopes = fc.ctx, fc.scopes
-            fc.ctx, fc.scopes = Ctx(worlds=worlds), []
+            saved = fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack
+            fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack = Ctx(worlds=worlds), [], [], []
             try:
                 walk(node, walker)
             finally:
-                fc.ctx, fc.scopes = saved_ctx, saved_scopes
+                fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack = saved
         if not changed:
             return
 

@@ -12,14 +12,16 @@ Nothing is imported or executed: this walks the syntax tree.
 from __future__ import annotations
 
 import operator
+import posixpath
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
-from .index import OPAQUE, Opaque, Qual, Unpack, assign_bindings, import_bindings
-from .values import UNKNOWN, Module, Tensor  # noqa: F401 (re-exported)
+from .index import OPAQUE, Opaque, Qual, Unpack
+from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
+                     PathValue, Seq, Tensor, Union, join, options)
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,15 @@ class PyVersionInfo(tuple):
 
 def truth(v) -> bool | Any:
     """Three-valued truth: True, False or UNKNOWN."""
-    if v is UNKNOWN or isinstance(v, (Tensor, Module, Opaque)):
+    if v is UNKNOWN or isinstance(v, (Tensor, Module, Opaque, LibObject, PartialStr, Instance)):
         return UNKNOWN
+    if isinstance(v, Union):
+        ts = {truth(o) for o in v.options}
+        return ts.pop() if len(ts) == 1 else UNKNOWN
+    if isinstance(v, (Seq, DictValue)):
+        return bool(v.items) if v.exact or v.items else UNKNOWN
+    if isinstance(v, (Function, ClassValue, PathValue)):
+        return True
     try:
         return bool(v)
     except Exception:
@@ -107,15 +116,41 @@ def _int_or_unknown(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else UNKNOWN
 
 
+@dataclass(eq=False)
+class Binding:
+    """How one call binds a function's parameters: the call, where it is made
+    (its scope node and statement) and the bindings in force there; ``receiver``
+    is the instance a method is called on."""
+
+    call: Any  # cst.Call or None (only the receiver is known)
+    loc: Any
+    outer: dict
+    receiver: Any = None
+
+
+# Methods of torch.nn.Module that return the module itself (torch/nn/modules/module.py).
+MODULE_RETURNS_SELF = frozenset({"cuda", "cpu", "to", "eval", "train", "half", "float", "double", "bfloat16",
+                                 "requires_grad_", "to_empty", "xpu", "ipu", "mtia", "type", "share_memory",
+                                 "apply", "zero_grad_"})
+_MAX_SITES = 8
+
+
 class Evaluator:
     """Evaluates expressions of one module in one world.
 
-    ``lookup(name)`` gives a name's binding (local scopes, then the module
-    index); ``resolve(node)`` its qualified name; ``facts`` answers what the
-    matrix knows (``attr_exists``) for the world's releases.
+    The value of a name is found by walking back through its definitions at
+    the location being asked about (flow.py): a value that differs by branch
+    is a Union; parameters take the arguments of the calls in the file (or
+    their defaults); calls of the file's functions return what their
+    ``return`` statements give; ``self.x`` is what the class's methods assign.
+    ``lookup(name)``/``resolve(node)`` give import bindings and qualified
+    names; ``attr_exists`` answers what the matrix knows for the world.
     """
 
-    MAX_DEPTH = 12
+    MAX_DEPTH = 48
+    # Work one question may cost (expressions evaluated); past it the answer is
+    # UNKNOWN. What was learnt stays in the per-file memo for later questions.
+    FUEL = 6000
 
     def __init__(
         self,
@@ -126,6 +161,12 @@ class Evaluator:
         python: tuple[int, int],
         cuda: str | None,
         attr_exists: Callable[[str, Any], Any],
+        model=None,
+        loc=None,
+        path: str = "",
+        shadow: frozenset = frozenset(),
+        memo: dict | None = None,
+        bindings: dict | None = None,
     ) -> None:
         self.lookup = lookup
         self.resolve = resolve
@@ -134,36 +175,332 @@ class Evaluator:
         self.python = python
         self.cuda = cuda
         self.attr_exists = attr_exists
+        self.model = model
+        self.loc = loc  # (module/class/function node, statement) the expression is read at
+        self.path = path
+        self.shadow = shadow  # names bound by enclosing lambdas/comprehensions: not tracked
+        self.memo = memo if memo is not None else {}
+        self.bindings: dict = dict(bindings or {})  # id(Scope) -> Binding
         self.depth = 0
+        self.fuel = self.FUEL
         self._frames: list[dict[str, Any]] = []
+        self._active: set = set()
         self.touched = False  # did the value depend on the world (GPU arch, torch release)?
+
+    # -- locations -----------------------------------------------------------
+    def _scope(self):
+        if self.model is None or self.loc is None:
+            return None, None
+        node, stmt = self.loc
+        return self.model.scope(node), stmt
+
+    def at(self, loc, bindings, fn):
+        """Evaluate ``fn()`` as if at ``loc`` with ``bindings`` (frames are lexical: none there)."""
+        saved = (self.loc, self.bindings, self._frames, self.shadow)
+        self.loc, self.bindings, self._frames, self.shadow = loc, bindings, [], frozenset()
+        try:
+            return fn()
+        finally:
+            self.loc, self.bindings, self._frames, self.shadow = saved
 
     # -- names ---------------------------------------------------------------
     def _name(self, name: str):
         for frame in reversed(self._frames):
             if name in frame:
-                return self._binding(frame[name])
+                return frame[name]
         if name in _CONST_NAMES:
             return _CONST_NAMES[name]
+        if name in self.shadow:
+            return UNKNOWN
+        scope, stmt = self._scope()
+        while scope is not None:
+            defs = scope.defs_at(name, stmt)
+            if defs is not None:
+                return self._defs_value(defs)
+            scope, stmt = scope.parent, None
+        if name == "__file__" and self.path:
+            return self.path
         return self._binding(self.lookup(name))
 
     def _binding(self, b):
+        """An import binding or index entry (names the flow does not see: star imports)."""
         if b is None or b is OPAQUE or isinstance(b, Opaque):
             return UNKNOWN
         if isinstance(b, Qual):
             return self._qual_value(b.name)
         if isinstance(b, Unpack):
-            seq = self.eval(b.expr)
-            if isinstance(seq, tuple) and b.index < len(seq):
-                return seq[b.index]
-            return UNKNOWN
+            return _item(self.eval(b.expr), b.index)
         if isinstance(b, (cst.FunctionDef, cst.ClassDef)):
             return UNKNOWN
         if isinstance(b, cst.BaseExpression):
             return self.eval(b)
-        if isinstance(b, (int, str, tuple)):
-            return b
         return UNKNOWN
+
+    def _defs_value(self, defs):
+        vals = []
+        for d in defs:
+            if not self._feasible(d.conds, d.scope):
+                continue
+            vals.append(self._def_value(d))
+        return join(vals) if vals else UNKNOWN
+
+    def _feasible(self, conds, scope) -> bool:
+        """False when this world rules out a branch a definition was made in."""
+        b = self.bindings.get(id(scope))
+        for test, polarity, stmt in conds:
+            key = ("cond", id(test), id(b))
+            hit = self.memo.get(key)
+            if hit is None:
+                touched, self.touched = self.touched, False
+                t = truth(self.at((scope.node, stmt), self.bindings, lambda: self.eval(test)))
+                hit = (t, self.touched)
+                if self.fuel > 0:
+                    self.memo[key] = hit
+                self.touched |= touched
+            else:
+                self.touched |= hit[1]
+            t = hit[0]
+            if t is not UNKNOWN and t != polarity:
+                return False
+        return True
+
+    def _def_value(self, d):
+        b = self.bindings.get(id(d.scope))
+        key = (id(d), id(b))
+        hit = self.memo.get(key)
+        if hit is not None:
+            self.touched |= hit[1]
+            return hit[0]
+        if key in self._active:
+            return UNKNOWN  # a definition that depends on itself (recursion)
+        self._active.add(key)
+        touched, self.touched = self.touched, False
+        try:
+            v = self._def_value_uncached(d)
+        finally:
+            self._active.discard(key)
+        if self.fuel > 0:  # an answer cut short is not the value: do not keep it
+            self.memo[key] = (v, self.touched)
+        self.touched |= touched
+        return v
+
+    def _def_value_uncached(self, d):
+        kind = d.kind
+        loc = (d.scope.node, d.stmt)
+        if kind == "expr":
+            return self.at(loc, self.bindings, lambda: self.eval(d.node))
+        if kind == "unpack":
+            v = self.at(loc, self.bindings, lambda: self.eval(d.node))
+            for i in d.extra:
+                v = _item(v, i)
+            return v
+        if kind == "import":
+            return self._qual_value(d.node.name)
+        if kind == "func":
+            return Function(d.node, key=id(d.node))
+        if kind == "class":
+            return ClassValue(d.node, key=id(d.node))
+        if kind == "param":
+            return self._param(d)
+        if kind == "iter":
+            seq = self.at(loc, self.bindings, lambda: self.eval(d.node))
+            v = _element(seq)
+            for i in d.extra or ():
+                v = _item(v, i)
+            return v
+        if kind == "mutate":
+            return self._mutated(d, loc)
+        if kind == "aug":
+            prev = self._defs_value(d.extra) if d.extra else UNKNOWN
+            node = d.node
+            rhs = self.at(loc, self.bindings, lambda: self.eval(node.value))
+            return _binop(type(node.operator).__name__.replace("Assign", ""), prev, rhs)
+        return UNKNOWN
+
+    def _mutated(self, d, loc):
+        """``lst.append(x)``, ``d[k] = v``, ``d.update(...)``: the container after the change."""
+        prev = self._defs_value(d.extra) if d.extra else UNKNOWN
+        node = d.node
+        if isinstance(node, cst.Assign):  # d[k] = v
+            tgt = next((t.target for t in node.targets if isinstance(t.target, cst.Subscript)), None)
+            if tgt is None or len(tgt.slice) != 1 or not isinstance(tgt.slice[0].slice, cst.Index):
+                return UNKNOWN
+            key = self.at(loc, self.bindings, lambda: self.eval(tgt.slice[0].slice.value))
+            val = self.at(loc, self.bindings, lambda: self.eval(node.value))
+            return _set_item(prev, key, val)
+        method = node.func.attr.value
+        pos, kw = self._args(node)
+        if pos is None:
+            return _widen(prev)
+        vals = self.at(loc, self.bindings, lambda: [self.eval(a) for a in pos])
+        kwv = self.at(loc, self.bindings, lambda: {k: self.eval(a) for k, a in kw.items()})
+        return _mutate(prev, method, vals, kwv)
+
+    # -- parameters ----------------------------------------------------------
+    def _param(self, d):
+        scope, p = d.scope, d.node
+        name = p.name.value
+        b = self.bindings.get(id(scope))
+        if b is not None:
+            v = self._bound(b, scope, p)
+            if v is not NotImplemented:
+                return v
+        if scope.self_name == name and scope.owner_class is not None:
+            return Instance(ClassValue(scope.owner_class, key=id(scope.owner_class)))
+        sites = self._sites_value(scope, p)
+        if sites is not NotImplemented:
+            return sites
+        return self._param_default(scope, p)
+
+    def _param_default(self, scope, p):
+        fn = scope.node
+        owner = self.model.parent_of(fn)
+        if p.default is not None:
+            return self.at((owner, fn), {}, lambda: self.eval(p.default))
+        if p.star == "*":
+            return UNKNOWN
+        if p.star == "**":
+            return UNKNOWN
+        ann = p.annotation.annotation if p.annotation is not None else None
+        if ann is not None:
+            cls = self.at((owner, fn), {}, lambda: self.eval(ann))
+            if isinstance(cls, ClassValue):
+                return Instance(cls)
+        return UNKNOWN
+
+    def _bound(self, b: Binding, scope, p):
+        """The value a call gives parameter ``p``."""
+        fn = scope.node
+        ps = fn.params
+        positional = [*ps.posonly_params, *ps.params]
+        name = p.name.value
+        if b.receiver is not None and positional and scope.self_name is not None:
+            if name == positional[0].name.value:
+                return b.receiver
+            positional = positional[1:]
+        if b.call is None:
+            return NotImplemented
+        args = self._call_args(b)
+        if args is None:
+            return UNKNOWN
+        pos, kw, complete = args
+        names = [q.name.value for q in positional]
+        if p.star == "*":
+            return tuple(pos[len(names):]) if complete else UNKNOWN
+        if p.star == "**":
+            named = set(names) | {q.name.value for q in ps.kwonly_params}
+            return DictValue(tuple((k, v) for k, v in kw.items() if k not in named), None if complete else UNKNOWN)
+        if name in names:
+            i = names.index(name)
+            if i < len(pos):
+                return pos[i]
+        if name in kw:
+            return kw[name]
+        if not complete:
+            return UNKNOWN
+        if p.default is not None:
+            return self._param_default(scope, p)
+        return UNKNOWN
+
+    def _call_args(self, b: Binding):
+        """Positional values, keyword values, and whether splats were all known."""
+        key = ("args", id(b))
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        call = b.call
+
+        def ev():
+            pos, kw, complete = [], {}, True
+            for a in call.args:
+                if a.star == "*":
+                    v = self.eval(a.value)
+                    items = _as_items(v)
+                    if items is None:
+                        complete = False
+                        continue
+                    pos.extend(items)
+                elif a.star == "**":
+                    v = self.eval(a.value)
+                    if isinstance(v, DictValue):
+                        kw.update({k: x for k, x in v.items if isinstance(k, str)})
+                        if not v.exact:
+                            complete = False
+                    else:
+                        complete = False
+                elif a.keyword is not None:
+                    kw[a.keyword.value] = self.eval(a.value)
+                else:
+                    pos.append(self.eval(a.value))
+            return pos, kw, complete
+
+        out = self.at(b.loc, b.outer, ev)
+        self.memo[key] = out
+        return out
+
+    def call_bindings(self, fn_node) -> list:
+        """Bindings for each call of the file's function ``fn_node`` (its call sites),
+        empty when there are none or too many. Each is a ``Binding``."""
+        key = ("sites", id(fn_node))
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        out: list = []
+        self.memo[key] = out  # recursion: a function calling itself has no new sites
+        model = self.model
+        scope = model.scope(fn_node)
+        name = fn_node.name.value
+        cls = scope.owner_class
+        targets = model.calls_named(name)
+        if cls is not None and name in ("__init__", "forward", "__call__"):
+            targets = model.calls_named(cls.name.value) + (model.calls() if name != "__init__" else [])
+        found = []
+        for call, owner, stmt in targets:
+            loc = (owner, stmt)
+            callee = self.at(loc, {}, lambda: self.eval(call.func))
+            for opt in options(callee):
+                if isinstance(opt, Function) and opt.node is fn_node:
+                    found.append(self._keep(Binding(call, loc, {}, opt.owner)))
+                elif cls is not None and name == "__init__" and isinstance(opt, ClassValue) and opt.node is cls:
+                    inst = Instance(opt, call, id(call))
+                    b = self._keep(Binding(call, loc, {}, inst))
+                    self.memo.setdefault(("ctor", id(call)), b)
+                    found.append(b)
+                elif cls is not None and name in ("forward", "__call__") and isinstance(opt, Instance) \
+                        and opt.cls.node is cls and call.func is not None:
+                    found.append(self._keep(Binding(call, loc, {}, opt)))
+            if len(found) > _MAX_SITES:
+                break
+        if len(found) <= _MAX_SITES:
+            out.extend(found)
+        return out
+
+    def _sites_value(self, scope, p):
+        fn = scope.node
+        if not isinstance(fn, cst.FunctionDef) or self.model is None:
+            return NotImplemented
+        sites = self.call_bindings(fn)
+        if not sites:
+            return NotImplemented
+        vals = []
+        for b in sites:
+            key = ("site", id(b), id(p))
+            if key in self._active:
+                return UNKNOWN
+            self._active.add(key)
+            try:
+                saved = self.bindings
+                self.bindings = {**saved, id(scope): b}
+                try:
+                    v = self._bound(b, scope, p)
+                    if v is NotImplemented:
+                        v = UNKNOWN
+                finally:
+                    self.bindings = saved
+            finally:
+                self._active.discard(key)
+            vals.append(v)
+        return join(vals)
 
     def _qual_value(self, q: str):
         if q in ("torch.__version__",):
@@ -180,12 +517,14 @@ class Evaluator:
 
     # -- expressions ---------------------------------------------------------
     def eval(self, node: cst.BaseExpression):
-        if self.depth > self.MAX_DEPTH:
+        if self.depth > self.MAX_DEPTH or self.fuel <= 0:
             return UNKNOWN
+        self.fuel -= 1
         self.depth += 1
         try:
             return self._eval(node)
-        except (TypeError, ValueError, ZeroDivisionError, IndexError, AttributeError, KeyError, RecursionError):
+        except (TypeError, ValueError, ZeroDivisionError, IndexError, AttributeError, KeyError, RecursionError,
+                OverflowError, MemoryError):
             return UNKNOWN
         finally:
             self.depth -= 1
@@ -195,26 +534,34 @@ class Evaluator:
             return int(node.value.replace("_", ""), 0)
         if isinstance(node, cst.Float):
             return float(node.value.replace("_", ""))
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        if isinstance(node, cst.SimpleString):
             v = node.evaluated_value
             return v if isinstance(v, str) else UNKNOWN
+        if isinstance(node, cst.ConcatenatedString):
+            return _concat(self.eval(node.left), self.eval(node.right))
+        if isinstance(node, cst.FormattedString):
+            return self._fstring(node)
         if isinstance(node, cst.Name):
             return self._name(node.value)
         if isinstance(node, cst.Attribute):
             return self._attribute(node)
-        if isinstance(node, (cst.Tuple, cst.List)):
-            items = []
-            for el in node.elements:
-                if isinstance(el, cst.StarredElement):
-                    return UNKNOWN
-                items.append(self.eval(el.value))
-            return tuple(items)
+        if isinstance(node, cst.Tuple):
+            items = self._elements(node.elements)
+            return tuple(items) if items is not None else UNKNOWN
+        if isinstance(node, (cst.List, cst.Set)):
+            items = self._elements(node.elements)
+            kind = "list" if isinstance(node, cst.List) else "set"
+            return Seq(tuple(items), None, kind) if items is not None else Seq((), UNKNOWN, kind)
+        if isinstance(node, cst.Dict):
+            return self._dict(node)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension(node)
         if isinstance(node, cst.UnaryOperation):
             v = self.eval(node.expression)
             if isinstance(node.operator, cst.Not):
                 t = truth(v)
                 return UNKNOWN if t is UNKNOWN else (not t)
-            if v is UNKNOWN:
+            if not _plain(v):
                 return UNKNOWN
             if isinstance(node.operator, cst.Minus):
                 return -v
@@ -222,13 +569,8 @@ class Evaluator:
                 return +v
             return UNKNOWN
         if isinstance(node, cst.BinaryOperation):
-            op = _BIN.get(type(node.operator))
             a, b = self.eval(node.left), self.eval(node.right)
-            if op is None or a is UNKNOWN or b is UNKNOWN:
-                return UNKNOWN
-            if not all(isinstance(x, (int, float, str, tuple)) for x in (a, b)):
-                return UNKNOWN
-            return op(a, b)
+            return _binop(type(node.operator).__name__, a, b)
         if isinstance(node, cst.BooleanOperation):
             return self._boolop(node)
         if isinstance(node, cst.Comparison):
@@ -238,12 +580,95 @@ class Evaluator:
         if isinstance(node, cst.IfExp):
             t = truth(self.eval(node.test))
             if t is UNKNOWN:
-                a, b = self.eval(node.body), self.eval(node.orelse)
-                return a if _same(a, b) else UNKNOWN
+                return join([self.eval(node.body), self.eval(node.orelse)])
             return self.eval(node.body if t else node.orelse)
         if isinstance(node, cst.Call):
             return self._call(node)
+        if isinstance(node, cst.Lambda):
+            return Function(node, key=id(node))
+        if isinstance(node, cst.NamedExpr):
+            return self.eval(node.value)
+        if isinstance(node, cst.Await):
+            return UNKNOWN
         return UNKNOWN
+
+    def _elements(self, elements):
+        items = []
+        for el in elements:
+            if isinstance(el, cst.StarredElement):
+                more = _as_items(self.eval(el.value))
+                if more is None:
+                    return None
+                items.extend(more)
+            else:
+                items.append(self.eval(el.value))
+        return items
+
+    def _dict(self, node: cst.Dict):
+        items: dict = {}
+        more = None
+        for el in node.elements:
+            if isinstance(el, cst.StarredDictElement):
+                v = self.eval(el.value)
+                if isinstance(v, DictValue):
+                    items.update(v.items)
+                    if v.more is not None:
+                        more = join([more, v.more]) if more is not None else v.more
+                else:
+                    more = UNKNOWN
+                continue
+            k = self.eval(el.key)
+            v = self.eval(el.value)
+            if k is UNKNOWN or not _hashable(k):
+                more = join([more, v]) if more is not None else v
+                continue
+            items[k] = v
+        return DictValue(tuple(items.items()), more)
+
+    def _comprehension(self, node):
+        """``[f(x) for x in known]``: evaluated per item when the iterable is known."""
+        if len(_comp_fors(node.for_in)) != 1:
+            return UNKNOWN if isinstance(node, cst.GeneratorExp) else _unknown_container(node)
+        forin = node.for_in
+        seq = _as_items(self.eval(forin.iter))
+        if seq is None or len(seq) > 64 or forin.ifs:
+            return UNKNOWN if isinstance(node, cst.GeneratorExp) else _unknown_container(node)
+        out = []
+        for item in seq:
+            frame: dict = {}
+            _bind_frame(forin.target, item, frame)
+            self._frames.append(frame)
+            try:
+                if isinstance(node, cst.DictComp):
+                    out.append((self.eval(node.key), self.eval(node.value)))
+                else:
+                    out.append(self.eval(node.elt))
+            finally:
+                self._frames.pop()
+        if isinstance(node, cst.DictComp):
+            if any(k is UNKNOWN or not _hashable(k) for k, _ in out):
+                return DictValue((), UNKNOWN)
+            return DictValue(tuple(dict(out).items()))
+        if isinstance(node, cst.GeneratorExp):
+            return tuple(out)
+        return Seq(tuple(out), None, "set" if isinstance(node, cst.SetComp) else "list")
+
+    def _fstring(self, node: cst.FormattedString):
+        parts: list = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(part.value.replace("{{", "{").replace("}}", "}"))
+                continue
+            v = self.eval(part.expression)
+            spec = None
+            if part.format_spec:
+                if all(isinstance(s, cst.FormattedStringText) for s in part.format_spec):
+                    spec = "".join(s.value for s in part.format_spec)
+                else:
+                    parts.append(UNKNOWN)
+                    continue
+            parts.append(_format(v, spec, part.conversion))
+        return _mkstr(parts)
 
     def _boolop(self, node: cst.BooleanOperation):
         left = self.eval(node.left)
@@ -268,20 +693,7 @@ class Evaluator:
         for target in node.comparisons:
             right = self.eval(target.comparator)
             op = type(target.operator)
-            if left is UNKNOWN or right is UNKNOWN:
-                r = UNKNOWN
-            elif op in _CMP:
-                r = _CMP[op](left, right)
-            elif op in (cst.In, cst.NotIn):
-                r = (left in right) if isinstance(right, (tuple, str)) else UNKNOWN
-                if r is not UNKNOWN and op is cst.NotIn:
-                    r = not r
-            elif op in (cst.Is, cst.IsNot):
-                r = (left is right) if left is None or right is None else UNKNOWN
-                if r is not UNKNOWN and op is cst.IsNot:
-                    r = not r
-            else:
-                r = UNKNOWN
+            r = _compare_one(op, left, right)
             if r is UNKNOWN:
                 result = UNKNOWN
             elif not r:
@@ -291,17 +703,29 @@ class Evaluator:
 
     def _subscript(self, node: cst.Subscript):
         base = self.eval(node.value)
-        if not isinstance(base, tuple) or len(node.slice) != 1:
+        if len(node.slice) != 1:
             return UNKNOWN
         sl = node.slice[0].slice
+        if isinstance(base, Union):
+            return UNKNOWN
         if isinstance(sl, cst.Index):
             i = self.eval(sl.value)
-            return base[i] if isinstance(i, int) else UNKNOWN
+            return _item(base, i)
         if isinstance(sl, cst.Slice):
-            parts = [None if p is None else self.eval(p) for p in (sl.lower, sl.upper, sl.step)]
-            if any(p is UNKNOWN for p in parts):
+            items = base if isinstance(base, tuple) else (base.items if isinstance(base, Seq) and base.exact else None)
+            if isinstance(base, str):
+                items = base
+            if items is None:
                 return UNKNOWN
-            return type(base)(base[slice(*parts)]) if isinstance(base, PyVersionInfo) else base[slice(*parts)]
+            parts = [None if p is None else self.eval(p) for p in (sl.lower, sl.upper, sl.step)]
+            if any(p is not None and not isinstance(p, int) for p in parts):
+                return UNKNOWN
+            got = items[slice(*parts)]
+            if isinstance(base, PyVersionInfo):
+                return type(base)(got)
+            if isinstance(base, Seq):
+                return Seq(tuple(got), None, base.kind)
+            return got
         return UNKNOWN
 
     def _attribute(self, node: cst.Attribute):
@@ -317,6 +741,8 @@ class Evaluator:
         return self._value_attr(self.eval(node.value), node.attr.value)
 
     def _value_attr(self, base, attr: str):
+        if isinstance(base, Union):
+            return join([self._value_attr(o, attr) for o in base.options])
         if isinstance(base, DeviceProps) and attr in ("major", "minor"):
             return getattr(base, attr)
         if isinstance(base, PyVersionInfo) and attr in ("major", "minor"):
@@ -326,11 +752,144 @@ class Evaluator:
                 return base.shape if base.shape is not None else UNKNOWN
             if attr == "ndim":
                 return len(base.shape) if base.shape is not None else UNKNOWN
-            if attr in ("T", "mT"):
-                return UNKNOWN
+            return UNKNOWN
         if isinstance(base, Version) and attr in ("major", "minor", "micro", "release", "base_version"):
             return getattr(base, attr)
+        if isinstance(base, Instance):
+            return self._instance_attr(base, attr)
+        if isinstance(base, ClassValue):
+            return self._class_attr(base, attr, None)
+        if isinstance(base, PathValue):
+            return _path_attr(base, attr)
+        if isinstance(base, Module):
+            return Module(f"{base.name}.{attr}")
         return UNKNOWN
+
+    # -- classes and instances -----------------------------------------------
+    def _classes(self, cls: ClassValue) -> list:
+        """The class and its bases defined in this file, in lookup order."""
+        out, todo = [], [cls]
+        while todo and len(out) < 8:
+            c = todo.pop(0)
+            if any(x.node is c.node for x in out):
+                continue
+            out.append(c)
+            for base in c.node.bases:
+                owner = self.model.parent_of(c.node)
+                v = self.at((owner, c.node), {}, lambda: self.eval(base.value))
+                if isinstance(v, ClassValue):
+                    todo.append(v)
+        return out
+
+    def _instance_attr(self, inst: Instance, attr: str):
+        if self.model is None:
+            return UNKNOWN
+        key = ("attr", inst.cls.key, inst.ctor_key, attr)
+        hit = self.memo.get(key)
+        if hit is not None:
+            self.touched |= hit[1]
+            return hit[0]
+        if key in self._active:
+            return UNKNOWN
+        self._active.add(key)
+        touched, self.touched = self.touched, False
+        try:
+            v = self._instance_attr_uncached(inst, attr)
+        finally:
+            self._active.discard(key)
+        if self.fuel > 0:
+            self.memo[key] = (v, self.touched)
+        self.touched |= touched
+        return v
+
+    def _instance_attr_uncached(self, inst: Instance, attr: str):
+        for c in self._classes(inst.cls):
+            methods = self.model.methods(c.node)
+            defs = self.model.attr_defs(c.node).get(attr)
+            if defs:
+                vals = []
+                for d in defs:
+                    fn = d.scope.node
+                    if fn.name.value == "__init__" and inst.ctor is not None:
+                        b = self._ctor_binding(inst)
+                    else:
+                        b = self._receiver(inst)
+                    saved = self.bindings
+                    self.bindings = {**saved, id(d.scope): b}
+                    try:
+                        if not self._feasible(d.conds, d.scope):
+                            continue
+                        vals.append(self._def_value(d))
+                    finally:
+                        self.bindings = saved
+                if vals:
+                    return join(vals)
+            if attr in methods:
+                fn = methods[attr]
+                if any(isinstance(dd.decorator, cst.Name) and dd.decorator.value == "property" for dd in fn.decorators):
+                    return self._invoke(Function(fn, inst, id(fn)), None)
+                return Function(fn, inst, id(fn))
+            v = self._class_attr(c, attr, inst)
+            if v is not NotImplemented:
+                return v
+        return UNKNOWN
+
+    def _ctor_binding(self, inst: Instance):
+        ctor = self.memo.get(("ctor", inst.ctor_key))
+        if ctor is None:
+            return self._receiver(inst)
+        return ctor
+
+    def _receiver(self, inst: Instance) -> Binding:
+        """The binding of a method called on ``inst`` with unknown arguments (one per instance)."""
+        key = ("recv", inst.cls.key, inst.ctor_key)
+        b = self.memo.get(key)
+        if b is None:
+            b = self.memo[key] = Binding(None, None, {}, inst)
+        return b
+
+    def _keep(self, b: Binding) -> Binding:
+        """Memo keys use the binding's id: keep it alive so the id is never reused."""
+        self.memo.setdefault("_keep", []).append(b)
+        return b
+
+    def _class_attr(self, cls: ClassValue, attr: str, inst):
+        scope = self.model.scope(cls.node)
+        defs = scope.final.get(attr)
+        if defs is None:
+            return NotImplemented if inst is not None else UNKNOWN
+        if inst is not None and inst.ctor is not None and _is_dataclass(cls.node):
+            v = self._dataclass_field(cls, inst, attr)
+            if v is not NotImplemented:
+                return v
+        v = self._defs_value(defs)
+        if isinstance(v, Function) and inst is not None:
+            return Function(v.node, inst, v.key)
+        if isinstance(v, LibObject) and v.qualname in ("dataclasses.field",):
+            default = v.kw("default", NotImplemented)
+            return UNKNOWN if default is NotImplemented else default
+        return v
+
+    def _dataclass_field(self, cls: ClassValue, inst: Instance, attr: str):
+        fields = []
+        body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        fields.append(small.target.value)
+        binding = self._ctor_binding(inst)
+        if binding.call is None:
+            return NotImplemented
+        args = self._call_args(binding)
+        if args is None:
+            return UNKNOWN
+        pos, kw, complete = args
+        if attr in kw:
+            return kw[attr]
+        if attr in fields and fields.index(attr) < len(pos):
+            return pos[fields.index(attr)]
+        return NotImplemented if complete else UNKNOWN
 
     # -- calls ---------------------------------------------------------------
     def _args(self, node: cst.Call):
@@ -348,22 +907,188 @@ class Evaluator:
         func = node.func
         q = self.resolve(func)
         pos, kw = self._args(node)
-        if pos is None:
-            return UNKNOWN
-        if q is not None:
+        if q is not None and pos is not None:
             v = self._known_call(q, pos, kw)
             if v is not NotImplemented:
                 return v
-        if isinstance(func, cst.Name):
-            v = self._builtin_or_helper(func.value, pos, kw)
+        if isinstance(func, cst.Name) and pos is not None and func.value not in self.shadow:
+            v = self._builtin(func.value, pos, kw)
             if v is not NotImplemented:
                 return v
+        callee = UNKNOWN if q is not None else self.eval(func)
+        if isinstance(callee, Union):
+            return join([self._call_value(o, node, func) for o in callee.options])
+        v = self._call_value(callee, node, func)
+        if v is not NotImplemented:
+            return v
+        if q is not None and not q.startswith("builtins."):
+            return LibObject(q, self._lib_kwargs(node), node)
+        return UNKNOWN
+
+    def _call_value(self, callee, node, func):
+        if isinstance(callee, Function):
+            return self._invoke(callee, node)
+        if isinstance(callee, ClassValue):
+            inst = Instance(callee, node, id(node))
+            if ("ctor", id(node)) not in self.memo:
+                self.memo[("ctor", id(node))] = self._keep(Binding(node, self.loc, self.bindings, inst))
+            return inst
+        if isinstance(callee, Instance):
+            for c in self._classes(callee.cls):
+                m = self.model.methods(c.node)
+                for name in ("forward", "__call__"):
+                    if name in m:
+                        return self._invoke(Function(m[name], callee, id(m[name])), node)
+            return UNKNOWN
         if isinstance(func, cst.Attribute):
             base = self.eval(func.value)
-            if isinstance(base, Tensor):
-                return self._tensor_method(base, func.attr.value, pos, kw)
-            if isinstance(base, TorchVersion) and func.attr.value == "split":
+            return self._method(base, func.attr.value, node)
+        return NotImplemented
+
+    def _lib_kwargs(self, node: cst.Call) -> tuple:
+        out = []
+        for a in node.args:
+            if a.keyword is not None and not a.star:
+                out.append((a.keyword.value, self.eval(a.value)))
+        return tuple(out)
+
+    def _invoke(self, fn: Function, call):
+        """The value a call of one of the file's functions returns."""
+        if self.model is None:
+            return UNKNOWN
+        node = fn.node
+        if isinstance(node, cst.Lambda):
+            if call is None:
                 return UNKNOWN
+            pos, kw = self._args(call)
+            if pos is None:
+                return UNKNOWN
+            frame = {}
+            params = node.params.params
+            for i, p in enumerate(params):
+                if i < len(pos):
+                    frame[p.name.value] = self.eval(pos[i])
+                elif p.name.value in kw:
+                    frame[p.name.value] = self.eval(kw[p.name.value])
+                else:
+                    frame[p.name.value] = UNKNOWN
+            self._frames.append(frame)
+            try:
+                return self.eval(node.body)
+            finally:
+                self._frames.pop()
+        key = ("invoke", id(node))
+        if key in self._active or len(self._active) > 24:
+            return UNKNOWN
+        caller = self._scope()[0]
+        owner = (fn.owner.cls.key, fn.owner.ctor_key) if isinstance(fn.owner, Instance) else None
+        mkey = ("ret", id(node), id(call), owner, id(self.bindings.get(id(caller))) if caller else 0)
+        hit = self.memo.get(mkey)
+        if hit is not None:
+            self.touched |= hit[1]
+            return hit[0]
+        touched, self.touched = self.touched, False
+        v = self._invoke_uncached(fn, call, key)
+        if self.fuel > 0:
+            self.memo[mkey] = (v, self.touched)
+        self.touched |= touched
+        return v
+
+    def _invoke_uncached(self, fn: Function, call, key):
+        node = fn.node
+        scope = self.model.scope(node)
+        if scope.is_generator or any(isinstance(d.decorator, cst.Name) and d.decorator.value == "contextmanager"
+                                     for d in node.decorators):
+            return UNKNOWN
+        b = self._keep(Binding(call, self.loc, self.bindings, fn.owner))
+        self._active.add(key)
+        saved = self.bindings
+        self.bindings = {**saved, id(scope): b}
+        try:
+            vals = []
+            for expr, stmt, conds in scope.returns:
+                if not self._feasible(conds, scope):
+                    continue
+                if expr is None:
+                    vals.append(None)
+                else:
+                    vals.append(self.at((node, stmt), self.bindings, lambda e=expr: self.eval(e)))
+            if scope.falls_through and self._feasible(scope.final_conds, scope):
+                vals.append(None)
+            return join(vals) if vals else UNKNOWN
+        finally:
+            self.bindings = saved
+            self._active.discard(key)
+
+    def _method(self, base, method: str, call):
+        if isinstance(base, Union):
+            return join([self._method(o, method, call) for o in base.options])
+        pos, kw = self._args(call)
+        if pos is None:
+            return UNKNOWN
+        if isinstance(base, Tensor):
+            return self._tensor_method(base, method, pos, kw)
+        if isinstance(base, TorchVersion) and method == "split":
+            return UNKNOWN
+        if isinstance(base, Instance):
+            if method in MODULE_RETURNS_SELF:
+                return base  # not defined by the class (it would have resolved to a Function)
+            return UNKNOWN
+        if isinstance(base, str):
+            return self._str_method(base, method, pos, kw)
+        if isinstance(base, PathValue):
+            return _path_method(base, method, [self.eval(a) for a in pos])
+        if isinstance(base, DictValue):
+            if method == "get" and pos:
+                k = self.eval(pos[0])
+                default = self.eval(pos[1]) if len(pos) > 1 else None
+                got = base.get(k, NotImplemented) if _hashable(k) and k is not UNKNOWN else NotImplemented
+                if got is not NotImplemented:
+                    return got
+                return default if base.exact and k is not UNKNOWN else UNKNOWN
+            if method in ("copy",):
+                return base
+            if method == "keys":
+                return Seq(tuple(k for k, _ in base.items), None if base.exact else UNKNOWN)
+            if method == "values":
+                return Seq(tuple(v for _, v in base.items), base.more)
+            if method == "items":
+                return Seq(tuple((k, v) for k, v in base.items), None if base.exact else UNKNOWN)
+            if method == "pop" and pos:
+                k = self.eval(pos[0])
+                got = base.get(k, NotImplemented) if _hashable(k) and k is not UNKNOWN else NotImplemented
+                return got if got is not NotImplemented else (self.eval(pos[1]) if len(pos) > 1 else UNKNOWN)
+        if isinstance(base, Seq) and method == "copy":
+            return base
+        return UNKNOWN
+
+    def _str_method(self, s: str, method: str, pos, kw):
+        if method == "join" and len(pos) == 1:
+            items = _as_items(self.eval(pos[0]))
+            if items is None:
+                return PartialStr((UNKNOWN,))
+            out: list = []
+            for i, x in enumerate(items):
+                if i:
+                    out.append(s)
+                out.append(x if isinstance(x, (str, PartialStr)) else UNKNOWN)
+            return _mkstr(_flatten_parts(out))
+        if method == "format":
+            return _str_format(s, [self.eval(a) for a in pos], {k: self.eval(v) for k, v in kw.items()})
+        if method in ("upper", "lower", "strip", "lstrip", "rstrip") and not pos:
+            return getattr(s, method)()
+        if method == "replace" and len(pos) == 2:
+            a, b = self.eval(pos[0]), self.eval(pos[1])
+            if isinstance(a, str) and isinstance(b, str):
+                return s.replace(a, b)
+        if method == "split":
+            sep = self.eval(pos[0]) if pos else None
+            if sep is None or isinstance(sep, str):
+                return Seq(tuple(s.split(sep)))
+        if method in ("startswith", "endswith") and len(pos) == 1:
+            a = self.eval(pos[0])
+            if isinstance(a, (str, tuple)):
+                return getattr(s, method)(a)
         return UNKNOWN
 
     def _known_call(self, q: str, pos, kw):
@@ -393,6 +1118,15 @@ class Evaluator:
         if q.startswith("torch.") and q.rsplit(".", 1)[1] in LIKE_FACTORIES and q.count(".") == 1:
             base = self.eval(pos[0]) if pos else UNKNOWN
             return base if isinstance(base, Tensor) else Tensor(None)
+        if q in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"):
+            return _path_new([self.eval(a) for a in pos])
+        if q in ("os.path.join", "posixpath.join"):
+            return _os_join([self.eval(a) for a in pos])
+        if q in ("os.path.dirname", "os.path.basename", "os.path.abspath", "os.path.realpath", "os.fspath"):
+            v = self.eval(pos[0]) if len(pos) == 1 else UNKNOWN
+            return _os_path_fn(q.rsplit(".", 1)[1], v)
+        if q == "os.environ.copy":
+            return DictValue((), UNKNOWN)
         return NotImplemented
 
     def _factory(self, name: str, pos, kw):
@@ -410,9 +1144,10 @@ class Evaluator:
     def _shape(self, args) -> tuple | None:
         if len(args) == 1:
             v = self.eval(args[0])
-            if isinstance(v, tuple):
-                return tuple(_int_or_unknown(x) for x in v)
-            if v is UNKNOWN:
+            items = _as_items(v) if not isinstance(v, (int, str)) else None
+            if items is not None:
+                return tuple(_int_or_unknown(x) for x in items)
+            if v is UNKNOWN or isinstance(v, (Seq, Union)):
                 return None  # a shape variable: rank unknown
             return (_int_or_unknown(v),)
         if not args:
@@ -453,18 +1188,10 @@ class Evaluator:
             return UNKNOWN
         return UNKNOWN
 
-    def _builtin_or_helper(self, name: str, pos, kw):
-        binding = None
-        for frame in reversed(self._frames):
-            if name in frame:
-                binding = frame[name]
-                break
-        else:
-            binding = self.lookup(name)
-        if isinstance(binding, cst.FunctionDef):
-            return self._call_helper(binding, pos, kw)
-        if binding is not None:
-            return NotImplemented  # shadowed builtin or an alias: not ours
+    def _builtin(self, name: str, pos, kw):
+        """Builtins, when the name is not bound in the file."""
+        if self._name_bound(name):
+            return NotImplemented
         if name == "hasattr" and len(pos) == 2:
             attr = self.eval(pos[1])
             obj = self.resolve(pos[0])
@@ -472,79 +1199,470 @@ class Evaluator:
                 self.touched = True
                 return self.attr_exists(f"{obj}.{attr}", self.world)
             return UNKNOWN
+        if name == "getattr" and len(pos) >= 2:
+            attr = self.eval(pos[1])
+            if isinstance(attr, str):
+                base = self.eval(pos[0])
+                v = self._value_attr(base, attr)
+                if v is UNKNOWN and len(pos) == 3 and not isinstance(base, (Instance, Module)):
+                    return UNKNOWN
+                return v
+            return UNKNOWN
         if name == "len" and len(pos) == 1:
             v = self.eval(pos[0])
-            return len(v) if isinstance(v, tuple) else UNKNOWN
-        if name in ("int", "tuple", "bool") and len(pos) == 1:
+            items = _as_items(v)
+            if isinstance(v, (str, DictValue)):
+                return len(v) if isinstance(v, str) else (len(v.items) if v.exact else UNKNOWN)
+            return len(items) if items is not None else UNKNOWN
+        if name in ("int", "bool", "float", "str") and len(pos) == 1:
             v = self.eval(pos[0])
-            if v is UNKNOWN:
-                return UNKNOWN
-            return {"int": int, "tuple": tuple, "bool": bool}[name](v)
+            if name == "bool":
+                return truth(v)
+            if not _plain(v) or isinstance(v, tuple):
+                return PartialStr((UNKNOWN,)) if name == "str" and v is UNKNOWN else UNKNOWN
+            return {"int": int, "float": float, "str": str}[name](v)
+        if name in ("tuple", "list", "set") and len(pos) <= 1:
+            v = self.eval(pos[0]) if pos else ()
+            items = _as_items(v)
+            if name == "tuple":
+                return tuple(items) if items is not None else UNKNOWN
+            kind = "list" if name == "list" else "set"
+            if items is not None:
+                return Seq(tuple(items), None, kind)
+            return Seq((), _element(v), kind)
+        if name == "dict":
+            base = self.eval(pos[0]) if pos else DictValue(())
+            if isinstance(base, Module) and base.name == "os.environ":
+                base = DictValue((), UNKNOWN)
+            if not isinstance(base, DictValue):
+                base = DictValue((), UNKNOWN)
+            extra = tuple((k, self.eval(v)) for k, v in kw.items())
+            return _dict_merge(base, DictValue(extra))
+        if name in ("min", "max") and pos:
+            vals = [self.eval(a) for a in pos] if len(pos) > 1 else _as_items(self.eval(pos[0]))
+            if vals and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+                return (min if name == "min" else max)(vals)
+            return UNKNOWN
+        if name == "isinstance":
+            return UNKNOWN
         return NotImplemented
 
-    def _call_helper(self, fn: cst.FunctionDef, pos, kw):
-        """Run a small helper such as ``def is_hopper(): return cap[0] == 9``."""
-        if len(self._frames) > 4:
-            return UNKNOWN
-        frame: dict[str, Any] = {}
-        for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
-            frame[p.name.value] = OPAQUE
-        if isinstance(fn.params.star_arg, cst.Param):
-            frame[fn.params.star_arg.name.value] = OPAQUE
-        if fn.params.star_kwarg is not None:
-            frame[fn.params.star_kwarg.name.value] = OPAQUE
-        self._frames.append(frame)
-        try:
-            body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
-            r = self._run_block(body, frame)
-            return None if r is _FALLTHROUGH else r
-        finally:
-            self._frames.pop()
+    def _name_bound(self, name: str) -> bool:
+        if name in self.shadow or any(name in f for f in self._frames):
+            return True
+        scope, stmt = self._scope()
+        while scope is not None:
+            if scope.defs_at(name, stmt) is not None:
+                return True
+            scope, stmt = scope.parent, None
+        return self.lookup(name) is not None
 
-    def _run_block(self, stmts, frame):
-        for stmt in stmts:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Return):
-                        return self.eval(small.value) if small.value is not None else None
-                    if isinstance(small, cst.Assign):
-                        for n, b in assign_bindings([t.target for t in small.targets], small.value):
-                            frame[n] = b
-                    elif isinstance(small, (cst.Expr, cst.Pass, cst.Import, cst.ImportFrom)):
-                        if isinstance(small, (cst.Import, cst.ImportFrom)):
-                            for n, b in import_bindings(small):
-                                if n != "*":
-                                    frame[n] = b
-                        continue
-                    else:
-                        return UNKNOWN
-            elif isinstance(stmt, cst.If):
-                t = truth(self.eval(stmt.test))
-                if t is UNKNOWN:
-                    return UNKNOWN
-                if t:
-                    r = self._run_block(stmt.body.body, frame)
-                    if r is not _FALLTHROUGH:
-                        return r
-                elif stmt.orelse is not None:
-                    branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else stmt.orelse.body.body
-                    r = self._run_block(branch, frame)
-                    if r is not _FALLTHROUGH:
-                        return r
+
+# -- helpers on abstract values ------------------------------------------------
+def _plain(v) -> bool:
+    return isinstance(v, (int, float, str, tuple)) and v is not None
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def _as_items(v):
+    """The items of a value known to be a fixed sequence, else None."""
+    if isinstance(v, tuple):
+        return list(v)
+    if isinstance(v, Seq) and v.exact:
+        return list(v.items)
+    return None
+
+
+def _element(v):
+    """Any one item of an iterable value."""
+    if isinstance(v, tuple):
+        return join(v) if v else UNKNOWN
+    if isinstance(v, Seq):
+        vals = list(v.items) + ([v.more] if v.more is not None else [])
+        return join(vals) if vals else UNKNOWN
+    if isinstance(v, DictValue):
+        keys = [k for k, _ in v.items]
+        return join(keys) if keys and v.exact else UNKNOWN
+    return UNKNOWN
+
+
+def _item(v, i):
+    if isinstance(v, Union) or v is UNKNOWN:
+        return UNKNOWN
+    if isinstance(v, DictValue):
+        if i is UNKNOWN or not _hashable(i):
+            return UNKNOWN
+        got = v.get(i, NotImplemented)
+        if got is NotImplemented:
+            return UNKNOWN if not v.exact else UNKNOWN
+        return got
+    if not isinstance(i, int) or isinstance(i, bool):
+        return UNKNOWN
+    if isinstance(v, (tuple, str)):
+        return v[i]
+    if isinstance(v, Seq) and v.exact:
+        return v.items[i]
+    return UNKNOWN
+
+
+def _widen(v):
+    """A container after a change the model cannot follow."""
+    if isinstance(v, Seq):
+        return Seq(v.items, UNKNOWN, v.kind)
+    if isinstance(v, DictValue):
+        return DictValue(v.items, UNKNOWN)
+    return UNKNOWN
+
+
+def _set_item(prev, key, val):
+    if isinstance(prev, DictValue):
+        if key is UNKNOWN or not _hashable(key):
+            return DictValue(prev.items, join([prev.more, val]) if prev.more is not None else val)
+        return DictValue(tuple((k, v) for k, v in prev.items if k != key) + ((key, val),), prev.more)
+    if isinstance(prev, Seq):
+        return Seq(prev.items, join([prev.more, val]) if prev.more is not None else val, prev.kind) \
+            if not isinstance(key, int) else _seq_set(prev, key, val)
+    return UNKNOWN
+
+
+def _seq_set(prev: Seq, i: int, val):
+    items = list(prev.items)
+    if prev.exact and -len(items) <= i < len(items):
+        items[i] = val
+        return Seq(tuple(items), None, prev.kind)
+    return Seq(prev.items, join([prev.more, val]) if prev.more is not None else val, prev.kind)
+
+
+def _mutate(prev, method: str, vals: list, kw: dict):
+    if isinstance(prev, Union):
+        return join([_mutate(o, method, vals, kw) for o in prev.options])
+    if isinstance(prev, Seq):
+        if method in ("append", "add") and len(vals) == 1:
+            return Seq(prev.items + (vals[0],), prev.more, prev.kind)
+        if method == "insert" and len(vals) == 2:
+            more = vals[1] if prev.more is None else join([prev.more, vals[1]])
+            return Seq(prev.items, more, prev.kind)
+        if method == "extend" and len(vals) == 1:
+            items = _as_items(vals[0])
+            if items is not None:
+                return Seq(prev.items + tuple(items), prev.more, prev.kind)
+            el = _element(vals[0])
+            return Seq(prev.items, el if prev.more is None else join([prev.more, el]), prev.kind)
+        return _widen(prev)
+    if isinstance(prev, DictValue):
+        if method == "update":
+            out = prev
+            if len(vals) == 1:
+                other = vals[0]
+                out = _dict_merge(out, other if isinstance(other, DictValue) else DictValue((), UNKNOWN))
+            return _dict_merge(out, DictValue(tuple(kw.items())))
+        if method == "setdefault" and vals:
+            key = vals[0]
+            if key is UNKNOWN or not _hashable(key):
+                return _widen(prev)
+            if prev.get(key, NotImplemented) is not NotImplemented:
+                return prev
+            val = vals[1] if len(vals) > 1 else None
+            if not prev.exact:
+                # the key may already be set to something we do not know
+                return DictValue(prev.items + ((key, join([val, prev.more]) if prev.more is not UNKNOWN else UNKNOWN),),
+                                 prev.more)
+            return DictValue(prev.items + ((key, val),), prev.more)
+        return _widen(prev)
+    if isinstance(prev, Module) and prev.name == "os.environ":
+        return prev
+    return UNKNOWN
+
+
+def _dict_merge(a: DictValue, b: DictValue) -> DictValue:
+    items = dict(a.items)
+    items.update(b.items)
+    more = a.more if b.more is None else (b.more if a.more is None else join([a.more, b.more]))
+    return DictValue(tuple(items.items()), more)
+
+
+def _binop(op: str, a, b):
+    if a is UNKNOWN or b is UNKNOWN:
+        if op == "Add" and (isinstance(a, (str, PartialStr)) or isinstance(b, (str, PartialStr))):
+            return _concat(a, b)
+        return UNKNOWN
+    if isinstance(a, Union) or isinstance(b, Union):
+        return join([_binop(op, x, y) for x in options(a) for y in options(b)])
+    if op == "Add" and (isinstance(a, PartialStr) or isinstance(b, PartialStr)):
+        return _concat(a, b)
+    if op == "Divide" and isinstance(a, PathValue):
+        return _path_join(a, b)
+    if op == "BitOr" and isinstance(a, DictValue) and isinstance(b, DictValue):
+        return _dict_merge(a, b)
+    if op == "Add" and isinstance(a, Seq) and isinstance(b, Seq):
+        if a.exact:
+            return Seq(a.items + b.items, b.more, a.kind)
+        return Seq(a.items, join([a.more, _element(b)]), a.kind)
+    fn = _BINOPS.get(op)
+    if fn is None or not (_plain(a) and _plain(b)):
+        return UNKNOWN
+    if op == "Multiply" and (isinstance(a, (str, tuple)) or isinstance(b, (str, tuple))):
+        n = b if isinstance(a, (str, tuple)) else a
+        if not isinstance(n, int) or n > 4096:
+            return UNKNOWN  # bounded: a huge repeat is not worth folding
+    if op == "Power" and (not isinstance(b, int) or abs(b) > 64):
+        return UNKNOWN
+    if op in ("LeftShift",) and (not isinstance(b, int) or b > 64):
+        return UNKNOWN
+    return fn(a, b)
+
+
+_BINOPS = {
+    "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "FloorDivide": operator.floordiv,
+    "Modulo": operator.mod, "Divide": operator.truediv, "Power": operator.pow, "LeftShift": operator.lshift,
+    "RightShift": operator.rshift, "BitAnd": operator.and_, "BitOr": operator.or_, "BitXor": operator.xor,
+}
+
+
+def _compare_one(op, left, right):
+    if left is UNKNOWN or right is UNKNOWN:
+        return UNKNOWN
+    if isinstance(left, Union) or isinstance(right, Union):
+        results = {(_compare_one(op, a, b)) for a in options(left) for b in options(right)}
+        return results.pop() if len(results) == 1 else UNKNOWN
+    if op in (cst.Is, cst.IsNot):
+        if left is None or right is None:
+            other = right if left is None else left
+            if other is None:
+                r = True
+            elif isinstance(other, (Instance, LibObject, Function, ClassValue, Tensor, Seq, DictValue, PathValue)) \
+                    or _plain(other) or isinstance(other, bool):
+                r = False
             else:
                 return UNKNOWN
-        return _FALLTHROUGH
+            return r if op is cst.Is else not r
+        return UNKNOWN
+    if op in (cst.In, cst.NotIn):
+        r = UNKNOWN
+        if isinstance(right, (tuple, str)) and not isinstance(left, PartialStr):
+            r = left in right
+        elif isinstance(right, Seq) and right.exact and _plain(left):
+            vals = right.items
+            r = True if left in vals else (False if all(_plain(x) for x in vals) else UNKNOWN)
+        elif isinstance(right, DictValue) and _hashable(left) and _plain(left):
+            if right.get(left, NotImplemented) is not NotImplemented:
+                r = True
+            elif right.exact:
+                r = False
+        if r is UNKNOWN:
+            return UNKNOWN
+        return r if op is cst.In else not r
+    fn = _CMP.get(op)
+    if fn is None:
+        return UNKNOWN
+    if not (_comparable(left) and _comparable(right)):
+        return UNKNOWN
+    return fn(left, right)
 
 
-class _Fallthrough:
-    __slots__ = ()
+def _comparable(v) -> bool:
+    return v is None or isinstance(v, (int, float, str, tuple, bool, Version, DeviceProps)) \
+        and not isinstance(v, PartialStr)
 
 
-_FALLTHROUGH: Any = _Fallthrough()
+def _concat(a, b):
+    parts = []
+    for x in (a, b):
+        if isinstance(x, str):
+            parts.append(x)
+        elif isinstance(x, PartialStr):
+            parts.extend(x.parts)
+        else:
+            parts.append(UNKNOWN)
+    return _mkstr(parts)
 
 
-def _same(a, b) -> bool:
+def _flatten_parts(parts):
+    out = []
+    for p in parts:
+        if isinstance(p, PartialStr):
+            out.extend(p.parts)
+        else:
+            out.append(p)
+    return out
+
+
+def _mkstr(parts):
+    """A str when every part is known, else a PartialStr with adjacent known parts merged."""
+    merged: list = []
+    for p in parts:
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p
+        elif isinstance(p, str) or p is UNKNOWN:
+            merged.append(p)
+        else:
+            merged.append(UNKNOWN)
+    if all(isinstance(p, str) for p in merged):
+        return "".join(merged)
+    return PartialStr(tuple(merged))
+
+
+def _format(v, spec, conversion):
+    if isinstance(v, bool) or isinstance(v, (int, float, str)):
+        try:
+            if conversion == "r":
+                v = repr(v)
+            return format(v, spec or "")
+        except (ValueError, TypeError):
+            return UNKNOWN
+    if isinstance(v, PartialStr) and not spec and not conversion:
+        return v
+    return UNKNOWN
+
+
+def _str_format(s: str, args: list, kw: dict):
+    import string
+
+    parts: list = []
+    auto = 0
     try:
-        return a is not UNKNOWN and b is not UNKNOWN and type(a) is type(b) and a == b
-    except Exception:
-        return False
+        for literal, field_name, spec, conv in string.Formatter().parse(s):
+            parts.append(literal)
+            if field_name is None:
+                continue
+            if field_name == "":
+                v = args[auto] if auto < len(args) else UNKNOWN
+                auto += 1
+            elif field_name.isdigit():
+                i = int(field_name)
+                v = args[i] if i < len(args) else UNKNOWN
+            elif field_name in kw:
+                v = kw[field_name]
+            else:
+                v = UNKNOWN
+            parts.append(_format(v, spec, conv) if not (spec and "{" in spec) else UNKNOWN)
+    except ValueError:
+        return UNKNOWN
+    return _mkstr(_flatten_parts(parts))
+
+
+def _unknown_container(node):
+    if isinstance(node, cst.DictComp):
+        return DictValue((), UNKNOWN)
+    return Seq((), UNKNOWN, "set" if isinstance(node, cst.SetComp) else "list")
+
+
+def _comp_fors(forin) -> list:
+    out = []
+    while forin is not None:
+        out.append(forin)
+        forin = forin.inner_for_in
+    return out
+
+
+def _bind_frame(target, value, frame: dict) -> None:
+    if isinstance(target, cst.Name):
+        frame[target.value] = value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for i, el in enumerate(target.elements):
+            if isinstance(el, cst.StarredElement):
+                return
+            _bind_frame(el.value, _item(value, i), frame)
+
+
+def _is_dataclass(cls: cst.ClassDef) -> bool:
+    for d in cls.decorators:
+        dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        name = dec.attr.value if isinstance(dec, cst.Attribute) else dec.value if isinstance(dec, cst.Name) else ""
+        if name == "dataclass":
+            return True
+    return False
+
+
+# -- paths ---------------------------------------------------------------------
+def _pathstr(v):
+    if isinstance(v, PathValue):
+        return v.path
+    if isinstance(v, (str, PartialStr)):
+        return v
+    return UNKNOWN
+
+
+def _path_new(args: list):
+    if not args:
+        return PathValue(".")
+    out = _pathstr(args[0])
+    for a in args[1:]:
+        out = _pathjoin_str(out, _pathstr(a))
+    return PathValue(out) if out is not UNKNOWN else UNKNOWN
+
+
+def _pathjoin_str(a, b):
+    if a is UNKNOWN or b is UNKNOWN:
+        return UNKNOWN
+    if isinstance(b, str) and b.startswith("/"):
+        return b
+    if isinstance(a, str) and isinstance(b, str):
+        return posixpath.join(a, b)
+    return _mkstr(_flatten_parts([a, "/", b]))
+
+
+def _path_join(a: PathValue, b):
+    out = _pathjoin_str(a.path, _pathstr(b))
+    return PathValue(out) if out is not UNKNOWN else UNKNOWN
+
+
+def _os_join(args: list):
+    out = None
+    for a in args:
+        s = _pathstr(a)
+        out = s if out is None else _pathjoin_str(out, s)
+    return out if out is not None else UNKNOWN
+
+
+def _os_path_fn(fn: str, v):
+    s = _pathstr(v)
+    if not isinstance(s, str):
+        return UNKNOWN
+    if fn == "dirname":
+        return posixpath.dirname(s)
+    if fn == "basename":
+        return posixpath.basename(s)
+    if fn in ("abspath", "realpath"):
+        return posixpath.normpath(s) if s.startswith("/") else UNKNOWN
+    return s
+
+
+def _path_attr(p: PathValue, attr: str):
+    s = p.path
+    if not isinstance(s, str):
+        return UNKNOWN
+    if attr == "parent":
+        return PathValue(posixpath.dirname(s) or ".")
+    if attr == "name":
+        return posixpath.basename(s)
+    if attr == "stem":
+        return posixpath.splitext(posixpath.basename(s))[0]
+    if attr == "suffix":
+        return posixpath.splitext(s)[1]
+    return UNKNOWN
+
+
+def _path_method(p: PathValue, method: str, args: list):
+    s = p.path
+    if method == "with_suffix" and len(args) == 1 and isinstance(args[0], str) and isinstance(s, str):
+        return PathValue(posixpath.splitext(s)[0] + args[0])
+    if method == "with_name" and len(args) == 1 and isinstance(args[0], str) and isinstance(s, str):
+        return PathValue(posixpath.join(posixpath.dirname(s), args[0]))
+    if method in ("resolve", "absolute", "expanduser"):
+        return p
+    if method == "joinpath":
+        out = s
+        for a in args:
+            out = _pathjoin_str(out, _pathstr(a))
+        return PathValue(out) if out is not UNKNOWN else UNKNOWN
+    if method == "__fspath__":
+        return s
+    return UNKNOWN

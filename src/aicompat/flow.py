@@ -1,0 +1,342 @@
+"""Reaching definitions, built on demand per scope (module, class body, function).
+
+One pass over a scope's statements in order records, before each statement,
+which definitions of each name can reach it: branches are joined (both
+arms' definitions reach the join), loops run twice, ``try`` handlers see the
+body's definitions. Each definition keeps the branch conditions it was made
+under, so the evaluator can drop the ones a world rules out (``if not
+is_hopper(): return`` before ``x = ...``). Nothing here is evaluated: the
+evaluator asks for a name's definitions at a statement and evaluates them
+only when a rule needs the value. Built once per scope and per file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import libcst as cst
+
+from .index import import_bindings
+
+# Methods that change the container they are called on (``lst.append(x)``).
+MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
+
+
+@dataclass(frozen=True, eq=False)
+class Def:
+    """One way a name can get its value.
+
+    kind: ``expr`` (node: the expression), ``unpack`` (node: the expression,
+    extra: (index, starred)), ``param`` (node: the Param), ``import`` (node: the
+    Qual), ``func``/``class`` (node: the definition), ``iter`` (node: the
+    iterable, extra: the unpack path), ``with`` (node: the context expression),
+    ``mutate`` (node: the Call or Assign that changes the container, extra:
+    the previous definitions), ``aug`` (node: the AugAssign, extra: the previous
+    definitions), ``opaque`` (not tracked).
+    """
+
+    kind: str
+    node: Any
+    scope: "Scope"
+    stmt: Any  # the statement it is made by (the evaluator evaluates the node as of there)
+    conds: tuple = ()  # ((test expression, polarity, statement), ...)
+    extra: Any = None
+
+
+Env = dict  # name -> tuple[Def, ...]
+
+
+def _join(a: Env | None, b: Env | None) -> Env | None:
+    if a is None:
+        return None if b is None else dict(b)
+    if b is None:
+        return dict(a)
+    out = dict(a)
+    for name, defs in b.items():
+        mine = out.get(name)
+        if mine is None:
+            out[name] = defs
+        elif mine is not defs:
+            out[name] = mine + tuple(d for d in defs if d not in mine)
+    return out
+
+
+@dataclass(eq=False)
+class Scope:
+    node: Any  # Module, ClassDef or FunctionDef
+    parent: "Scope | None"
+    env_at: dict[int, Env] = field(default_factory=dict)  # id(statement) -> definitions before it
+    final: Env = field(default_factory=dict)  # definitions when the body falls off its end
+    returns: list = field(default_factory=list)  # (expression or None, statement, conds)
+    attr_defs: dict[str, list[Def]] = field(default_factory=dict)  # self.<attr> = ... in this method
+    self_name: str | None = None  # the first parameter of a method
+    params: dict[str, cst.Param] = field(default_factory=dict)
+    is_generator: bool = False
+    owner_class: Any = None  # the ClassDef a method belongs to
+    falls_through: bool = True  # can control reach the end of the body?
+    final_conds: tuple = ()  # the conditions under which it does
+
+    def defs_at(self, name: str, stmt) -> tuple | None:
+        env = self.env_at.get(id(stmt)) if stmt is not None else None
+        if env is None:
+            env = self.final
+        return env.get(name)
+
+
+class _Builder:
+    def __init__(self, scope: Scope, is_exit: Callable[[cst.Call], bool]) -> None:
+        self.scope = scope
+        self.is_exit = is_exit
+
+    def d(self, kind, node, stmt, conds, extra=None) -> Def:
+        return Def(kind, node, self.scope, stmt, conds, extra)
+
+    # -- blocks --------------------------------------------------------------
+    def block(self, stmts, env: Env | None, conds: tuple) -> Env | None:
+        """Definitions after ``stmts``; None when every path leaves."""
+        for stmt in stmts:
+            if env is None:
+                return None
+            env, conds = self.stmt(stmt, env, conds)
+        return env
+
+    def top(self, stmts, env: Env):
+        """Like ``block``, also giving the conditions under which the end is reached."""
+        conds: tuple = ()
+        for stmt in stmts:
+            if env is None:
+                return None, conds
+            env, conds = self.stmt(stmt, env, conds)
+        return env, conds
+
+    def body(self, suite, env, conds):
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                if env is None:
+                    return None
+                self.scope.env_at[id(small)] = env
+                env = self.small(small, suite, dict(env), conds)
+            return env
+        return self.block(suite.body, env, conds)
+
+    def stmt(self, stmt, env: Env, conds: tuple):
+        self.scope.env_at[id(stmt)] = env
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if env is None:
+                    break
+                self.scope.env_at[id(small)] = env
+                env = self.small(small, stmt, dict(env), conds)
+            return env, conds
+        if isinstance(stmt, cst.If):
+            return self.if_(stmt, env, conds)
+        if isinstance(stmt, (cst.For, cst.While)):
+            env = dict(env)
+            if isinstance(stmt, cst.For):
+                self.bind_target(stmt.target, "iter", stmt.iter, stmt, env, conds)
+            first = self.body(stmt.body, env, conds)
+            again = _join(env, first)
+            if isinstance(stmt, cst.For):
+                self.bind_target(stmt.target, "iter", stmt.iter, stmt, again, conds)
+            second = self.body(stmt.body, again, conds)
+            out = _join(env, _join(first, second))
+            if stmt.orelse is not None:
+                out = self.body(stmt.orelse.body, out, conds)
+            return (out if out is not None else env), conds
+        if isinstance(stmt, cst.Try) or type(stmt).__name__ == "TryStar":
+            after_body = self.body(stmt.body, dict(env), conds)
+            seen = _join(env, after_body)
+            outs = []
+            if stmt.orelse is not None and after_body is not None:
+                outs.append(self.body(stmt.orelse.body, after_body, conds))
+            else:
+                outs.append(after_body)
+            for h in stmt.handlers:
+                henv = dict(seen)
+                if h.name is not None and isinstance(h.name.name, cst.Name):
+                    henv[h.name.name.value] = (self.d("opaque", h, h, conds),)
+                outs.append(self.body(h.body, henv, conds))
+            out = None
+            for o in outs:
+                out = _join(out, o)
+            if stmt.finalbody is not None:
+                fin = self.body(stmt.finalbody.body, out if out is not None else seen, conds)
+                out = fin if out is not None else None
+            return out, conds
+        if isinstance(stmt, cst.With):
+            env = dict(env)
+            for item in stmt.items:
+                if item.asname is not None:
+                    self.bind_target(item.asname.name, "with", item.item, stmt, env, conds)
+            return self.body(stmt.body, env, conds), conds
+        if isinstance(stmt, cst.FunctionDef):
+            env = dict(env)
+            env[stmt.name.value] = (self.d("func", stmt, stmt, conds),)
+            return env, conds
+        if isinstance(stmt, cst.ClassDef):
+            env = dict(env)
+            env[stmt.name.value] = (self.d("class", stmt, stmt, conds),)
+            return env, conds
+        if isinstance(stmt, cst.Match):
+            out = dict(env)
+            for case in stmt.cases:
+                out = _join(out, self.body(case.body, dict(env), conds))
+            return out, conds
+        return env, conds
+
+    def if_(self, stmt: cst.If, env: Env, conds: tuple):
+        yes_c = conds + ((stmt.test, True, stmt),)
+        no_c = conds + ((stmt.test, False, stmt),)
+        yes = self.body(stmt.body, dict(env), yes_c)
+        if isinstance(stmt.orelse, cst.If):
+            self.scope.env_at[id(stmt.orelse)] = env
+            no, _ = self.if_(stmt.orelse, dict(env), no_c)
+        elif isinstance(stmt.orelse, cst.Else):
+            no = self.body(stmt.orelse.body, dict(env), no_c)
+        else:
+            no = env
+        if yes is None and no is None:
+            return None, conds
+        if yes is None:
+            return no, no_c  # what follows runs only where the test failed
+        if no is None:
+            return yes, yes_c
+        return _join(yes, no), conds
+
+    # -- small statements ----------------------------------------------------
+    def small(self, small, stmt, env: Env, conds: tuple) -> Env | None:
+        if isinstance(small, cst.Assign):
+            for t in small.targets:
+                self.bind_target(t.target, "expr", small.value, small, env, conds)
+            return env
+        if isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind_target(small.target, "expr", small.value, small, env, conds)
+            return env
+        if isinstance(small, cst.AugAssign):
+            if isinstance(small.target, cst.Name):
+                name = small.target.value
+                env[name] = (self.d("aug", small, small, conds, env.get(name, ())),)
+            elif self._self_attr(small.target):
+                self._attr(small.target.attr.value, self.d("opaque", small, small, conds))
+            return env
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            for name, q in import_bindings(small):
+                if name != "*":
+                    env[name] = (self.d("import", q, small, conds),)
+            return env
+        if isinstance(small, cst.Return):
+            self.scope.returns.append((small.value, small, conds))
+            return None
+        if isinstance(small, (cst.Raise, cst.Continue, cst.Break)):
+            return None
+        if isinstance(small, cst.Del):
+            for el in _del_names(small.target):
+                env.pop(el, None)
+            return env
+        if isinstance(small, cst.Expr):
+            v = small.value
+            if isinstance(v, (cst.Yield, cst.Await)) and isinstance(v, cst.Yield):
+                self.scope.is_generator = True
+            if isinstance(v, cst.Call):
+                if self.is_exit(v):
+                    return None
+                func = v.func
+                if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS:
+                    base = func.value
+                    if isinstance(base, cst.Name):
+                        name = base.value
+                        env[name] = (self.d("mutate", v, small, conds, env.get(name, ())),)
+                    elif self._self_attr(base):
+                        self._attr(base.attr.value, self.d("mutate", v, small, conds, None))
+            return env
+        return env
+
+    def bind_target(self, target, kind, value, stmt, env: Env, conds, path: tuple = ()) -> None:
+        if isinstance(target, cst.Name):
+            if kind == "expr" and not path:
+                env[target.value] = (self.d("expr", value, stmt, conds),)
+            else:
+                env[target.value] = (self.d("unpack" if kind == "expr" else kind, value, stmt, conds, path),)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for i, el in enumerate(target.elements):
+                if isinstance(el, cst.StarredElement):
+                    if isinstance(el.value, cst.Name):
+                        env[el.value.value] = (self.d("opaque", value, stmt, conds),)
+                    # positions after a star are counted from the end: not tracked
+                    for rest in target.elements[i + 1:]:
+                        for n in _del_names(rest.value):
+                            env[n] = (self.d("opaque", value, stmt, conds),)
+                    break
+                self.bind_target(el.value, kind, value, stmt, env, conds, path + (i,))
+        elif isinstance(target, cst.Subscript):
+            base = target.value
+            if isinstance(base, cst.Name) and kind == "expr" and not path:
+                name = base.value
+                env[name] = (self.d("mutate", stmt, stmt, conds, env.get(name, ())),)
+            elif self._self_attr(base) and kind == "expr" and not path:
+                self._attr(base.attr.value, self.d("mutate", stmt, stmt, conds, None))
+        elif isinstance(target, cst.Attribute) and self._self_attr(target):
+            if kind == "expr" and not path:
+                self._attr(target.attr.value, self.d("expr", value, stmt, conds))
+            else:
+                self._attr(target.attr.value, self.d("unpack" if kind == "expr" else kind, value, stmt, conds, path))
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(target.value, "opaque", value, stmt, env, conds)
+
+    def _self_attr(self, node) -> bool:
+        return (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+                and self.scope.self_name is not None and node.value.value == self.scope.self_name)
+
+    def _attr(self, name: str, d: Def) -> None:
+        self.scope.attr_defs.setdefault(name, []).append(d)
+
+
+def _del_names(node) -> list[str]:
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out = []
+        for el in node.elements:
+            out.extend(_del_names(el.value))
+        return out
+    return []
+
+
+def build_scope(node, parent: Scope | None, is_exit: Callable[[cst.Call], bool], method: bool = False) -> Scope:
+    """Reaching definitions for one module, class body or function body."""
+    scope = Scope(node, parent)
+    b = _Builder(scope, is_exit)
+    env: Env = {}
+    if isinstance(node, cst.FunctionDef):
+        ps = node.params
+        allp = [*ps.posonly_params, *ps.params, *ps.kwonly_params]
+        for p in allp:
+            scope.params[p.name.value] = p
+            env[p.name.value] = (b.d("param", p, None, ()),)
+        for star in (ps.star_arg, ps.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.params[star.name.value] = star
+                env[star.name.value] = (b.d("param", star, None, ()),)
+        if method and allp and not _is_static(node):
+            scope.self_name = allp[0].name.value
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else None
+        if body is None:
+            out, conds = b.body(node.body, env, ()), ()
+        else:
+            out, conds = b.top(body, env)
+    else:
+        out, conds = b.top(node.body.body if isinstance(node, cst.ClassDef) else node.body, env)
+    scope.final = out if out is not None else {}
+    scope.falls_through = out is not None
+    scope.final_conds = conds
+    return scope
+
+
+def _is_static(fn: cst.FunctionDef) -> bool:
+    for d in fn.decorators:
+        dec = d.decorator
+        if isinstance(dec, cst.Name) and dec.value in ("staticmethod", "classmethod"):
+            return True
+    return False

@@ -1,0 +1,152 @@
+"""What the value model knows about one file's structure, built on demand.
+
+Scopes (reaching definitions, flow.py) per module, class body and function;
+which class or function each definition sits in; the calls of the file (for
+parameters: the arguments at the call sites); the attributes each class sets
+on ``self``. Each part is built the first time a rule's question needs it, and
+kept for the rest of the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import libcst as cst
+
+from .flow import Def, Scope, build_scope
+
+_DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
+
+
+class FileModel:
+    def __init__(self, module: cst.Module, path: str, is_exit: Callable[[cst.Call], bool]) -> None:
+        self.module = module
+        self.path = path
+        self.is_exit = is_exit
+        self._scopes: dict[int, Scope] = {}
+        self._parent: dict[int, Any] | None = None  # id(def) -> enclosing def or the module
+        self._calls: list | None = None  # (Call, enclosing def or module, statement)
+        self._class_attrs: dict[int, dict[str, list[Def]]] = {}
+
+    # -- structure -----------------------------------------------------------
+    def parent_of(self, node) -> Any:
+        if self._parent is None:
+            self._parent = {}
+            self._index_defs(self.module.body, self.module)
+        return self._parent.get(id(node), self.module)
+
+    def _index_defs(self, stmts, owner) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, _DEF_TYPES):
+                self._parent[id(stmt)] = owner
+                body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+                self._index_defs(body, stmt)
+            else:
+                for suite in _suites(stmt):
+                    self._index_defs(suite, owner)
+
+    def scope(self, node) -> Scope:
+        """The scope of a module, class or function node."""
+        s = self._scopes.get(id(node))
+        if s is None:
+            if isinstance(node, cst.Module):
+                s = build_scope(node, None, self.is_exit)
+            else:
+                owner = self.parent_of(node)
+                parent = self.scope(owner)
+                # A function's free names are looked up in the enclosing function or
+                # the module, never in a class body.
+                while isinstance(parent.node, cst.ClassDef):
+                    parent = parent.parent
+                s = build_scope(node, parent, self.is_exit,
+                                method=isinstance(owner, cst.ClassDef) and isinstance(node, cst.FunctionDef))
+                s.owner_class = owner if isinstance(owner, cst.ClassDef) else None
+            self._scopes[id(node)] = s
+        return s
+
+    def class_scope(self, cls: cst.ClassDef) -> Scope:
+        s = self.scope(cls)
+        return s
+
+    # -- classes -------------------------------------------------------------
+    def methods(self, cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+        out = {}
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef):
+                out[stmt.name.value] = stmt
+        return out
+
+    def attr_defs(self, cls: cst.ClassDef) -> dict[str, list[Def]]:
+        """``self.<attr> = ...`` (and mutations) in every method of the class."""
+        got = self._class_attrs.get(id(cls))
+        if got is None:
+            got = {}
+            for fn in self.methods(cls).values():
+                for name, defs in self.scope(fn).attr_defs.items():
+                    got.setdefault(name, []).extend(defs)
+            self._class_attrs[id(cls)] = got
+        return got
+
+    # -- calls ---------------------------------------------------------------
+    def calls(self) -> list:
+        """Every call in the file with the def and statement it sits in (one walk, on demand)."""
+        if self._calls is None:
+            self._calls = []
+            _collect_calls(self.module, self.module, None, self._calls)
+        return self._calls
+
+    def calls_named(self, name: str) -> list:
+        """Calls whose callee is the name ``name`` or an attribute ``x.name``."""
+        out = []
+        for call, owner, stmt in self.calls():
+            f = call.func
+            if (isinstance(f, cst.Name) and f.value == name) or (isinstance(f, cst.Attribute) and f.attr.value == name):
+                out.append((call, owner, stmt))
+        return out
+
+
+def _suites(stmt):
+    """The statement lists nested in a compound statement (not in defs)."""
+    if isinstance(stmt, cst.If):
+        yield stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+        if stmt.orelse is not None:
+            if isinstance(stmt.orelse, cst.If):
+                yield [stmt.orelse]
+            else:
+                yield stmt.orelse.body.body if isinstance(stmt.orelse.body, cst.IndentedBlock) else ()
+    elif isinstance(stmt, (cst.For, cst.While, cst.With)):
+        yield stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+        orelse = getattr(stmt, "orelse", None)
+        if orelse is not None:
+            yield orelse.body.body if isinstance(orelse.body, cst.IndentedBlock) else ()
+    elif isinstance(stmt, cst.Try) or type(stmt).__name__ == "TryStar":
+        yield stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+        for h in stmt.handlers:
+            yield h.body.body if isinstance(h.body, cst.IndentedBlock) else ()
+        for part in (stmt.orelse, stmt.finalbody):
+            if part is not None:
+                yield part.body.body if isinstance(part.body, cst.IndentedBlock) else ()
+    elif isinstance(stmt, cst.Match):
+        for case in stmt.cases:
+            yield case.body.body if isinstance(case.body, cst.IndentedBlock) else ()
+
+
+_STMT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+
+
+def _collect_calls(node, owner, stmt, out: list) -> None:
+    """Calls with their enclosing def and innermost statement; iterative to bound recursion."""
+    stack = [(node, owner, stmt)]
+    while stack:
+        n, own, st = stack.pop()
+        if isinstance(n, cst.Call):
+            out.append((n, own, st))
+        if isinstance(n, _DEF_TYPES) and n is not node:
+            own = n
+        if isinstance(n, _STMT):
+            st = n
+        for child in reversed(n.children):
+            if isinstance(child, (cst.BaseParenthesizableWhitespace, cst.Comment, cst.Newline, cst.EmptyLine)):
+                continue
+            stack.append((child, own, st))
