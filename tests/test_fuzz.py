@@ -20,7 +20,7 @@ from aicompat import Target
 from aicompat.config import build_settings
 from aicompat.linter import Linter
 from aicompat.matrix import default_matrix
-from aicompat.rules import CODES
+from aicompat.registry import CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = int(os.environ.get("AICOMPAT_FUZZ_EXAMPLES", "0") or 0)

@@ -2,7 +2,7 @@
 import pytest
 from conftest import lint
 
-from aicompat.rules import RULE_CLASSES
+from aicompat.registry import RULE_CLASSES
 
 CASES = [
     pytest.param(cls, kind, i, ex, id=f"{cls.code}-{kind}-{i}")

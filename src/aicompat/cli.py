@@ -20,7 +20,7 @@ from .formatters import FORMATTERS, statistics, summary
 from .matrix import default_matrix
 from .parallel import default_jobs
 from .ruledocs import load_docs, render
-from .rules import CODES, IMPLEMENTED, RULE_CLASSES
+from .registry import CODES, IMPLEMENTED, RULE_CLASSES
 from .target import Target
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse

@@ -9,7 +9,7 @@ computed only when a file has findings).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
@@ -21,26 +21,11 @@ from .guards import EXIT_CALLS, Ctx, orelse_terminates, split_worlds, terminates
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
 from .model import FileModel
-from .rules.base import Finding, Rule
+from .ruleapi import CallSite, Finding, Rule
 from .target import ResolvedTarget, World
 from .walk import walk
 
-COMPILE_CALLS = {"torch.compile", "torch._dynamo.optimize"}
-
-
-@dataclass
-class CallSite:
-    node: cst.Call
-    pos: list[cst.BaseExpression]
-    kw: dict[str, cst.BaseExpression]
-    has_star: bool
-
-    def arg(self, index: int | None, name: str | None) -> cst.BaseExpression | None:
-        if name is not None and name in self.kw:
-            return self.kw[name]
-        if index is not None and index < len(self.pos):
-            return self.pos[index]
-        return None
+__all__ = ["CallSite", "FileContext", "Walker", "check_module", "internal_error"]
 
 
 class FileContext:
@@ -58,7 +43,7 @@ class FileContext:
         self.known = known
         self.attr_exists = attr_exists
         self.scopes: list[dict[str, Any]] = []
-        self.ctx = Ctx(worlds=target.worlds())
+        self.ctx = Ctx(worlds=target.worlds(), handlers=matrix.handlers)
         self.current_class: cst.ClassDef | None = None
         self.state: dict[str, Any] = {}  # per-file memo a rule keeps between calls
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
@@ -168,10 +153,21 @@ def _world_key(w: World):
 
 
 class Walker(cst.CSTVisitor):
-    def __init__(self, fc: FileContext, rules: list[Rule]) -> None:
+    def __init__(self, fc: FileContext, rules: list[Rule], providers: list[Rule] | None = None) -> None:
         super().__init__()
         self.fc = fc
         self.rules = rules
+        # Rules asked for context (with_context, function_marks): every registered rule,
+        # selected or not, so deselecting one never changes what another sees.
+        providers = rules if providers is None else providers
+        self._with_rules = [r for r in providers if hasattr(r, "with_context")]
+        self._marks: dict[str, set[str]] = {}  # callable -> marks it gives a function
+        for r in providers:
+            for q, mark in r.function_marks().items():
+                self._marks.setdefault(q, set()).add(mark)
+        self._mark_keys = frozenset().union(*self._marks.values())
+        self.marked: dict[int, set[str]] = {}  # id(FunctionDef) -> its marks
+        self._visited_plain: dict[int, tuple[cst.FunctionDef, frozenset]] = {}  # walked before a mark: re-walk
         # Findings and calls to module-level functions, by the module-level
         # function they sit in (None: module top level).
         self.findings_by_owner: dict[int | None, list[tuple[Rule, Finding]]] = {}
@@ -194,7 +190,7 @@ class Walker(cst.CSTVisitor):
         self._hooks = {m: [r for r in rules if hasattr(r, m)]
                        for m in ("check_assign", "check_dict", "check_decorator", "check_import")}
         self._any_attr = self._attr_rules.pop("*", [])
-        # Rules that read node types directly (AIC401: syntax), per target; empty for most targets' files.
+        # Rules that read node types directly (syntax), per target; empty for most targets' files.
         self._node_rules: dict[type, list[Rule]] = {}
         for r in rules:
             if hasattr(r, "node_types"):
@@ -202,7 +198,7 @@ class Walker(cst.CSTVisitor):
                     self._node_rules.setdefault(tp, []).append(r)
 
     def _alias(self, name: str, binding) -> None:
-        """``from torch import _scaled_mm as smm``: calls to ``smm`` reach the rules too."""
+        """``from pkg import fn as f``: calls to ``f`` reach the rules that watch ``fn`` too."""
         if isinstance(binding, Qual):
             tail = binding.name.rsplit(".", 1)[-1]
         elif isinstance(binding, (cst.Name, cst.Attribute)):
@@ -293,46 +289,23 @@ class Walker(cst.CSTVisitor):
             self._set(node.body, replace(self.fc.ctx, catches=self.fc.ctx.catches | names))
 
     def visit_With(self, node: cst.With) -> None:
-        allowed = None
+        """``with cm(...):`` -- what the rules say ``cm`` means for the body (a later item
+        overrides an earlier one, as nested ``with`` statements do)."""
+        if not self._with_rules:
+            return
+        facts = None
         for item in node.items:
-            if isinstance(item.item, cst.Call):
-                b = self._sdpa_backends(item.item)
-                if b is not None:
-                    allowed = b if allowed is None else allowed & b
-        if allowed is not None:
-            self._set(node.body, replace(self.fc.ctx, sdpa_backends=allowed))
-
-    def _sdpa_backends(self, call: cst.Call) -> frozenset[str] | None:
-        q = self.fc.resolve(call.func)
-        if q in ("torch.nn.attention.sdpa_kernel",):
-            arg = call.args[0].value if call.args and call.args[0].keyword is None else None
-            for a in call.args:
-                if a.keyword is not None and a.keyword.value == "backends":
-                    arg = a.value
-            if arg is None:
-                return None
-            items = [e.value for e in arg.elements] if isinstance(arg, (cst.List, cst.Tuple)) else [arg]
-            names = set()
-            for e in items:
-                d = self.fc.resolve(e) or dotted(e) or ""
-                if not d:
-                    return None  # a variable list of backends: unknown
-                names.add(d.rsplit(".", 1)[-1])
-            return frozenset(names)
-        if q in ("torch.backends.cuda.sdp_kernel",):
-            flags = {"enable_flash": "FLASH_ATTENTION", "enable_math": "MATH",
-                     "enable_mem_efficient": "EFFICIENT_ATTENTION", "enable_cudnn": "CUDNN_ATTENTION"}
-            on = set(flags.values())
-            for a in call.args:
-                if a.keyword is None:
-                    return None
-                if a.keyword.value in flags:
-                    if isinstance(a.value, cst.Name) and a.value.value == "False":
-                        on.discard(flags[a.keyword.value])
-                    elif not (isinstance(a.value, cst.Name) and a.value.value == "True"):
-                        return None
-            return frozenset(on)
-        return None
+            if not isinstance(item.item, cst.Call):
+                continue
+            qual = self.fc.resolve(item.item.func)
+            if not qual:
+                continue
+            for r in self._with_rules:
+                got = r.with_context(item.item, qual, self.fc)
+                if got:
+                    facts = {**(facts if facts is not None else self.fc.ctx.facts), **got}
+        if facts is not None:
+            self._set(node.body, replace(self.fc.ctx, facts=facts))
 
     # -- scopes -------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -353,11 +326,18 @@ class Walker(cst.CSTVisitor):
             if isinstance(star, cst.Param):
                 scope[star.name.value] = OPAQUE
         self.fc.scopes.append(scope)
-        compiled = node.name.value in self.fc.index.compiled_names or any(
-            self._is_compile(d.decorator) for d in node.decorators
-        )
-        # A try/with around a *definition* does not cover the body's later calls.
-        self._set(node.body, Ctx(worlds=self.fc.ctx.worlds, compiled=compiled or self.fc.ctx.compiled))
+        marks = set(self.marked.get(id(node), ()))
+        for d in node.decorators:
+            marks |= self._marks_of(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+        if marks:
+            self.marked.setdefault(id(node), set()).update(marks)
+        elif self._marks and self._owner == id(node):
+            self._visited_plain[id(node)] = (node, self.fc.ctx.worlds)  # a later call may still mark it
+        # A try/with around a *definition* does not cover the body's later calls; marks of
+        # an enclosing function (compiled code calling a nested def) do.
+        facts = {k: v for k, v in self.fc.ctx.facts.items() if k in self._mark_keys}
+        facts.update(dict.fromkeys(marks, True))
+        self._set(node.body, replace(self.fc.ctx, catches=frozenset(), facts=facts))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.fc.scopes.pop()
@@ -385,9 +365,25 @@ class Walker(cst.CSTVisitor):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp_enter
     leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _comp_leave
 
-    def _is_compile(self, dec: cst.BaseExpression) -> bool:
-        target = dec.func if isinstance(dec, cst.Call) else dec
-        return self.fc.resolve(target) in COMPILE_CALLS
+    def _marks_of(self, func: cst.BaseExpression) -> set[str]:
+        if not self._marks:
+            return set()
+        return self._marks.get(self.fc.resolve(func) or "", set())
+
+    def _mark_call(self, node: cst.Call) -> None:
+        """``mark(fn)`` or ``mark(...)(fn)``: ``fn``, a module-level function, is marked."""
+        func = node.func.func if isinstance(node.func, cst.Call) else node.func
+        if not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return
+        arg = node.args[0].value
+        if not isinstance(arg, cst.Name):
+            return
+        target = self.fc.lookup(arg.value)
+        if not isinstance(target, cst.FunctionDef):
+            return
+        marks = self._marks_of(func)
+        if marks:
+            self.marked.setdefault(id(target), set()).update(marks)
 
     def _bind(self, name: str, value) -> None:
         if self.fc.scopes:
@@ -453,6 +449,8 @@ class Walker(cst.CSTVisitor):
     # -- rule dispatch ------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self._marks:
+            self._mark_call(node)
         if isinstance(func, cst.Name) and isinstance(self.fc.lookup(func.value), cst.FunctionDef):
             if self.fc.index.bindings.get(func.value) is self.fc.lookup(func.value):
                 by_owner = self.calls.setdefault(func.value, {})
@@ -529,22 +527,35 @@ def _target_names(node) -> list[str]:
     return []
 
 
-_COMPILE_ARG = re.compile(r"\b(?:compile|optimize\([^()]*\))\(\s*([A-Za-z_]\w*)\s*[,)]")
+def _rewalk_marked(walker: Walker, fc: FileContext) -> None:
+    """A module-level function marked only after its body was walked (``fn`` defined,
+    then ``mark(fn)``): walk its body again with the mark, from its definition's worlds."""
+    for key, (node, worlds) in list(walker._visited_plain.items()):
+        if key not in walker.marked:
+            continue
+        walker.findings_by_owner.pop(key, None)
+        for by_owner in walker.calls.values():
+            by_owner.pop(key, None)
+        _rewalk(walker, fc, node, worlds)
+    walker._visited_plain.clear()
 
 
-def _compiled_names(text: str) -> set[str]:
-    """Functions handed to ``torch.compile(fn)``: read off the text, no second traversal.
-
-    A name matched here only marks a function as compiled when it is also a
-    module-level function; ``torch._dynamo.optimize(...)(fn)`` is covered too."""
-    return set(_COMPILE_ARG.findall(text))
+def _rewalk(walker: Walker, fc: FileContext, node: cst.FunctionDef, worlds) -> None:
+    """Walk one module-level function again, in ``worlds``, outside any enclosing context."""
+    saved = fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack
+    fc.ctx = replace(fc.ctx, worlds=worlds, catches=frozenset(), facts={})
+    fc.scopes, fc.def_stack, fc.stmt_stack = [], [], []
+    try:
+        walk(node, walker)
+    finally:
+        fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack = saved
 
 
 def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3) -> None:
     """A module-level function used only through calls made under guards runs
     only in the worlds of those calls: re-check its body there.
 
-    ``def fp8_mm(...): return torch._scaled_mm(...)`` called only under
+    ``def mm(...): return gated_op(...)`` called only under
     ``if torch.cuda.get_device_capability() >= (8, 9):`` is not a finding.
     Functions referenced any other way (passed as a value, exported, named in
     a string) may be called from anywhere and keep their definition's worlds.
@@ -571,26 +582,21 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             walker.findings_by_owner.pop(id(node), None)
             for by_owner in walker.calls.values():
                 by_owner.pop(id(node), None)
-            saved = fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack
-            fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack = Ctx(worlds=worlds), [], [], []
-            try:
-                walk(node, walker)
-            finally:
-                fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack = saved
+            _rewalk(walker, fc, node, worlds)
         if not changed:
             return
 
 
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
-                 attr_exists, known: set[str], text: str, reads: list | None = None) -> list[Diagnostic]:
+                 attr_exists, known: set[str], text: str, reads: list | None = None,
+                 providers: list[Rule] | None = None) -> list[Diagnostic]:
     index = build_index(module)
     fc = FileContext(path, module, index, target, matrix, known, attr_exists, text)
     if reads is not None:
         fc.reads = reads
-    if "compile" in text or "optimize" in text:
-        index.compiled_names = _compiled_names(text)
-    walker = Walker(fc, rules)
+    walker = Walker(fc, rules, providers)
     walk(module, walker)
+    _rewalk_marked(walker, fc)
     _narrow_helpers(text, walker, fc)
     findings = [f for group in walker.findings_by_owner.values() for f in group]
     if not findings and not walker.errors:

@@ -67,7 +67,7 @@ def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, no
     """SARIF 2.1.0: one run, every rule described, results with physical locations."""
     from . import __version__
     from .ruledocs import load_docs
-    from .rules import CODES
+    from .registry import CODES
 
     docs = load_docs()
     rules, index = [], {}

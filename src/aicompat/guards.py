@@ -11,36 +11,33 @@ they do not prove.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import libcst as cst
 
 from .evaluate import UNKNOWN, truth
 from .target import World
 
-# Exceptions a rule's failure raises, and the handler names that catch each.
-CATCHERS = {
-    "RuntimeError": {"RuntimeError", "Exception", "BaseException"},
-    "AttributeError": {"AttributeError", "Exception", "BaseException"},
-    "ImportError": {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"},
-    "TypeError": {"TypeError", "Exception", "BaseException"},
-    "ValueError": {"ValueError", "Exception", "BaseException"},
-    "AssertionError": {"AssertionError", "Exception", "BaseException"},
-}
-
 
 @dataclass(frozen=True)
 class Ctx:
     worlds: frozenset[World]
     catches: frozenset[str] = frozenset()
-    sdpa_backends: frozenset[str] | None = None  # backends an enclosing sdpa_kernel allows
-    compiled: bool = False  # inside a function compiled by torch.compile
+    # What enclosing ``with`` items and function marks mean here, as the rules
+    # that provide them define it (``Rule.with_context``, ``Rule.function_marks``).
+    facts: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # exception name -> the handler names that catch it (version_matrix/exceptions.toml)
+    handlers: Mapping[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def narrowed(self, worlds: frozenset[World]) -> "Ctx":
         return replace(self, worlds=worlds)
 
     def caught(self, exc: str) -> bool:
-        return bool(self.catches & CATCHERS.get(exc, {exc, "Exception", "BaseException"}))
+        """Would an enclosing handler catch an ``exc`` raised here? An exception the
+        hierarchy does not list (a library's own) counts as an Exception subclass."""
+        return bool(self.catches & self.handlers.get(exc, {exc, "Exception", "BaseException"}))
 
 
 def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_for) -> tuple[frozenset[World], frozenset[World]]:

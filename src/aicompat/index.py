@@ -1,9 +1,8 @@
 """The module index: what one cheap pass over a module's top level knows.
 
-Imports and aliases (``import torch.nn.functional as F``), module-level
-bindings (constants, ``attn = F.scaled_dot_product_attention``), helper
-functions (``def is_hopper(): ...``) and the functions handed to
-``torch.compile``. This replaces LibCST's ScopeProvider and
+Imports and aliases (``import numpy.linalg as la``), module-level bindings
+(constants, ``norm = la.norm``) and helper functions (``def is_hopper():
+...``). This replaces LibCST's ScopeProvider and
 QualifiedNameProvider, which cost several parses per file.
 """
 
@@ -104,7 +103,6 @@ def assign_bindings(targets: list[cst.BaseAssignTargetExpression], value: cst.Ba
 class ModuleIndex:
     bindings: dict[str, Binding] = field(default_factory=dict)
     star_modules: list[str] = field(default_factory=list)
-    compiled_names: set[str] = field(default_factory=set)
     imported_roots: set[str] = field(default_factory=set)
 
     def bind(self, name: str, value: Binding, fallback: bool = False) -> None:

@@ -16,7 +16,8 @@ from .files import CUDA_SUFFIXES, is_build_file
 from .notebook import NotebookError, locate, to_python
 from .evaluate import UNKNOWN
 from .matrix import Matrix
-from .rules import RULE_CLASSES, Rule
+from . import registry
+from .ruleapi import Rule
 from .suppress import IGNORE_FILE, apply
 from .target import ResolvedTarget
 
@@ -68,23 +69,23 @@ class Linter:
         self.select = [s.upper() for s in select or []]
         self.ignore = [s.upper() for s in ignore or []]
         self.prefilter = prefilter
-        self.rules: list[Rule] = [cls(matrix) for cls in RULE_CLASSES if selected(cls.code, self.select, self.ignore)]
-        for r in self.rules:
+        # Every registered rule provides context (hasattr facts, with-blocks, function
+        # marks) even when deselected: guards must not depend on the selection.
+        self.providers: list[Rule] = [cls(matrix) for cls in registry.RULE_CLASSES]
+        for r in self.providers:
             r.target = target
+        self.rules: list[Rule] = [r for r in self.providers if selected(r.code, self.select, self.ignore)]
         self.parse_errors = selected("AIC001", self.select, self.ignore)
         # The prefilter must be a superset of what any rule reacts to, and of
         # what AIC001 is reported for: AIC001 fires only where rules could.
-        patterns = sorted({p for cls in RULE_CLASSES for p in cls.prefilter_patterns(target, matrix)})
+        patterns = sorted({p for cls in registry.RULE_CLASSES for p in cls.prefilter_patterns(target, matrix)})
         self._token_re = re.compile(b"|".join(patterns)) if patterns else None
-        self._checks = [c for c in (cls.prefilter_check(target, matrix) for cls in RULE_CLASSES) if c is not None]
+        checks = (cls.prefilter_check(target, matrix) for cls in registry.RULE_CLASSES)
+        self._checks = [c for c in checks if c is not None]
         self.known: set[str] = set()
         for r in self.rules:
             self.known |= r.known_names()
-        self._attr_sources = [r for r in self.rules if hasattr(r, "attr_exists")]
-        from .rules.fp8 import Fp8Unsupported
-
-        if not any(isinstance(r, Fp8Unsupported) for r in self._attr_sources):
-            self._attr_sources.append(Fp8Unsupported(matrix))  # guards still need the facts when AIC102 is deselected
+        self._attr_sources = [r for r in self.providers if hasattr(r, "attr_exists")]
 
     def attr_exists(self, qualname: str, world):
         if qualname.startswith("torch."):
@@ -165,7 +166,7 @@ class Linter:
         if self.rules:  # with the prefilter on, irrelevant files returned above
             try:
                 diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known,
-                                     text, reads=res.reads)
+                                     text, reads=res.reads, providers=self.providers)
             except RecursionError:
                 diags = [internal_error(path, 1, 1, "nesting too deep to analyse; file skipped")]
             except Exception as exc:  # an engine bug must not end the run
@@ -175,24 +176,20 @@ class Linter:
         return res
 
     def _newer_syntax(self, path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic | None:
-        """An older LibCST cannot parse syntax newer than itself: when the failing
-        lines show a construct the target Python lacks too, that is the finding
-        (AIC401), not an unreadable file (AIC001)."""
-        rule = next((r for r in self.rules if r.code == "AIC401"), None)
-        if rule is None:
-            return None
-        from .rules.python_syntax import newer_syntax_at
-
-        hit = newer_syntax_at(data, exc.raw_line, self.matrix, self.target.python)
-        if hit is None:
-            return None
-        _key, v, construct = hit
-        py = self.target.python
+        """An older LibCST cannot parse syntax newer than itself: a rule that can name
+        the construct on the failing lines (``on_parse_error``) reports that instead
+        of an unreadable file (AIC001)."""
         line = max(exc.raw_line, 1)
-        return Diagnostic(path, line, 1, line, 1, rule.code, rule.name, "error",
-                          f"{construct} needs Python {v[0]}.{v[1]}; target is Python {py[0]}.{py[1]} "
-                          f"(LibCST {_libcst_version()} could not parse the file, so nothing else in it was checked)",
-                          self.target.labels_for(self.target.archs) + [f"python=={py[0]}.{py[1]}"])
+        for rule in self.rules:
+            if not hasattr(rule, "on_parse_error"):
+                continue
+            f = rule.on_parse_error(data, exc.raw_line)
+            if f is None:
+                continue
+            return Diagnostic(path, line, 1, line, 1, rule.code, rule.name, f.severity,
+                              f"{f.message} (LibCST {_libcst_version()} could not parse the file, so nothing else "
+                              f"in it was checked)", self.target.labels_for(f.archs) + list(f.extra_targets))
+        return None
 
     def _lint_notebook(self, data: bytes, path: str, res: FileResult) -> FileResult:
         """Lint the code cells as one module; report cell numbers and cell lines."""

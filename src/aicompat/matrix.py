@@ -40,12 +40,20 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                     "python_max": (str, True), "python_error": (str, True), "invalid_backend_error": (str, True),
                     "mode_kwarg_error": (str, True)},
         "backend_package": {"module": (str, True), "distribution": (str, True)},
+        "entry_point": {"backend": (_LIST, True), "mode": (str, False), "options": (str, False),
+                        "decorator": (bool, True)},
     },
     "inductor_options.toml": {
         "release": {"error": (str, True)},
     },
     "pickle.toml": {
         "unpicklable": {"error": (str, True), "kind": (str, True), "picklable_from": (str, False)},
+        "sink": {"arg": (_LIST, True)},
+        "queue": {"methods": (_LIST, True), "arg": (_LIST, True)},
+    },
+    "exceptions.toml": {
+        "exception": {"bases": (_LIST, True)},
+        "alias": {"of": (str, True)},
     },
     "build.toml": {
         "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
@@ -104,6 +112,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
             "package_range": (str, False),
             "dims": (_LIST, False),
         },
+        "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False)},
     },
     "fp8.toml": {
         "dtype": {"added": (str, True), "kind": (str, True)},
@@ -138,6 +147,8 @@ class Matrix:
     symbols: dict[str, dict[str, Any]] = field(default_factory=dict)
     api_dir: Path | None = None  # version_matrix/api: generated per-release API tables
     api_roots: dict[str, str] = field(default_factory=dict)  # import root -> package
+    # exception name -> the handler names that catch it (itself, its bases, their aliases)
+    handlers: dict[str, frozenset[str]] = field(default_factory=dict)
     _api: dict[str, Any] = field(default_factory=dict)
 
     def api(self, package: str):
@@ -296,6 +307,13 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
                 Version(v)
             except InvalidVersion:
                 raise MatrixError(f"version_matrix/releases.toml: [package.{pkg}] bad version {v!r}") from None
+    exc = files["exceptions.toml"]
+    aliases: dict[str, set[str]] = {}
+    for name, e in exc.get("alias", {}).items():
+        aliases.setdefault(e["of"], set()).add(name)
+    for name, e in exc.get("exception", {}).items():
+        names = {name, *e["bases"]}
+        m.handlers[name] = frozenset(names.union(*(aliases.get(n, set()) for n in names)))
     for fname, section, key in (
         ("attention.toml", "vhead", "feature"),
         ("fp8.toml", "op", "feature"),

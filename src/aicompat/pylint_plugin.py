@@ -18,7 +18,7 @@ from .config import build_settings
 from .errors import ConfigError, MatrixError
 from .linter import Linter
 from .matrix import default_matrix
-from .rules import CODES
+from .registry import CODES
 from .target import Target
 
 

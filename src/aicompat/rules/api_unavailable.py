@@ -15,9 +15,13 @@ import libcst as cst
 
 from .. import apiquery as q
 from ..index import dotted
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
-_CATCH = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
+
+
+def _caught(fc) -> bool:
+    """A missing module raises ModuleNotFoundError, a missing name AttributeError (or ImportError)."""
+    return fc.ctx.caught("ModuleNotFoundError") or fc.ctx.caught("AttributeError")
 
 
 class ApiUnavailable(Rule):
@@ -60,14 +64,14 @@ class ApiUnavailable(Rule):
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         done = fc.state.setdefault(self.code, set())
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
-        if id(node) in done or fc.ctx.catches & _CATCH:
+        if id(node) in done or _caught(fc):
             return []
         return self._judge(node, qualname, fc)
 
     def check_import(self, node, fc) -> list[Finding]:
         out: list[Finding] = []
         done = fc.state.setdefault(self.code, set())
-        judge = (lambda *_: []) if fc.ctx.catches & _CATCH else self._judge
+        judge = (lambda *_: []) if _caught(fc) else self._judge
         if isinstance(node, cst.Import):
             for alias in node.names:
                 _mark_inner(alias.name, done)  # the dotted name is an Attribute too: judged here, not again

@@ -11,7 +11,7 @@ from fnmatch import fnmatchcase
 from packaging.version import Version
 
 from .. import apiquery as q
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
 
 class BehaviorChange(Rule):

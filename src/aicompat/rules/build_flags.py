@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from ..cuda.strings import resolve_text
 from ..cuda.targets import Build, code_for, parse_nvcc_flags, parse_torch_arch_list
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
 # Calls whose keyword carries nvcc flags: cpp_extension.load/load_inline(extra_cuda_cflags=[...]),

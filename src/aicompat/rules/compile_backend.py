@@ -9,10 +9,9 @@ import libcst as cst
 from packaging.version import Version
 
 from ..cuda.strings import resolve_text
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
-COMPILE = "torch.compile"
-OPTIMIZE = "torch._dynamo.optimize"
+COMPILED = "compiled"  # the fc.ctx.facts key marking compiled code (AIC102 reads it)
 BOTH_ERROR = "Either mode or options can be specified, but both can't be specified at the same time."
 
 _T = "import torch\n"
@@ -61,10 +60,14 @@ class CompileBackend(Rule):
         self.option_keys = matrix.section("inductor_options.toml", "keys")
         self.option_releases = sorted(Version(k) for k in matrix.section("inductor_options.toml", "release"))
         self.public_keys = [k for k in self.option_keys if not k.startswith("_")]
-        self.call_tails = frozenset({"compile", "optimize"})
+        self.entry_points = matrix.section("compile.toml", "entry_point")
+        self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in self.entry_points)
 
     def known_names(self) -> set[str]:
-        return {COMPILE, OPTIMIZE}
+        return set(self.entry_points)
+
+    def function_marks(self) -> dict[str, str]:
+        return dict.fromkeys(self.entry_points, COMPILED)
 
     @classmethod
     def explain_facts(cls, matrix) -> str:
@@ -98,16 +101,16 @@ class CompileBackend(Rule):
 
     # -- calls and decorators -------------------------------------------------------
     def check_call(self, site, qualname, fc):
-        if qualname not in (COMPILE, OPTIMIZE) or site.has_star:
+        entry = self.entry_points.get(qualname)
+        if entry is None or site.has_star:
             return []
         if fc.ctx.caught("RuntimeError"):
             return []  # InvalidBackend and the Python check raise RuntimeError subclasses
-        if qualname == OPTIMIZE:
-            backend_expr = site.arg(0, "backend")
-            mode_expr = options_expr = None
-        else:
-            backend_expr, mode_expr, options_expr = site.kw.get("backend"), site.kw.get("mode"), site.kw.get("options")
-        label = "torch.compile" if qualname == COMPILE else "torch._dynamo.optimize"
+        index, keyword = entry["backend"]
+        backend_expr = site.arg(index if index >= 0 else None, keyword)
+        mode_expr = site.kw.get(entry["mode"]) if "mode" in entry else None
+        options_expr = site.kw.get(entry["options"]) if "options" in entry else None
+        label = qualname
         missing = self._absent(site.node, qualname, fc)
         if missing:
             return missing
@@ -132,20 +135,23 @@ class CompileBackend(Rule):
 
     def check_decorator(self, node: cst.Decorator, fc) -> list[Finding]:
         """A bare ``@torch.compile`` still runs the Python-version check."""
-        if fc.resolve(node.decorator) != COMPILE or fc.ctx.caught("RuntimeError"):
+        qualname = fc.resolve(node.decorator)
+        entry = self.entry_points.get(qualname)
+        if entry is None or not entry["decorator"] or fc.ctx.caught("RuntimeError"):
             return []
-        return self._absent(node.decorator, COMPILE, fc) or self._python(node.decorator, "torch.compile", fc)
+        return self._absent(node.decorator, qualname, fc) or self._python(node.decorator, qualname, fc)
 
     def _absent(self, node, qualname, fc) -> list[Finding]:
-        """Pinned releases from before torch.compile existed (version_matrix/symbols.toml)."""
-        if fc.ctx.caught("AttributeError") or qualname != COMPILE:
+        """Pinned releases from before the entry point existed (version_matrix/symbols.toml)."""
+        if fc.ctx.caught("AttributeError") or qualname not in self.matrix.symbols:
             return []
-        old = sorted({w.torch for w in fc.ctx.worlds if self.matrix.symbol_exists(COMPILE, w.torch) is False})
+        old = sorted({w.torch for w in fc.ctx.worlds if self.matrix.symbol_exists(qualname, w.torch) is False})
         if not old:
             return []
-        added = self.matrix.symbols[COMPILE]["added"]
-        msg = (f"torch.compile: not in torch {_span(old)} (added in {added}): \"AttributeError: module 'torch' has "
-               f"no attribute 'compile'\"; pin torch>={added} or guard with hasattr(torch, 'compile')")
+        added = self.matrix.symbols[qualname]["added"]
+        module, name = qualname.rsplit(".", 1)
+        msg = (f"{qualname}: not in torch {_span(old)} (added in {added}): \"AttributeError: module '{module}' has "
+               f"no attribute '{name}'\"; pin torch>={added} or guard with hasattr({module}, '{name}')")
         return [self._everywhere(node, msg, fc, old)]
 
     # -- the checks ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ from packaging.version import Version
 
 from .. import apiquery as q
 from ..index import Qual
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
 _SDPA_FLAGS = {"enable_flash": "FLASH_ATTENTION", "enable_mem_efficient": "EFFICIENT_ATTENTION",
                "enable_math": "MATH", "enable_cudnn": "CUDNN_ATTENTION"}

@@ -14,7 +14,7 @@ from packaging.version import Version
 
 from ..evaluate import UNKNOWN
 from ..index import Qual
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
 _T = "import torch\n"
 _TE = "import transformer_engine.pytorch as te\nfrom transformer_engine.common import recipe\n"
@@ -122,7 +122,8 @@ class Fp8Unsupported(Rule):
             if fc.ctx.caught("AssertionError") or fc.ctx.caught("RuntimeError"):
                 return []
             return self._te(site, qualname, fc)
-        if isinstance(site.node.func, cst.Attribute) and site.node.func.attr.value == "to" and fc.ctx.compiled:
+        if isinstance(site.node.func, cst.Attribute) and site.node.func.attr.value == "to" \
+                and fc.ctx.facts.get("compiled"):  # marked by AIC103's compile entry points
             if fc.ctx.caught("RuntimeError"):
                 return []
             return self._compiled_cast(site, fc)

@@ -13,7 +13,7 @@ from ..cuda.preprocessor import logical_lines
 from ..cuda.scan import CudaSource, Verdict, load_features
 from ..cuda.strings import Resolved, read_file, resolve_text
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
 
 @dataclass(frozen=True)

@@ -17,21 +17,7 @@ import libcst as cst
 from packaging.version import Version
 
 from ..index import assign_bindings
-from .base import Example, Finding, Rule
-
-# Serialisers: qualified name -> (positional index, keyword) of the object.
-SINKS = {
-    "torch.save": (0, "obj"),
-    "pickle.dump": (0, "obj"),
-    "pickle.dumps": (0, "obj"),
-    "copy.deepcopy": (0, "x"),
-    "cloudpickle.dump": (0, "obj"),
-    "cloudpickle.dumps": (0, "obj"),
-    "dill.dump": (0, "obj"),
-    "dill.dumps": (0, "obj"),
-}
-QUEUES = {"torch.multiprocessing.Queue", "torch.multiprocessing.SimpleQueue", "multiprocessing.Queue",
-          "multiprocessing.SimpleQueue", "multiprocessing.JoinableQueue"}
+from ..ruleapi import Example, Finding, Rule
 
 
 @dataclass
@@ -75,10 +61,15 @@ class PickleCudaObject(Rule):
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.sources = matrix.section("pickle.toml", "unpicklable")
-        self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in SINKS} | {"put", "put_nowait", "update", "append", "extend", "add"})
+        # Serialisers and queues: qualified name -> (positional index, keyword) of the object.
+        self.sinks = {q: tuple(e["arg"]) for q, e in matrix.section("pickle.toml", "sink").items()}
+        self.queues = matrix.section("pickle.toml", "queue")
+        self.put_methods = frozenset(m for e in self.queues.values() for m in e["methods"])
+        self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in self.sinks} | self.put_methods
+                                    | {"update", "append", "extend", "add"})
 
     def known_names(self) -> set[str]:
-        return set(SINKS)
+        return set(self.sinks)
 
     # -- recording d["k"] = v and d.update(...) ------------------------------------
     def check_assign(self, node: cst.Assign, fc) -> list[Finding]:
@@ -99,11 +90,13 @@ class PickleCudaObject(Rule):
                 and isinstance(func.value, cst.Name) and site.pos:
             self._muts(fc).setdefault(func.value.value, []).append((f".{func.attr.value}(...)", site.pos[0]))
             return []
-        if qualname in SINKS:
-            obj = site.arg(*SINKS[qualname])
+        queue = self._queue(func.value, fc) if isinstance(func, cst.Attribute) \
+            and func.attr.value in self.put_methods else None
+        if qualname in self.sinks:
+            obj = site.arg(*self.sinks[qualname])
             label = qualname
-        elif isinstance(func, cst.Attribute) and func.attr.value in ("put", "put_nowait") and self._is_queue(func.value, fc):
-            obj = site.arg(0, "obj")
+        elif queue is not None and func.attr.value in queue["methods"]:
+            obj = site.arg(*queue["arg"])
             label = "multiprocessing queue put"
         else:
             return []
@@ -133,17 +126,25 @@ class PickleCudaObject(Rule):
         return [Finding(site.node, msg, frozenset(w.arch for w in fc.ctx.worlds),
                         extra_targets=tuple(f"torch=={v}" for v in failing_versions), refs={"created": src.node})]
 
-    def _is_queue(self, expr, fc) -> bool:
-        if isinstance(expr, cst.Name):
-            b = fc.lookup(expr.value)
-            if isinstance(b, cst.Call):
-                q = fc.resolve(b.func) or ""
-                if q in QUEUES:
-                    return True
-                if isinstance(b.func, cst.Attribute) and b.func.attr.value in ("Queue", "SimpleQueue") and \
-                        (fc.resolve(b.func.value) or "").startswith(("torch.multiprocessing", "multiprocessing")):
-                    return True
-        return False
+    def _queue(self, expr, fc) -> dict | None:
+        """The pickle.toml queue entry of the queue ``expr`` names: made by a known
+        constructor, or by one of its class name under the same package
+        (``multiprocessing.queues.Queue()``)."""
+        if not isinstance(expr, cst.Name):
+            return None
+        b = fc.lookup(expr.value)
+        if not isinstance(b, cst.Call):
+            return None
+        q = fc.resolve(b.func) or ""
+        if q in self.queues:
+            return self.queues[q]
+        if isinstance(b.func, cst.Attribute):
+            base = fc.resolve(b.func.value) or ""
+            for name, e in self.queues.items():
+                module, cls = name.rsplit(".", 1)
+                if cls == b.func.attr.value and base.startswith(module):
+                    return e
+        return None
 
     # -- following the object -----------------------------------------------------------
     def _taint(self, expr, fc, seen: set, depth: int, path: str = "") -> Source | None:

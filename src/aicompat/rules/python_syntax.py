@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..index import dotted
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 from .syntax_features import DETECTORS, SIGNATURES
 
 Version = tuple[int, int]
@@ -259,6 +259,16 @@ class PythonSyntax(Rule):
     def known_names(self) -> set[str]:
         return set(self._known)
 
+    def on_parse_error(self, data: bytes, line: int) -> Finding | None:
+        """LibCST older than the syntax: name the newer construct on the failing lines."""
+        hit = newer_syntax_at(data, line, self.matrix, self.target.python)
+        if hit is None:
+            return None
+        _key, v, construct = hit
+        py = self.target.python
+        return Finding(None, f"{construct} needs Python {_show(v)}; target is Python {_show(py)}",
+                       frozenset(self.target.archs), extra_targets=(f"python=={_show(py)}",))
+
     def node_types(self, target) -> dict:
         return plan_for(self.matrix, target.python).node_types
 
@@ -291,7 +301,7 @@ class PythonSyntax(Rule):
 
     # -- standard library ------------------------------------------------------------
     def check_import(self, node: cst.Import | cst.ImportFrom, fc) -> list[Finding]:
-        if fc.ctx.caught("ImportError"):
+        if fc.ctx.caught("ModuleNotFoundError"):  # what a missing module raises; ImportError handlers catch it too
             return []
         plan = plan_for(self.matrix, fc.target.python)
         out = []

@@ -18,7 +18,7 @@ import libcst as cst
 from packaging.version import Version
 
 from .. import apiquery as q
-from .base import Example, Finding, Rule
+from ..ruleapi import Example, Finding, Rule
 
 
 class UnknownArgument(Rule):

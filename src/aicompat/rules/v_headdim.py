@@ -6,8 +6,11 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+import libcst as cst
+
 from ..evaluate import UNKNOWN, Tensor
-from .base import Example, Finding, Rule
+from ..index import dotted
+from ..ruleapi import Example, Finding, Rule
 
 FA2 = "from flash_attn import flash_attn_func\n"
 FA3 = "from flash_attn_interface import flash_attn_func\n"
@@ -97,6 +100,7 @@ class VHeadDimMismatch(Rule):
                 if c.endswith(".from_pretrained"):
                     self.class_names.add(c.rsplit(".", 1)[0])
         self.call_tails = frozenset(tails)
+        self.sdpa_contexts = matrix.section("attention.toml", "sdpa_context")
 
     @classmethod
     def explain_facts(cls, matrix) -> str:
@@ -117,6 +121,17 @@ class VHeadDimMismatch(Rule):
     def known_names(self) -> set[str]:
         return set(self.facts) | self.class_names
 
+    # -- which SDPA backends a ``with`` leaves enabled ---------------------------------
+    def with_context(self, call: cst.Call, qualname: str, fc) -> dict | None:
+        """``with sdpa_kernel(...)`` / ``with sdp_kernel(...)``: the backends enabled in
+        the body, as ``fc.ctx.facts["sdpa_backends"]``; None when they are not literal."""
+        e = self.sdpa_contexts.get(qualname)
+        if e is None:
+            return None
+        backends = _sdpa_kernel_backends(call, e["backends"], fc) if "backends" in e \
+            else _sdp_kernel_flags(call, e["flags"])
+        return None if backends is None else {"sdpa_backends": backends}
+
     def check_call(self, site, qualname, fc):
         fact = self.facts.get(qualname)
         if fact is None or site.has_star:
@@ -126,7 +141,8 @@ class VHeadDimMismatch(Rule):
         check = fact["check"]
         if check == "transformers":
             return self._transformers(site, qualname, fact, fc)
-        if check == "forced" and fc.ctx.sdpa_backends is None:
+        allowed = fc.ctx.facts.get("sdpa_backends")
+        if check == "forced" and allowed is None:
             return []  # unforced: a backend that accepts the shapes runs
         args = fact["args"]
         short = qualname.rsplit(".", 1)[-1]
@@ -135,7 +151,7 @@ class VHeadDimMismatch(Rule):
         for world, (qk, v) in self._dims(site, args, fc).items():
             if qk is UNKNOWN or v is UNKNOWN or qk == v:
                 continue
-            if check == "forced" and not self._only_forced(fact, fc.ctx.sdpa_backends, world):
+            if check == "forced" and not self._only_forced(fact, allowed, world):
                 continue
             reason = self._verdict(fact, qk, v, world.arch, fc)
             if reason is not None:
@@ -216,6 +232,41 @@ class VHeadDimMismatch(Rule):
                 return f"is Hopper-only ({lib})"
             return None
         return None
+
+
+def _sdpa_kernel_backends(call: cst.Call, where, fc) -> frozenset[str] | None:
+    """The SDPBackend member names a ``sdpa_kernel(backends)`` call enables."""
+    index, keyword = where
+    arg = None
+    for i, a in enumerate(call.args):
+        if a.keyword is None and i == index:
+            arg = a.value
+        elif a.keyword is not None and a.keyword.value == keyword:
+            arg = a.value
+    if arg is None:
+        return None
+    items = [e.value for e in arg.elements] if isinstance(arg, (cst.List, cst.Tuple)) else [arg]
+    names = set()
+    for e in items:
+        d = fc.resolve(e) or dotted(e) or ""
+        if not d:
+            return None  # a variable list of backends: unknown
+        names.add(d.rsplit(".", 1)[-1])
+    return frozenset(names)
+
+
+def _sdp_kernel_flags(call: cst.Call, flags: dict[str, str]) -> frozenset[str] | None:
+    """The backends a legacy ``sdp_kernel(enable_x=...)`` call leaves on (every flag defaults to True)."""
+    on = set(flags.values())
+    for a in call.args:
+        if a.keyword is None:
+            return None
+        if a.keyword.value in flags:
+            if isinstance(a.value, cst.Name) and a.value.value == "False":
+                on.discard(flags[a.keyword.value])
+            elif not (isinstance(a.value, cst.Name) and a.value.value == "True"):
+                return None
+    return frozenset(on)
 
 
 def _last(v):

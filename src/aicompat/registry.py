@@ -1,0 +1,48 @@
+"""The rule registry. Codes and names are a contract (see rules/README.md):
+
+AIC0xx engine (parse errors, per-file limits), AIC1xx hardware-gated Python APIs,
+AIC2xx versioned APIs, AIC3xx CUDA source and build flags, AIC4xx Python
+language versions.
+
+Adding a rule: its module under rules/, its data under version_matrix/, its
+docs under rules/*.toml, and one line here.
+"""
+
+from __future__ import annotations
+
+from .ruleapi import Rule
+from .rules.api_unavailable import ApiUnavailable
+from .rules.behavior_change import BehaviorChange
+from .rules.build_flags import BuildArchFlags
+from .rules.compile_backend import CompileBackend
+from .rules.deprecated_api import DeprecatedApi
+from .rules.fp8 import Fp8Unsupported
+from .rules.inline_cuda import InlineCudaArch
+from .rules.pickle_cuda import PickleCudaObject
+from .rules.python_syntax import PythonSyntax
+from .rules.unknown_argument import UnknownArgument
+from .rules.v_headdim import VHeadDimMismatch
+
+RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject,
+                                   ApiUnavailable, UnknownArgument, DeprecatedApi, BehaviorChange, InlineCudaArch,
+                                   BuildArchFlags, PythonSyntax]
+
+# Every code and name ever assigned, implemented or not; never reuse one.
+CODES: dict[str, str] = {
+    "AIC001": "parse-error",
+    "AIC002": "limit-exceeded",
+    "AIC101": "v-headdim-mismatch",
+    "AIC102": "fp8-unsupported",
+    "AIC103": "compile-backend",
+    "AIC104": "pickle-cuda-object",
+    "AIC201": "api-unavailable",
+    "AIC202": "unknown-argument",
+    "AIC203": "deprecated-api",
+    "AIC204": "behavior-change",
+    "AIC301": "inline-cuda-arch",
+    "AIC302": "build-arch-flags",
+    "AIC401": "python-syntax",
+}
+IMPLEMENTED = {"AIC001", "AIC002"} | {c.code for c in RULE_CLASSES}
+
+__all__ = ["CODES", "IMPLEMENTED", "RULE_CLASSES"]
