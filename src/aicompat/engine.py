@@ -15,6 +15,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from . import guard_forms
 from .diagnostics import Diagnostic
 from .evaluate import Evaluator
 from .guards import Ctx, orelse_terminates, split_worlds, terminates
@@ -277,6 +278,9 @@ class Walker(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
         self.fc.current_class = node
+        worlds = guard_forms.class_worlds(node, self.fc)  # skip markers, kernel-selection hooks
+        if worlds is not None:
+            self._set(node.body, self.fc.ctx.narrowed(worlds))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.pop()
@@ -296,7 +300,8 @@ class Walker(cst.CSTVisitor):
             self._is_compile(d.decorator) for d in node.decorators
         )
         # A try/with around a *definition* does not cover the body's later calls.
-        self._set(node.body, Ctx(worlds=self.fc.ctx.worlds, compiled=compiled or self.fc.ctx.compiled))
+        worlds = guard_forms.function_worlds(node, self.fc)  # skip markers, selected-class methods
+        self._set(node.body, Ctx(worlds=worlds, compiled=compiled or self.fc.ctx.compiled))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.fc.scopes.pop()
@@ -366,6 +371,12 @@ class Walker(cst.CSTVisitor):
             self._hook("check_import", node)
         for name, q in import_bindings(node):
             self._bind(name, q)
+        self._after_import(node)
+
+    def _after_import(self, node) -> None:
+        worlds = guard_forms.after_import(node, self.fc)  # try: import ... except ImportError
+        if worlds is not None:
+            self.fc.ctx = self.fc.ctx.narrowed(worlds)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if self._hooks["check_import"]:
@@ -373,6 +384,7 @@ class Walker(cst.CSTVisitor):
         for name, q in import_bindings(node):
             if name != "*":
                 self._bind(name, q)
+        self._after_import(node)
 
     # -- rule dispatch ------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

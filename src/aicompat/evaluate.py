@@ -18,6 +18,7 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
+from . import probes
 from .index import OPAQUE, Opaque, Qual, Unpack, assign_bindings, import_bindings
 from .values import UNKNOWN, Module, Tensor  # noqa: F401 (re-exported)
 
@@ -166,6 +167,9 @@ class Evaluator:
         return UNKNOWN
 
     def _qual_value(self, q: str):
+        v = probes.attribute_value(q)  # torch.version.hip and the like (probes.toml)
+        if v is not NotImplemented:
+            return v
         if q in ("torch.__version__",):
             self.touched = True
         if q == "torch.__version__":
@@ -370,6 +374,10 @@ class Evaluator:
         if q.startswith("torch.cuda.get_device") or q == "torch.cuda.is_bf16_supported":
             self.touched = True
         arch_cap = self.capability(self.world.arch)
+        v = probes.call_value(q, arch_cap, self.cuda, pos, kw, self.eval)  # te.is_fp8_available() ... (probes.toml)
+        if v is not NotImplemented:
+            self.touched = True
+            return v
         if q == "torch.cuda.get_device_capability":
             return arch_cap
         if q == "torch.cuda.get_device_properties":

@@ -65,7 +65,7 @@ def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_f
     return frozenset(yes), frozenset(no)
 
 
-_EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip"}
+_EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "pytest.fail", "pytest.xfail", "pytest.exit"}
 
 
 def terminates(block: cst.BaseSuite, resolve) -> bool:
@@ -94,6 +94,9 @@ def _leaves(smalls, resolve) -> bool:
         if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
             return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            if resolve(small.value.func) in _EXIT_CALLS:
+            func = small.value.func
+            if resolve(func) in _EXIT_CALLS:
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value == "skipTest":  # unittest raises SkipTest
                 return True
     return False
