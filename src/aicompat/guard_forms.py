@@ -172,25 +172,40 @@ def _may_select(fn: cst.FunctionDef, fc, world) -> bool:
     for star in (fn.params.star_arg, fn.params.star_kwarg):
         if isinstance(star, cst.Param):
             frame[star.name.value] = OPAQUE
-    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
-    try:
-        # The evaluator's helper runner (Evaluator._call_helper without its
-        # all-opaque parameters): statements it cannot follow give UNKNOWN.
-        ev._frames.append(frame)
-        try:
-            v = ev._run_block(body, frame)
-        finally:
-            ev._frames.pop()
-    except AttributeError:
-        return True
-    if not (ev.touched or bound_cap):
-        return True  # the same everywhere (a stub returning False): proves nothing about hardware
+    v = _run(fn, ev, frame)
+    if not ev.touched:
+        # Only a check that reads the hardware proves anything: a stub returning
+        # False everywhere is overridden by subclasses.
+        if not bound_cap or _same(v, _run(fn, fc.evaluator(world), {k: OPAQUE for k in frame})):
+            return True
     if fn.name.value == "get_min_capability":
         return not (isinstance(v, int) and not isinstance(v, bool) and cap is not None
                     and cap[0] * 10 + cap[1] < v)
     if isinstance(v, tuple) and v:
         v = v[0]
     return truth(v) is not False
+
+
+def _run(fn: cst.FunctionDef, ev, frame: dict):
+    """The method's return value through the evaluator's helper runner
+    (Evaluator._call_helper with our own parameter frame); UNKNOWN where it
+    cannot follow the body."""
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
+    try:
+        ev._frames.append(frame)
+        try:
+            return ev._run_block(body, frame)
+        finally:
+            ev._frames.pop()
+    except AttributeError:  # the evaluator's internals changed: prove nothing
+        return UNKNOWN
+
+
+def _same(a, b) -> bool:
+    try:
+        return a is not UNKNOWN and b is not UNKNOWN and a == b
+    except Exception:
+        return False
 
 
 # -- imports inside try ----------------------------------------------------------------
@@ -278,8 +293,24 @@ def _is_parsed_args(name: cst.Name, fc) -> bool:
 
     if isinstance(b, Unpack):
         b = b.expr
-    return isinstance(b, cst.Call) and isinstance(b.func, cst.Attribute) and b.func.attr.value in (
-        "parse_args", "parse_known_args")
+    if not isinstance(b, cst.Call):
+        return False
+    if isinstance(b.func, cst.Name) and isinstance(fc.lookup(b.func.value), cst.FunctionDef):
+        # args = parse_args(): a helper that returns parser.parse_args()
+        return any(isinstance(r.value, cst.Call) and _parses(r.value) for r in _returns(fc.lookup(b.func.value)))
+    return _parses(b)
+
+
+def _parses(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parse_args", "parse_known_args")
+
+
+def _returns(fn: cst.FunctionDef):
+    for stmt in fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ():
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Return) and small.value is not None:
+                    yield small
 
 
 def _off_flags(fc) -> set[str]:
