@@ -297,10 +297,20 @@ def test_can_implement_with_has_device_capability_lets_blackwell_in():
     assert failing(code, gpus=["A100", "H100", "RTX 5090"]) == ["RTX 5090"]
 
 
-def test_get_min_capability_alone():
-    code = MACHETE_LIKE.format(min_cap=90, probe="has_device_capability")
-    assert failing(code, gpus=["A100", "H100"]) == []
-    code = MACHETE_LIKE.format(min_cap=80, probe="is_cuda_alike() or current_platform.has_device_capability")
+def test_get_min_capability_alone_is_not_trusted():
+    # vLLM's scaled_mm registry never reads it (kernels/scaled_mm/__init__.py), and
+    # ChannelWiseTorchScaledMMLinearKernel returns 94 while being selected on CUDA.
+    code = """
+    import torch
+
+    class ChannelWiseTorchScaledMMLinearKernel(TorchScaledMMLinearKernel):
+        @classmethod
+        def get_min_capability(cls) -> int:
+            return 94
+
+        def apply_weights(self, layer, x, bias=None):
+            return torch._scaled_mm(x, layer.weight, scale_a=layer.x_s, scale_b=layer.w_s, out_dtype=torch.float32)
+    """
     assert failing(code, gpus=["A100", "H100"]) == ["A100"]
 
 
@@ -400,7 +410,8 @@ import torch.nn.functional as F
 
 def test_function_defined_after_a_guarded_import_in_try():
     # enable_gqa and flex_attention both came in torch 2.5: where the import fails, the def never runs.
-    code = TRY_IMPORT.format(head="try:", indent="    ", tail="    HAS_FLEX = True\nexcept ImportError:\n    HAS_FLEX = False")
+    tail = "    HAS_FLEX = True\nexcept ImportError:\n    HAS_FLEX = False"
+    code = TRY_IMPORT.format(head="try:", indent="    ", tail=tail)
     assert failing(code, "AIC202", pins={"torch": ">=2.3,<2.6"}) == []
 
 

@@ -8,14 +8,15 @@ runs, read off decorators, test markers, kernel-selection hooks, imports in a
   module or class level: the body runs only where the skip condition may be
   false.
 - A kernel or backend class whose ``is_supported()`` / ``can_implement()`` /
-  ``can_use_*()`` / ``get_min_capability()`` rules out a world: a registry
-  selects the class only where the check passes, so its other methods run only
-  there (vLLM: ``is_supported_and_can_implement_kernel`` in
+  ``can_use_*()`` rules out a world: a registry selects the class only where
+  the check passes, so its other methods run only there (vLLM:
+  ``is_supported_and_can_implement_kernel`` in
   vllm/model_executor/layers/quantization/kernels/scaled_mm/__init__.py calls
   ``kernel.is_supported(compute_capability)`` with ``major * 10 + minor``, then
-  ``kernel.can_implement(config)``; ``choose_mp_linear_kernel`` in
-  kernels/mixed_precision/__init__.py skips a kernel whose
-  ``get_min_capability()`` exceeds the device's).
+  ``kernel.can_implement(config)``). ``get_min_capability()`` is not trusted:
+  the mixed-precision registry reads it, the scaled_mm one does not, and
+  scaled_mm/pytorch.py's ChannelWiseTorchScaledMMLinearKernel returns 94 yet
+  is selected on CUDA.
 - ``try: from m import f ... except ImportError:``: the rest of the try body,
   functions defined there included, runs only where the import succeeds.
 - ``enabled=`` of an FP8 context manager: off where it is False, or where it
@@ -37,7 +38,7 @@ from .index import OPAQUE, Opaque
 
 SKIP_IF = {"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"}
 SKIP_UNLESS = {"unittest.skipUnless", "unittest.case.skipUnless"}
-SUPPORT_METHODS = {"is_supported", "can_implement", "get_min_capability"}
+SUPPORT_METHODS = {"is_supported", "can_implement"}
 SUPPORT_PREFIX = "can_use_"
 # The parameter vLLM's registries pass the device capability in (major * 10 + minor).
 CAPABILITY_PARAMS = {"compute_capability", "capability", "device_capability"}
@@ -178,9 +179,6 @@ def _may_select(fn: cst.FunctionDef, fc, world) -> bool:
         # False everywhere is overridden by subclasses.
         if not bound_cap or _same(v, _run(fn, fc.evaluator(world), {k: OPAQUE for k in frame})):
             return True
-    if fn.name.value == "get_min_capability":
-        return not (isinstance(v, int) and not isinstance(v, bool) and cap is not None
-                    and cap[0] * 10 + cap[1] < v)
     if isinstance(v, tuple) and v:
         v = v[0]
     return truth(v) is not False
