@@ -15,9 +15,10 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from . import guard_forms
 from .diagnostics import Diagnostic
 from .evaluate import Evaluator
-from .guards import EXIT_CALLS, Ctx, orelse_terminates, split_worlds, terminates
+from .guards import Ctx, is_exit_call, orelse_terminates, split_worlds, terminates
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
 from .model import FileModel
@@ -54,7 +55,7 @@ class FileContext:
         self.stmt_stack: list[cst.CSTNode] = []  # enclosing statements, innermost last
 
     def _is_exit(self, call: cst.Call) -> bool:
-        return self.resolve(call.func) in EXIT_CALLS
+        return is_exit_call(call.func, self.resolve)
 
     @property
     def loc(self):
@@ -311,6 +312,9 @@ class Walker(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
         self.fc.current_class = node
+        worlds = guard_forms.class_worlds(node, self.fc)  # skip markers, kernel-selection hooks
+        if worlds is not None:
+            self._set(node.body, self.fc.ctx.narrowed(worlds))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.pop()
@@ -337,7 +341,8 @@ class Walker(cst.CSTVisitor):
         # an enclosing function (compiled code calling a nested def) do.
         facts = {k: v for k, v in self.fc.ctx.facts.items() if k in self._mark_keys}
         facts.update(dict.fromkeys(marks, True))
-        self._set(node.body, replace(self.fc.ctx, catches=frozenset(), facts=facts))
+        worlds = guard_forms.function_worlds(node, self.fc)  # skip markers, selected-class methods
+        self._set(node.body, replace(self.fc.ctx, worlds=worlds, catches=frozenset(), facts=facts))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.fc.scopes.pop()
@@ -438,6 +443,12 @@ class Walker(cst.CSTVisitor):
             self._hook("check_import", node)
         for name, q in import_bindings(node):
             self._bind(name, q)
+        self._after_import(node)
+
+    def _after_import(self, node) -> None:
+        worlds = guard_forms.after_import(node, self.fc)  # try: import ... except ImportError
+        if worlds is not None:
+            self.fc.ctx = self.fc.ctx.narrowed(worlds)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if self._hooks["check_import"]:
@@ -445,6 +456,7 @@ class Walker(cst.CSTVisitor):
         for name, q in import_bindings(node):
             if name != "*":
                 self._bind(name, q)
+        self._after_import(node)
 
     # -- rule dispatch ------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
+from . import probes
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, Tensor, Union, join, options)
@@ -126,6 +127,7 @@ class Binding:
     loc: Any
     outer: dict
     receiver: Any = None
+    given: dict | None = None  # parameter values given directly (no call): name -> value
 
 
 # Methods of torch.nn.Module that return the module itself (torch/nn/modules/module.py).
@@ -378,6 +380,9 @@ class Evaluator:
             if name == positional[0].name.value:
                 return b.receiver
             positional = positional[1:]
+        if b.given is not None:
+            v = b.given.get(name, UNKNOWN)
+            return UNKNOWN if isinstance(v, Opaque) else v
         if b.call is None:
             return NotImplemented
         args = self._call_args(b)
@@ -503,6 +508,9 @@ class Evaluator:
         return join(vals)
 
     def _qual_value(self, q: str):
+        v = probes.attribute_value(q)  # torch.version.hip and the like (probes.toml)
+        if v is not NotImplemented:
+            return v
         if q in ("torch.__version__",):
             self.touched = True
         if q == "torch.__version__":
@@ -994,13 +1002,20 @@ class Evaluator:
         self.touched |= touched
         return v
 
-    def _invoke_uncached(self, fn: Function, call, key):
+    def call_with(self, fn_node: cst.FunctionDef, given: dict):
+        """What the file's function returns when its parameters have the ``given``
+        values (the others unknown): a support check run for one GPU."""
+        b = self._keep(Binding(None, self.loc, self.bindings, None, dict(given)))
+        return self._invoke_uncached(Function(fn_node, key=id(fn_node)), None, ("invoke", id(fn_node)), b)
+
+    def _invoke_uncached(self, fn: Function, call, key, b: Binding | None = None):
         node = fn.node
         scope = self.model.scope(node)
         if scope.is_generator or any(isinstance(d.decorator, cst.Name) and d.decorator.value == "contextmanager"
                                      for d in node.decorators):
             return UNKNOWN
-        b = self._keep(Binding(call, self.loc, self.bindings, fn.owner))
+        if b is None:
+            b = self._keep(Binding(call, self.loc, self.bindings, fn.owner))
         self._active.add(key)
         saved = self.bindings
         self.bindings = {**saved, id(scope): b}
@@ -1095,6 +1110,10 @@ class Evaluator:
         if q.startswith("torch.cuda.get_device") or q == "torch.cuda.is_bf16_supported":
             self.touched = True
         arch_cap = self.capability(self.world.arch)
+        v = probes.call_value(q, arch_cap, self.cuda, pos, kw, self.eval)  # te.is_fp8_available() ... (probes.toml)
+        if v is not NotImplemented:
+            self.touched = True
+            return v
         if q == "torch.cuda.get_device_capability":
             return arch_cap
         if q == "torch.cuda.get_device_properties":

@@ -62,7 +62,14 @@ def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_f
     return frozenset(yes), frozenset(no)
 
 
-EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip"}
+EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "pytest.fail", "pytest.xfail", "pytest.exit"}
+
+
+def is_exit_call(func: cst.BaseExpression, resolve) -> bool:
+    """A call that never returns: ``sys.exit()``, ``pytest.skip()``, ``self.skipTest()``."""
+    if resolve(func) in EXIT_CALLS:
+        return True
+    return isinstance(func, cst.Attribute) and func.attr.value == "skipTest"  # unittest raises SkipTest
 
 
 def terminates(block: cst.BaseSuite, resolve) -> bool:
@@ -91,6 +98,6 @@ def _leaves(smalls, resolve) -> bool:
         if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
             return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            if resolve(small.value.func) in EXIT_CALLS:
+            if is_exit_call(small.value.func, resolve):
                 return True
     return False

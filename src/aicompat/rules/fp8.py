@@ -13,6 +13,7 @@ import libcst as cst
 from packaging.version import Version
 
 from ..evaluate import UNKNOWN
+from ..guard_forms import enabled_worlds
 from ..index import Qual
 from ..ruleapi import Example, Finding, Rule
 
@@ -129,9 +130,9 @@ class Fp8Unsupported(Rule):
             return self._compiled_cast(site, fc)
         return []
 
-    def _hw(self, node, feature, fc, what, error):
+    def _hw(self, node, feature, fc, what, error, worlds=None):
         have = self.matrix.feature_archs(feature)
-        failing = {w.arch for w in fc.ctx.worlds} - have
+        failing = {w.arch for w in (fc.ctx.worlds if worlds is None else worlds)} - have
         if not failing:
             return []
         return [Finding(node, f'{what} ("{error}"); fails on {fc.describe(failing)}', frozenset(failing))]
@@ -147,12 +148,11 @@ class Fp8Unsupported(Rule):
 
     def _te(self, site, qualname, fc):
         enabled = site.kw.get("enabled")
-        if enabled is not None:
-            vals = set()
-            for v in fc.eval_in(enabled).values():
-                vals.add(v if isinstance(v, bool) else None)
-            if vals == {False}:
-                return []
+        # Judged only where FP8 may be on: enabled=FP8_OK from the capability, or a
+        # switch that is off by default (store_true flag, fp8=False parameter).
+        worlds = fc.ctx.worlds if enabled is None else enabled_worlds(enabled, fc)
+        if not worlds:
+            return []
         rexpr = site.kw.get("fp8_recipe") if qualname.endswith("fp8_autocast") else site.kw.get("recipe")
         if rexpr is None:
             recipe_name = self.default_recipe
@@ -162,7 +162,7 @@ class Fp8Unsupported(Rule):
             return []  # a recipe we cannot see: do not guess
         r = self.recipes[recipe_name]
         short = qualname.rsplit(".", 1)[-1]
-        return self._hw(site.node, r["feature"], fc, f"{short} with {recipe_name}", r["error"])
+        return self._hw(site.node, r["feature"], fc, f"{short} with {recipe_name}", r["error"], worlds)
 
     def _recipe_name(self, expr, fc, depth=0):
         if depth > 4:

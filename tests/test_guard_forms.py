@@ -1,0 +1,596 @@
+"""Guards that are not ``if`` statements: test skip markers, kernel-selection
+hooks, non-NVIDIA branches, imports inside ``try`` and ``enabled=`` switches.
+Each correct form is paired with a near twin that still fails and must be reported."""
+import textwrap
+
+import pytest
+from conftest import lint
+
+from aicompat.probes import load
+
+
+def failing(code, code_="AIC102", gpus=("A100", "H100"), pins=None, python="3.11", cuda=None):
+    diags = lint(textwrap.dedent(code), gpus=gpus, pins=pins, python=python, cuda=cuda)
+    return sorted({t for d in diags if d.code == code_ for t in d.targets if not t.startswith("torch==")})
+
+
+# -- TransformerEngine's own test suite (tests/pytorch/test_sanity.py @ v2.8) -------------------
+TE_HEADER = """
+import pytest
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+from transformer_engine.pytorch.fp8 import FP8GlobalStateManager
+
+fp8_available, reason_for_no_fp8 = FP8GlobalStateManager.is_fp8_available()
+mxfp8_available, reason_for_no_mxfp8 = FP8GlobalStateManager.is_mxfp8_available()
+"""
+
+TE_LINEAR_TEST = """
+{decorator}
+def test_linear_fp8(dtype):
+    layer = te.Linear(256, 256, params_dtype=dtype).cuda()
+    inp = torch.randn(32, 256, dtype=dtype, device="cuda", requires_grad=True)
+    with te.fp8_autocast(enabled=True, fp8_recipe=recipe.{recipe}()):
+        out = layer(inp)
+    out.sum().backward()
+"""
+
+
+def te_test(decorator, recipe="DelayedScaling"):
+    return TE_HEADER + TE_LINEAR_TEST.format(decorator=decorator, recipe=recipe)
+
+
+def test_skipif_on_te_probe_guards_the_test():
+    assert failing(te_test("@pytest.mark.skipif(not fp8_available, reason=reason_for_no_fp8)")) == []
+
+
+def test_unguarded_te_test_is_reported():
+    assert failing(te_test("@pytest.mark.parametrize('dtype', [torch.bfloat16])")) == ["A100"]
+
+
+def test_skipif_on_the_wrong_probe_is_reported():
+    # FP8 available on Hopper does not make MXFP8 (Blackwell) run there.
+    code = te_test("@pytest.mark.skipif(not fp8_available, reason=reason_for_no_fp8)", "MXFP8BlockScaling")
+    assert failing(code, gpus=["H100", "B200"]) == ["H100"]
+    code = te_test("@pytest.mark.skipif(not mxfp8_available, reason=reason_for_no_mxfp8)", "MXFP8BlockScaling")
+    assert failing(code, gpus=["H100", "B200"]) == []
+
+
+def test_skipif_with_several_marks_stacked():
+    code = te_test("@pytest.mark.skipif(not fp8_available, reason=reason_for_no_fp8)\n"
+                   "@pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16])")
+    assert failing(code) == []
+
+
+NEW_STYLE = """
+import pytest
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+{module_mark}
+
+class TestFP8Linear:
+    @pytest.mark.parametrize("bias", [True, False])
+    def test_forward(self, bias):
+        layer = te.Linear(128, 128, bias=bias)
+        with te.fp8_autocast(fp8_recipe=recipe.Float8CurrentScaling()):
+            layer(torch.randn(16, 128, device="cuda"))
+
+
+def test_backward():
+    layer = te.LayerNormLinear(128, 128)
+    with te.fp8_autocast(enabled=True):
+        layer(torch.randn(16, 128, device="cuda")).sum().backward()
+"""
+
+
+@pytest.mark.parametrize("module_mark", [
+    "pytestmark = pytest.mark.skipif(not fp8_available, reason=reason_for_no_fp8)",
+    "pytestmark = [pytest.mark.skipif(not fp8_available, reason=reason_for_no_fp8), pytest.mark.slow]",
+])
+def test_module_pytestmark_guards_every_test(module_mark):
+    assert failing(NEW_STYLE.format(module_mark=module_mark)) == []
+
+
+def test_module_without_pytestmark_is_reported():
+    diags = lint(textwrap.dedent(NEW_STYLE.format(module_mark="")), gpus=["A100", "H100"])
+    assert sorted(d.line for d in diags if d.code == "AIC102") == [14, 20]
+
+
+def test_pytestmark_does_not_cover_module_level_code():
+    # Module code runs at collection, skipped tests or not.
+    code = NEW_STYLE.format(module_mark="pytestmark = pytest.mark.skipif(not fp8_available, reason='no fp8')")
+    code += "\nwith te.fp8_autocast(enabled=True):\n    WARMUP = te.Linear(16, 16)(torch.randn(16, 16))\n"
+    assert failing(code) == ["A100"]
+
+
+MARKER_ALIAS = """
+import pytest
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+mxfp8_available, reason_for_no_mxfp8 = te.is_mxfp8_available(return_reason=True)
+requires_mxfp8 = pytest.mark.skipif({cond}, reason=reason_for_no_mxfp8)
+
+
+@requires_mxfp8
+class TestMXFP8:
+    def _run(self, layer, x):
+        with te.fp8_autocast(fp8_recipe=recipe.MXFP8BlockScaling()):
+            return layer(x)
+
+    def test_linear(self):
+        self._run(te.Linear(64, 64), torch.randn(32, 64, device="cuda"))
+"""
+
+
+def test_marker_alias_on_a_class():
+    assert failing(MARKER_ALIAS.format(cond="not mxfp8_available"), gpus=["H100", "B200", "RTX 5090"]) == []
+
+
+def test_marker_alias_with_a_wrong_condition_is_reported():
+    # MXFP8 is not supported on 12.x (quantization.py check_mxfp8_support); a major >= 10 test lets RTX 5090 in.
+    code = MARKER_ALIAS.format(cond="torch.cuda.get_device_capability()[0] < 10")
+    assert failing(code, gpus=["H100", "B200", "RTX 5090"]) == ["RTX 5090"]
+
+
+IMPERATIVE_SKIP = """
+import pytest
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_sanity_layernorm_mlp(dtype):
+    if {skip_cond}:
+        pytest.skip(reason_for_no_fp8)
+    block = te.LayerNormMLP(256, 1024, params_dtype=dtype)
+    with te.fp8_autocast(enabled=True, fp8_recipe=recipe.DelayedScaling()):
+        block(torch.randn(8, 256, device="cuda"))
+"""
+
+
+def test_imperative_pytest_skip_inside_the_test():
+    assert failing(IMPERATIVE_SKIP.format(skip_cond="not fp8_available")) == []
+    assert failing(IMPERATIVE_SKIP.format(skip_cond="fp8_available")) == ["A100"]
+
+
+# -- unittest -----------------------------------------------------------------------------------
+UNITTEST = """
+import unittest
+
+import torch
+
+SM89_OR_LATER = torch.cuda.get_device_capability() >= (8, 9)
+
+
+def _fp8(x):
+    return x.to(torch.float8_e4m3fn)
+
+
+{class_decorator}
+class TestScaledMM(unittest.TestCase):
+    def setUp(self):
+        self.a = _fp8(torch.randn(64, 64, device="cuda"))
+        self.scale = torch.tensor(1.0, device="cuda")
+
+    {method_decorator}
+    def test_scaled_mm(self):
+        {body_guard}
+        out = torch._scaled_mm(self.a, self.a.t(), scale_a=self.scale, scale_b=self.scale, out_dtype=torch.bfloat16)
+        self.assertEqual(out.shape, (64, 64))
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+
+
+def unittest_case(class_decorator="", method_decorator="", body_guard="pass"):
+    return UNITTEST.format(class_decorator=class_decorator, method_decorator=method_decorator, body_guard=body_guard)
+
+
+@pytest.mark.parametrize("kw", [
+    {"method_decorator": '@unittest.skipUnless(SM89_OR_LATER, "FP8 matmul needs sm_89+")'},
+    {"method_decorator": '@unittest.skipIf(not SM89_OR_LATER, "FP8 matmul needs sm_89+")'},
+    {"class_decorator": '@unittest.skipIf(torch.cuda.get_device_capability() < (8, 9), "needs sm_89+")'},
+    {"body_guard": 'if not SM89_OR_LATER:\n            self.skipTest("FP8 matmul needs sm_89+")'},
+])
+def test_unittest_skips(kw):
+    assert failing(unittest_case(**kw)) == []
+
+
+@pytest.mark.parametrize("kw", [
+    {},
+    {"method_decorator": '@unittest.skipIf(SM89_OR_LATER, "runs on old GPUs only")'},
+    {"class_decorator": '@unittest.skipUnless(torch.cuda.get_device_capability() >= (8, 0), "needs Ampere")'},
+    {"body_guard": 'if SM89_OR_LATER:\n            self.skipTest("inverted")'},
+])
+def test_unittest_skips_that_do_not_prove_fp8(kw):
+    assert failing(unittest_case(**kw)) == ["A100"]
+
+
+def test_bf16_probe_proves_only_ampere():
+    # torch.cuda.is_bf16_supported() is true from sm_80: it does not prove FP8.
+    code = unittest_case(method_decorator='@unittest.skipUnless(torch.cuda.is_bf16_supported(), "needs bf16")')
+    assert failing(code, gpus=["T4", "A100", "H100"]) == ["A100", "T4"]
+
+
+# -- kernel-selection hooks (vLLM kernels/scaled_mm/*.py, kernels/mixed_precision/*.py) -----------
+VLLM_SCALED_MM = """
+import torch
+
+from vllm.platforms import current_platform
+
+from .ScaledMMLinearKernel import FP8ScaledMMLinearKernel, FP8ScaledMMLinearLayerConfig
+
+
+class TorchFP8ScaledMMLinearKernel(FP8ScaledMMLinearKernel):
+    @classmethod
+    def is_supported(cls, compute_capability: int | None = None) -> tuple[bool, str | None]:
+        if not current_platform.is_cuda():
+            return False, "requires CUDA."
+        if compute_capability is not None and compute_capability < {min_cc}:
+            return False, "requires compute capability {min_cc} and above."
+        return True, None
+
+    @classmethod
+    def can_implement(cls, c: FP8ScaledMMLinearLayerConfig) -> tuple[bool, str | None]:
+        if not c.weight_quant_key.scale.group_shape.is_per_tensor():
+            return False, "requires per tensor weight scales."
+        return True, None
+
+    def apply_scaled_mm(self, *, A, B, out_dtype, As, Bs, bias, output_shape):
+        output = torch._scaled_mm(A, B, out_dtype=out_dtype, scale_a=As, scale_b=Bs, bias=bias)
+        return output.view(*output_shape)
+"""
+
+
+def test_is_supported_capability_gates_the_kernel_methods():
+    assert failing(VLLM_SCALED_MM.format(min_cc=89)) == []
+
+
+def test_is_supported_with_a_too_low_bound_is_reported():
+    assert failing(VLLM_SCALED_MM.format(min_cc=80)) == ["A100"]
+
+
+MACHETE_LIKE = """
+import torch
+
+from vllm.platforms import current_platform
+
+from .MPLinearKernel import MPLinearKernel, MPLinearLayerConfig
+
+
+class GroupedFP8Kernel(MPLinearKernel):
+    @classmethod
+    def get_min_capability(cls) -> int:
+        return {min_cap}
+
+    @classmethod
+    def can_implement(cls, c: MPLinearLayerConfig) -> tuple[bool, str | None]:
+        if not current_platform.is_cuda():
+            return False, "only supported on CUDA"
+        if not current_platform.{probe}(90):
+            return False, "requires compute capability of 90 (Hopper)"
+        return check_supports_shape(c.partition_weight_shape[0], c.partition_weight_shape[1])
+
+    def apply_weights(self, layer, x, offs, bias=None):
+        return torch._scaled_grouped_mm(x, layer.weight, layer.x_scale, layer.w_scale, offs=offs)
+"""
+
+
+def test_can_implement_with_is_device_capability():
+    assert failing(MACHETE_LIKE.format(min_cap=90, probe="is_device_capability"), gpus=["H100", "RTX 5090"]) == []
+
+
+def test_can_implement_with_has_device_capability_lets_blackwell_in():
+    # _scaled_grouped_mm runs on 9.x and 10.x only; has_device_capability(90) is true on sm_120.
+    code = MACHETE_LIKE.format(min_cap=90, probe="has_device_capability")
+    assert failing(code, gpus=["A100", "H100", "RTX 5090"]) == ["RTX 5090"]
+
+
+def test_get_min_capability_alone_is_not_trusted():
+    # vLLM's scaled_mm registry never reads it (kernels/scaled_mm/__init__.py), and
+    # ChannelWiseTorchScaledMMLinearKernel returns 94 while being selected on CUDA.
+    code = """
+    import torch
+
+    class ChannelWiseTorchScaledMMLinearKernel(TorchScaledMMLinearKernel):
+        @classmethod
+        def get_min_capability(cls) -> int:
+            return 94
+
+        def apply_weights(self, layer, x, bias=None):
+            return torch._scaled_mm(x, layer.weight, scale_a=layer.x_s, scale_b=layer.w_s, out_dtype=torch.float32)
+    """
+    assert failing(code, gpus=["A100", "H100"]) == ["A100"]
+
+
+def test_a_stub_support_check_proves_nothing():
+    # A base class saying "not supported" everywhere is overridden by subclasses: its methods stay judged.
+    code = """
+    import torch
+
+    class ScaledMMKernel:
+        @classmethod
+        def is_supported(cls, compute_capability=None):
+            return False, "abstract"
+
+        def apply(self, a, b, sa, sb):
+            return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)
+    """
+    assert failing(code) == ["A100"]
+
+
+# -- non-NVIDIA branches ------------------------------------------------------------------------
+PLATFORM_BRANCH = """
+import torch
+from vllm.platforms import current_platform
+
+
+def is_hip() -> bool:
+    return torch.version.hip is not None
+
+
+_is_hip = is_hip()
+
+
+def fp8_gemm(a, b, scale_a, scale_b):
+    if {cond}:
+        # MI300: hipBLASLt FP8
+        return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
+    return (a.float() * scale_a) @ (b.float() * scale_b)
+"""
+
+
+@pytest.mark.parametrize("cond", [
+    "torch.version.hip",
+    "torch.version.hip is not None",
+    "_is_hip",
+    "current_platform.is_rocm()",
+    "torch.xpu.is_available()",
+    "hasattr(torch, 'npu') and torch.npu.is_available()",
+    "current_platform.is_rocm() or current_platform.is_xpu()",
+])
+def test_non_nvidia_branches_do_not_run_on_the_fleet(cond):
+    assert failing(PLATFORM_BRANCH.format(cond=cond)) == []
+
+
+@pytest.mark.parametrize("cond", [
+    "torch.version.cuda",
+    "not _is_hip",
+    "current_platform.is_cuda()",
+    "torch.version.hip is None",
+    "current_platform.is_rocm() or torch.cuda.is_available()",
+])
+def test_nvidia_branches_are_judged(cond):
+    assert failing(PLATFORM_BRANCH.format(cond=cond)) == ["A100"]
+
+
+def test_rocm_kernel_class_is_never_selected_on_nvidia():
+    code = """
+    import torch
+    from vllm.platforms import current_platform
+
+    class ROCmFP8ScaledMMLinearKernel:
+        @classmethod
+        def is_supported(cls, compute_capability=None):
+            if not current_platform.is_rocm():
+                return False, "requires ROCm."
+            return True, None
+
+        def apply_scaled_mm(self, *, A, B, out_dtype, As, Bs, bias, output_shape):
+            return torch._scaled_mm(A, B, out_dtype=out_dtype, scale_a=As, scale_b=Bs, bias=bias)
+    """
+    assert failing(code) == []
+    assert failing(code.replace("is_rocm", "is_cuda")) == ["A100"]
+
+
+# -- imports inside try ---------------------------------------------------------------------------
+TRY_IMPORT = """
+import torch
+import torch.nn.functional as F
+{head}
+    from torch.nn.attention.flex_attention import flex_attention, create_block_mask
+
+{indent}def gqa_attention(q, k, v):
+{indent}    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+{tail}
+"""
+
+
+def test_function_defined_after_a_guarded_import_in_try():
+    # enable_gqa and flex_attention both came in torch 2.5: where the import fails, the def never runs.
+    tail = "    HAS_FLEX = True\nexcept ImportError:\n    HAS_FLEX = False"
+    code = TRY_IMPORT.format(head="try:", indent="    ", tail=tail)
+    assert failing(code, "AIC202", pins={"torch": ">=2.3,<2.6"}) == []
+
+
+def test_same_function_outside_the_try_is_reported():
+    code = TRY_IMPORT.format(head="try:", indent="", tail="")
+    code = code.replace("\ndef gqa", "except ImportError:\n    flex_attention = None\n\ndef gqa")
+    diags = lint(textwrap.dedent(code), gpus=["A100"], pins={"torch": ">=2.3,<2.6"})
+    assert [d.line for d in diags if d.code == "AIC202"] == [10]
+
+
+def test_try_catching_another_exception_does_not_narrow():
+    code = TRY_IMPORT.format(head="try:", indent="    ", tail="except RuntimeError:\n    pass")
+    diags = lint(textwrap.dedent(code), gpus=["A100"], pins={"torch": ">=2.3,<2.6"})
+    assert any(d.code == "AIC202" for d in diags)
+
+
+def test_fa3_import_in_try_does_not_prove_hopper():
+    # flash_attn_interface imports on any GPU; its kernels need sm_90. Still reported.
+    code = """
+    import torch
+    try:
+        from flash_attn_interface import flash_attn_func
+
+        def attn():
+            q = torch.randn(1, 128, 8, 192)
+            v = torch.randn(1, 128, 8, 128)
+            return flash_attn_func(q, q, v)
+    except ImportError:
+        attn = None
+    """
+    assert failing(code, "AIC101", gpus=["A100", "H100"]) == ["A100"]
+
+
+# -- and/or mixing Python, torch and capability tests -----------------------------------------------
+def test_and_of_python_and_torch_versions():
+    code = """
+    import sys
+    import torch
+    from packaging.version import Version
+
+    TORCH = Version(torch.__version__)
+
+    def maybe_compile(model):
+        if sys.version_info >= (3, 12) {op} TORCH < Version("2.4"):
+            return model
+        return torch.compile(model)
+    """
+    pins = {"torch": ">=2.2,<2.6"}
+    assert failing(code.replace("{op}", "and"), "AIC103", pins=pins, python="3.12") == []
+    assert failing(code.replace("{op}", "or"), "AIC103", pins=pins, python="3.12") == []
+    unguarded = code.replace("{op}", "and").replace("        if sys", "        if False and sys")
+    assert failing(unguarded, "AIC103", pins=pins, python="3.12") == ["A100", "H100"]
+
+
+def test_or_of_capability_and_torch_version():
+    code = """
+    import torch
+    from packaging.version import Version
+
+    def fp8_linear(x, w, sx, sw):
+        if torch.cuda.get_device_capability() < (8, 9) or Version(torch.__version__) < Version("2.1"):
+            return (x.float() * sx) @ (w.float() * sw).t()
+        return torch._scaled_mm(x, w.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)
+    """
+    assert failing(code, gpus=["A100", "H100"]) == []
+    assert failing(code.replace("(8, 9)", "(8, 0)"), gpus=["A100", "H100"]) == ["A100"]
+
+
+# -- enabled= switches -------------------------------------------------------------------------------
+def test_enabled_from_a_capability_constant():
+    code = """
+    import torch
+    import transformer_engine.pytorch as te
+    from transformer_engine.common import recipe
+
+    FP8_OK = torch.cuda.get_device_capability() >= {cap}
+    FP8_RECIPE = recipe.DelayedScaling(margin=0, amax_history_len=16)
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = te.Linear(1024, 1024)
+
+        def forward(self, x):
+            with te.fp8_autocast(enabled=FP8_OK, fp8_recipe=FP8_RECIPE):
+                return self.proj(x)
+    """
+    assert failing(code.replace("{cap}", "(8, 9)")) == []
+    assert failing(code.replace("{cap}", "(8, 0)")) == ["A100"]
+
+
+def test_enabled_from_a_te_probe_unpacked():
+    code = """
+    import transformer_engine.pytorch as te
+    from transformer_engine.pytorch.fp8 import check_fp8_support
+
+    FP8_OK, _ = check_fp8_support()
+
+    def step(model, batch):
+        with te.fp8_autocast(enabled=FP8_OK):
+            return model(batch)
+    """
+    assert failing(code) == []
+
+
+ARGPARSE = """
+import argparse
+
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float, default=3e-4)
+    {flag}
+    return parser.parse_args()
+
+
+def main():
+    args = parse_args()
+    model = te.Linear(512, 512)
+    with te.fp8_autocast(enabled=args.fp8, fp8_recipe=recipe.DelayedScaling()):
+        model(torch.randn(4, 512, device="cuda"))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_enabled_from_an_off_by_default_flag():
+    flag = 'parser.add_argument("--fp8", action="store_true", help="train in FP8 (needs sm_89+)")'
+    assert failing(ARGPARSE.format(flag=flag)) == []
+
+
+def test_enabled_from_an_on_by_default_flag_is_reported():
+    flag = 'parser.add_argument("--no-fp8", dest="fp8", action="store_false")'
+    assert failing(ARGPARSE.format(flag=flag)) == ["A100"]
+
+
+KWARGS = """
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def train_step(self, batch, **kwargs):
+        use_fp8 = kwargs.get("fp8", {kw_default})
+        with te.fp8_autocast(enabled=use_fp8, fp8_recipe=recipe.Float8CurrentScaling()):
+            return self.model(batch)
+
+    def eval_step(self, batch, fp8={param_default}):
+        with te.fp8_autocast(enabled=fp8):
+            return self.model(batch)
+"""
+
+
+def test_enabled_from_kwargs_and_parameters_with_off_defaults():
+    assert failing(KWARGS.format(kw_default="False", param_default="False")) == []
+
+
+def test_enabled_with_on_defaults_is_reported():
+    diags = lint(textwrap.dedent(KWARGS.format(kw_default="True", param_default="True")), gpus=["A100", "H100"])
+    assert sorted(d.line for d in diags if d.code == "AIC102") == [12, 16]
+
+
+# -- the probe data ---------------------------------------------------------------------------------
+def test_probe_table_answers_per_capability():
+    calls, attrs = load()
+    te_fp8 = calls["transformer_engine.pytorch.is_fp8_available"]
+    assert [te_fp8.answer(cap, None, [], {}) for cap in [(8, 0), (9, 0), (12, 0)]] == [False, True, True]
+    assert str(te_fp8.answer((8, 9), None, [], {})) == "UNKNOWN"  # Ada: depends on cuBLASLt and CUDA
+    mx = calls["transformer_engine.pytorch.fp8.check_mxfp8_support"]
+    assert [mx.answer(cap, None, [], {})[0] for cap in [(9, 0), (10, 0), (12, 0)]] == [False, True, False]
+    block = calls["transformer_engine.pytorch.is_fp8_block_scaling_available"]
+    assert block.answer((9, 0), "12.4", [], {}) is False
+    assert attrs["torch.version.hip"].answer((9, 0), None, [], {}) is None
