@@ -262,4 +262,6 @@ def _pyver(v) -> tuple[int, int]:
 
 def _span(versions) -> str:
     vs = [str(v) for v in versions]
-    return ", ".join(vs[:4]) + (f" and {len(vs) - 4} more" if len(vs) > 4 else "")
+    if len(vs) <= 5:  # "and 1 more" would be longer than the name it hides
+        return ", ".join(vs)
+    return ", ".join(vs[:4]) + f" and {len(vs) - 4} more"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 from packaging.version import Version
 
+from ..apiquery import span
 from ..index import assign_bindings
 from .base import Example, Finding, Rule
 
@@ -128,8 +129,10 @@ class PickleCudaObject(Rule):
         path = f"obj{src.path}" if src.path.startswith("[") else src.path
         via = f" (via {path})" if path else ""
         article = "an" if what[:1].lower() in "aeio" or what.startswith("RNG") else "a"
+        # A release-dependent failure names the releases it fails in (as AIC201 does).
+        where = f" in torch {span(failing_versions)} (picklable from {fixed})" if failing_versions else ""
         msg = (f"{label}: the saved object holds {article} {what}{via} created at line {{line:created}}: "
-               f"\"{entry['error']}\"; save state_dict()s and plain values instead")
+               f"\"{entry['error']}\"{where}; save state_dict()s and plain values instead")
         return [Finding(site.node, msg, frozenset(w.arch for w in fc.ctx.worlds),
                         extra_targets=tuple(f"torch=={v}" for v in failing_versions), refs={"created": src.node})]
 
