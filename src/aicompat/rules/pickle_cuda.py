@@ -58,19 +58,45 @@ class PickleCudaObject(Rule):
     ]
     INVALID = [
         Example("import torch\ns = torch.cuda.Stream()\nstate = {'model': model.state_dict(), 'stream': s}\n"
-                "torch.save(state, 'ckpt.pt')\n", expect="cannot pickle 'Stream' object"),
+                "torch.save(state, 'ckpt.pt')\n",
+                findings=[
+                    (4, 1, "torch.save: the saved object holds a CUDA stream (via state['stream']) created at line "
+                           "2: \"TypeError: cannot pickle 'Stream' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
         Example("import torch\nckpt = {}\nckpt['event'] = torch.cuda.Event(enable_timing=True)\n"
-                "torch.save(ckpt, 'c.pt')\n", expect="'Event'"),
+                "torch.save(ckpt, 'c.pt')\n",
+                findings=[
+                    (4, 1, "torch.save: the saved object holds a CUDA event (via ckpt['event']) created at line 3: "
+                           "\"TypeError: cannot pickle 'Event' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
         Example("import torch\nclass Runner(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                 "        self.graph = torch.cuda.CUDAGraph()\n\n    def save(self):\n        torch.save(self, 'r.pt')\n",
-                expect="CUDAGraph"),
+                findings=[
+                    (8, 9, "torch.save: the saved object holds a CUDA graph (via Runner.graph) created at line 5: "
+                           "\"TypeError: cannot pickle 'CUDAGraph' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
         Example("import torch, pickle, threading\nclass Trainer:\n    def __init__(self):\n"
                 "        self.lock = threading.Lock()\n\nt = Trainer()\nblob = pickle.dumps(vars(t))\n",
-                expect="_thread.lock"),
+                findings=[
+                    (7, 8, "pickle.dumps: the saved object holds a lock (via t.lock) created at line 4: "
+                           "\"TypeError: cannot pickle '_thread.lock' object\"; save state_dict()s and plain "
+                           "values instead"),
+                ]),
         Example("import torch\ng = torch.Generator()\ntorch.save([g], 'rng.pt')\n", pins={"torch": "2.3.0"},
-                expect="torch._C.Generator"),
+                findings=[
+                    (3, 1, "torch.save: the saved object holds an RNG generator (via obj[0]) created at line 2: "
+                           "\"TypeError: cannot pickle 'torch._C.Generator' object\" in torch 2.3.0 (picklable "
+                           "from 2.4.0); save state_dict()s and plain values instead"),
+                ]),
         Example("import torch.multiprocessing as mp\nimport torch\nq = mp.Queue()\nq.put(torch.cuda.current_stream())\n",
-                expect="Stream"),
+                findings=[
+                    (4, 1, "multiprocessing queue put: the saved object holds a CUDA stream created at line 4: "
+                           "\"TypeError: cannot pickle 'Stream' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
