@@ -102,7 +102,8 @@ class QuietLaunch(Rule):
     tokens = (b"gridlib",)
     call_tails = frozenset(q.rsplit(".", 1)[-1] for q in DATA["launch"])
     VALID = [Example("import gridlib\ngridlib.launch()\n")]
-    INVALID = [Example("import gridlib\nwith gridlib.quiet():\n    gridlib.launch()\n", expect="quiet")]
+    INVALID = [Example("import gridlib\nwith gridlib.quiet():\n    gridlib.launch()\n",
+                       findings=[(3, 5, 'gridlib.launch in gridlib.quiet: "gridlib.LaunchError: launch inside a quiet block"')])]
 
     def with_context(self, call, qualname, fc):
         return {"gridlib.quiet": True} if qualname in DATA["quiet"] else None

@@ -30,17 +30,19 @@ __all__ = ["UNKNOWN", "CallSite", "Example", "FileContextProtocol", "Finding", "
 
 @dataclass
 class Example:
-    """A code sample and the target it is judged on.
+    """A complete program and the target it is judged on.
 
-    ``gpus``/``pins``/``python`` are target settings; for INVALID examples
-    ``expect`` is a substring every message must contain (optional).
+    ``gpus``/``pins``/``python`` are target settings. ``findings`` are the
+    rule's findings on it, exactly, as ``(line, column, message)`` with the
+    1-based positions aicompat reports: required for INVALID examples, empty
+    for VALID ones.
     """
 
     code: str
     gpus: list[str] = field(default_factory=lambda: ["sm_80"])
     pins: dict[str, str] = field(default_factory=dict)
     python: str = "3.11"
-    expect: str | None = None
+    findings: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -44,13 +44,31 @@ class ApiUnavailable(Rule):
     ]
     INVALID = [
         Example("import torch\nwith torch.cuda.amp.disable_casts():\n    y = model(x)\n",
-                expect="torch.cuda.amp.disable_casts does not exist in any torch release"),
-        Example("from torch.nn.attention import sdpa_kernel\n", pins={"torch": "2.2.2"}, expect="added in 2.3.0"),
-        Example("import torch.nn.functional as F\nF.flash_attention(q, k, v)\n", expect="does not exist in any"),
+                findings=[
+                    (2, 6, "torch.cuda.amp.disable_casts does not exist in any torch release (2.0.0–2.15.0); to "
+                           'run a region without autocast use `with torch.autocast(device_type="cuda", '
+                           'enabled=False):` (torch.amp.autocast("cuda", enabled=False))'),
+                ]),
+        Example("from torch.nn.attention import sdpa_kernel\n", pins={"torch": "2.2.2"},
+                findings=[
+                    (1, 32, "torch.nn.attention.sdpa_kernel is not in torch 2.2.2 (added in 2.3.0); pins allow "
+                            "torch 2.2.2"),
+                ]),
+        Example("import torch.nn.functional as F\nF.flash_attention(q, k, v)\n",
+                findings=[
+                    (2, 1, "torch.nn.functional.flash_attention does not exist in any torch release (2.0.0–2.15.0)"),
+                ]),
         Example("import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n",
-                pins={"torch": ">=2.3,<2.6"}, expect="2.3.0–2.4.1"),
+                pins={"torch": ">=2.3,<2.6"},
+                findings=[
+                    (2, 47, "torch.nn.attention.flex_attention.flex_attention is not in torch 2.3.0–2.4.1 (added "
+                            "in 2.5.0); pins allow torch 2.3.0–2.5.1"),
+                ]),
         Example("from flash_attn import flash_attn_with_kvcache\n", pins={"flash-attn": "2.1.1"},
-                expect="flash-attn"),
+                findings=[
+                    (1, 24, "flash_attn.flash_attn_with_kvcache is not in flash-attn 2.1.1 (added in 2.2.0); pins "
+                            "allow flash-attn 2.1.1"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

@@ -31,14 +31,43 @@ class BehaviorChange(Rule):
     ]
     INVALID = [
         Example("import torch\nsd = torch.load('ckpt.pt')\n", pins={"torch": ">=2.4,<2.8"},
-                expect="weights_only=False"),
+                findings=[
+                    (2, 6, "torch.load: the default of weights_only changed from False (any pickle is loaded) to "
+                           "True (tensors and allow-listed types only; other pickles raise UnpicklingError) in "
+                           "torch 2.6.0; the pins allow torch 2.4.0–2.7.1, both sides; pass weights_only=False to "
+                           "keep the old behaviour or weights_only=True for the new one"),
+                ]),
         Example("import torch\nsd = torch.load('ckpt.pt', map_location='cpu')\n", pins={"torch": "2.4.0"},
-                expect="changed from False"),
-        Example("import torch\nep = torch.export.export(m, (x,))\n", pins={"torch": "2.5.1"}, expect="strict=True"),
+                findings=[
+                    (2, 6, "torch.load: the default of weights_only changed from False (any pickle is loaded) to "
+                           "True (tensors and allow-listed types only; other pickles raise UnpicklingError) in "
+                           "torch 2.6.0; the pins allow torch 2.4.0; upgrading past 2.6.0 changes it; pass "
+                           "weights_only=False to keep the old behaviour or weights_only=True for the new one"),
+                ]),
+        Example("import torch\nep = torch.export.export(m, (x,))\n", pins={"torch": "2.5.1"},
+                findings=[
+                    (2, 6, "torch.export.export: the default of strict changed from True (TorchDynamo tracing) to "
+                           "False (Python-level tracing, non-strict) in torch 2.8.0; the pins allow torch 2.5.1; "
+                           "upgrading past 2.8.0 changes it; pass strict=True to keep the old behaviour or "
+                           "strict=False for the new one"),
+                ]),
         Example("from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n",
-                pins={"transformers": "4.57.1"}, expect="dtype=torch.float32"),
+                pins={"transformers": "4.57.1"},
+                findings=[
+                    (2, 5, "transformers.AutoModelForCausalLM.from_pretrained: the default of dtype changed from "
+                           "torch.float32 to \"auto\" (the checkpoint's dtype) in transformers 5.0.0; the pins "
+                           "allow transformers 4.57.1; upgrading past 5.0.0 changes it; pass dtype=torch.float32 "
+                           '(torch_dtype= before 4.56) to keep the old behaviour or dtype="auto" for the new one'),
+                ]),
         Example("from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('gpt2')\n",
-                pins={"transformers": ">=4.44,<4.47"}, expect="clean_up_tokenization_spaces"),
+                pins={"transformers": ">=4.44,<4.47"},
+                findings=[
+                    (2, 7, "transformers.AutoTokenizer.from_pretrained: the default of "
+                           "clean_up_tokenization_spaces changed from True to False (unless the checkpoint's "
+                           "tokenizer_config.json sets it) in transformers 4.46.0; the pins allow transformers "
+                           "4.44.0–4.46.3, both sides; pass clean_up_tokenization_spaces=True to keep the old "
+                           "behaviour or clean_up_tokenization_spaces=False for the new one"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

@@ -41,15 +41,32 @@ class BuildArchFlags(Rule):
     ]
     INVALID = [
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '10.0'\n", gpus=["H100"],
-                expect="no code for sm_90 (H100)"),
+                findings=[
+                    (2, 38, "TORCH_CUDA_ARCH_LIST='10.0' builds sm_100: no code for sm_90 (H100), which then fails "
+                            'with "no kernel image is available for execution on the device"; use '
+                            'TORCH_CUDA_ARCH_LIST="9.0+PTX"'),
+                ]),
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0;10.0f'\n", gpus=["H100"],
-                expect="Unknown CUDA arch (10.0f)"),
+                findings=[
+                    (2, 38, "TORCH_CUDA_ARCH_LIST='9.0;10.0f': torch rejects '10.0f': \"ValueError: Unknown CUDA "
+                            "arch (10.0f) or GPU not supported\"; use values such as 9.0, 9.0a, 10.0a (no 'f' "
+                            "targets, no sm_/compute_ prefixes)"),
+                ]),
         Example("from torch.utils.cpp_extension import load_inline\n"
                 "load_inline('k', '', cuda_sources=S, extra_cuda_cflags=['-gencode=arch=compute_90a,code=sm_90a'])\n",
-                gpus=["H100", "B200"], expect="no code for sm_100 (B200)"),
+                gpus=["H100", "B200"],
+                findings=[
+                    (2, 56, "load_inline extra_cuda_cflags builds sm_90a: no code for sm_100 (B200), which then "
+                            'fails with "no kernel image is available for execution on the device"; use '
+                            "-gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_100a,code=sm_100a"),
+                ]),
         Example("import subprocess\nsubprocess.run(['python', 'setup.py', 'build_ext'],\n"
                 "               env={'TORCH_CUDA_ARCH_LIST': '8.0 8.6'})\n", gpus=["A100", "RTX 4090", "H100"],
-                expect="sm_90 (H100)"),
+                findings=[
+                    (3, 45, "TORCH_CUDA_ARCH_LIST='8.0 8.6' builds sm_80, sm_86: no code for sm_90 (H100), which "
+                            'then fails with "no kernel image is available for execution on the device"; use '
+                            'TORCH_CUDA_ARCH_LIST="8.0;8.9;9.0+PTX"'),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

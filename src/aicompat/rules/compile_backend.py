@@ -36,20 +36,54 @@ class CompileBackend(Rule):
     ]
     INVALID = [
         Example(_T + "m = torch.compile(model, backend='nvfuser')\n", pins={"torch": "2.4.0"},
-                expect="Invalid backend: 'nvfuser'"),
+                findings=[
+                    (2, 34, 'torch.compile: backend="nvfuser" is not registered in torch 2.4.0: "Invalid backend: '
+                            "'nvfuser', see `torch._dynamo.list_backends()` for available backends.\"; registered "
+                            "by default: cudagraphs, inductor, onnxrt, openxla, tvm"),
+                ]),
         Example(_T + "@torch.compile(mode='fast')\ndef f(x):\n    return x\n", pins={"torch": "2.13.0"},
-                expect="Unrecognized mode=fast"),
+                findings=[
+                    (2, 21, 'torch.compile: mode="fast" is not a mode of torch 2.13.0: "Unrecognized mode=fast, '
+                            "should be one of: default, lite, reduce-overhead, max-autotune-no-cudagraphs, "
+                            'max-autotune"'),
+                ]),
         Example(_T + "m = torch.compile(model, mode='max-autotune', options={'trace.enabled': True})\n",
-                pins={"torch": "2.4.0"}, expect="Either mode or options"),
+                pins={"torch": "2.4.0"},
+                findings=[
+                    (2, 5, 'torch.compile: mode= and options= together: "Either mode or options can be specified, '
+                           "but both can't be specified at the same time.\"; pass the mode's settings in options "
+                           "instead"),
+                ]),
         Example(_T + "@torch.compile\ndef f(x):\n    return x\n", python="3.12", pins={"torch": ">=2.2,<2.5"},
-                expect="Dynamo is not supported on Python 3.12+"),
+                findings=[
+                    (2, 2, "torch.compile: torch 2.2.0, 2.2.1, 2.2.2, 2.3.0, 2.3.1 does not support Python 3.12: "
+                           '"Dynamo is not supported on Python 3.12+"; use torch>=2.4.0 or an older Python'),
+                ]),
         Example(_T + "m = torch.compile(model, backend='cudagraphs', mode='reduce-overhead')\n",
-                pins={"torch": "2.4.0"}, expect="CudagraphsBackend.__call__() got an unexpected keyword argument 'mode'"),
+                pins={"torch": "2.4.0"},
+                findings=[
+                    (2, 53, 'torch.compile: backend="cudagraphs" takes no mode= in torch 2.4.0: at the first call '
+                            'it raises "TypeError: CudagraphsBackend.__call__() got an unexpected keyword argument '
+                            "'mode'\"; drop mode=, or use backend=\"inductor\", mode=\"reduce-overhead\""),
+                ]),
         Example(_T + "m = torch.compile(model, backend='tensorrt')\n", pins={"torch": "2.13.0"},
-                expect="torch_tensorrt"),
-        Example(_T + "m = torch.compile(model, mode='lite')\n", pins={"torch": ">=2.8,<2.11"}, expect="2.8.0, 2.9.0"),
+                findings=[
+                    (2, 34, 'torch.compile: backend="tensorrt" needs the torch-tensorrt package (torch_tensorrt), '
+                            "which the pins do not include and this module does not import; pin it, or use "
+                            'backend="inductor"'),
+                ]),
+        Example(_T + "m = torch.compile(model, mode='lite')\n", pins={"torch": ">=2.8,<2.11"},
+                findings=[
+                    (2, 31, 'torch.compile: mode="lite" is not a mode of torch 2.8.0, 2.9.0, 2.9.1: "Unrecognized '
+                            "mode=lite, should be one of: default, reduce-overhead, max-autotune-no-cudagraphs, "
+                            'max-autotune"'),
+                ]),
         Example(_T + "opt = torch._dynamo.optimize('ipex')(model)\n", pins={"torch": "2.13.0"},
-                expect="Invalid backend: 'ipex'"),
+                findings=[
+                    (2, 30, 'torch._dynamo.optimize: backend="ipex" is not registered in torch 2.13.0: "Invalid '
+                            "backend: 'ipex', see `torch._dynamo.list_backends()` for available backends.\"; "
+                            "registered by default: cudagraphs, inductor, openxla, tvm"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
@@ -268,4 +302,6 @@ def _pyver(v) -> tuple[int, int]:
 
 def _span(versions) -> str:
     vs = [str(v) for v in versions]
-    return ", ".join(vs[:4]) + (f" and {len(vs) - 4} more" if len(vs) > 4 else "")
+    if len(vs) <= 5:  # "and 1 more" would be longer than the name it hides
+        return ", ".join(vs)
+    return ", ".join(vs[:4]) + f" and {len(vs) - 4} more"

@@ -44,16 +44,43 @@ class DeprecatedApi(Rule):
     ]
     INVALID = [
         Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
-                pins={"torch": "2.4.0"}, expect="torch.amp.autocast(\"cuda\", ...)"),
+                pins={"torch": "2.4.0"},
+                findings=[
+                    (2, 6, "torch.cuda.amp.autocast is deprecated since torch 2.4.0 (warns in 2.4.0: "
+                           '"`torch.cuda.amp.autocast(args...)` is deprecated. Please use '
+                           "`torch.amp.autocast('cuda', args...)` instead.\"); use torch.amp.autocast(\"cuda\", "
+                           "...)"),
+                ]),
         Example("import torch\nscaler = torch.cuda.amp.GradScaler()\n", pins={"torch": ">=2.4,<2.7"},
-                expect="deprecated since torch 2.4.0"),
+                findings=[
+                    (2, 10, "torch.cuda.amp.GradScaler is deprecated since torch 2.4.0 (warns in 2.4.0–2.6.0: "
+                            '"`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use '
+                            "`torch.amp.GradScaler('cuda', args...)` instead.\"); use "
+                            'torch.amp.GradScaler("cuda", ...)'),
+                ]),
         Example("import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False):\n"
-                "    y = attn(q, k, v)\n", pins={"torch": "2.5.1"}, expect="sdpa_kernel"),
+                "    y = attn(q, k, v)\n", pins={"torch": "2.5.1"},
+                findings=[
+                    (2, 6, "torch.backends.cuda.sdp_kernel is deprecated since torch 2.3.0 (warns in 2.5.1: "
+                           '"`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager '
+                           'will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the ne…"); use '
+                           "torch.nn.attention.sdpa_kernel([SDPBackend...])"),
+                ]),
         Example("from transformers import AutoModelForCausalLM\n"
                 "m = AutoModelForCausalLM.from_pretrained('x', use_flash_attention_2=True)\n",
-                pins={"transformers": "4.40.0"}, expect="attn_implementation=\"flash_attention_2\""),
+                pins={"transformers": "4.40.0"},
+                findings=[
+                    (2, 47, "from_pretrained(use_flash_attention_2=...) is deprecated since transformers 4.36.0; "
+                            'no longer handled from 4.53.0 (warns: "The model was loaded with '
+                            "use_flash_attention_2=True, which is deprecated and may be removed in a future "
+                            'release."); use attn_implementation="flash_attention_2"'),
+                ]),
         Example("import transformers\nm = transformers.AutoModel.from_pretrained('x', torch_dtype=torch.bfloat16)\n",
-                pins={"transformers": "4.57.1"}, expect="dtype="),
+                pins={"transformers": "4.57.1"},
+                findings=[
+                    (2, 49, "from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 (warns: "
+                            '"`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...'),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

@@ -47,21 +47,54 @@ class Fp8Unsupported(Rule):
     ]
     INVALID = [
         Example(_T + "y = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)\n",
-                gpus=["A100", "H100"], expect="fails on sm_80 (A100)"),
+                gpus=["A100", "H100"],
+                findings=[
+                    (2, 5, 'torch._scaled_mm: FP8 matmul needs compute capability 8.9+ ("torch._scaled_mm is only '
+                           'supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"); '
+                           "fails on sm_80 (A100)"),
+                ]),
         Example("from torch import _scaled_mm as smm\ny = smm(a, b, scale_a=sa, scale_b=sb)\n", gpus=["A10"],
-                expect="compute capability"),
+                findings=[
+                    (2, 5, 'torch._scaled_mm: FP8 matmul needs compute capability 8.9+ ("torch._scaled_mm is only '
+                           'supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"); '
+                           "fails on sm_86 (A10)"),
+                ]),
         Example(_T + "w = torch.zeros(8, dtype=torch.float8_e4m3fn)\n", gpus=["H100"], pins={"torch": "2.0.1"},
-                expect="not in torch 2.0.1"),
+                findings=[
+                    (2, 26, "torch.float8_e4m3fn: not in torch 2.0.1 (added in 2.1.0); AttributeError: module "
+                            "'torch' has no attribute 'float8_e4m3fn'"),
+                ]),
         Example(_T + "s = torch.float8_e8m0fnu\n", gpus=["B200"], pins={"torch": ">=2.5,<2.8"},
-                expect="added in 2.7"),
+                findings=[
+                    (2, 5, "torch.float8_e8m0fnu: not in torch 2.5.0, 2.5.1, 2.6.0 (added in 2.7.0); "
+                           "AttributeError: module 'torch' has no attribute 'float8_e8m0fnu'"),
+                ]),
         Example(_TE + "with te.fp8_autocast(enabled=True, fp8_recipe=recipe.DelayedScaling()):\n    pass\n",
-                gpus=["A100", "H100"], expect="fails on sm_80 (A100)"),
+                gpus=["A100", "H100"],
+                findings=[
+                    (3, 6, 'fp8_autocast with DelayedScaling ("Device compute capability 8.9 or higher required '
+                           'for FP8 execution."); fails on sm_80 (A100)'),
+                ]),
         Example(_TE + "r = recipe.MXFP8BlockScaling()\nwith te.fp8_autocast(fp8_recipe=r):\n    pass\n",
-                gpus=["H100", "B200", "RTX 5090"], expect="MXFP8"),
+                gpus=["H100", "B200", "RTX 5090"],
+                findings=[
+                    (4, 6, 'fp8_autocast with MXFP8BlockScaling ("Device compute capability 10.0 or higher '
+                           "required for MXFP8 execution. / MXFP8 (for all gemm layouts) is not supported on 12.0+ "
+                           'architectures yet."); fails on sm_90 (H100), sm_120 (RTX 5090)'),
+                ]),
         Example(_T + "@torch.compile\ndef quant(x):\n    return x.to(torch.float8_e4m3fn)\n", gpus=["A100", "H100"],
-                expect="torch.compile"),
+                findings=[
+                    (4, 12, ".to(torch.float8_e4m3fn) inside torch.compile: Triton generates fp8e4nv "
+                            '(float8_e4m3fn) code only for sm_89+ ("type fp8e4nv not supported in this '
+                            'architecture"); fails on sm_80 (A100)'),
+                ]),
         Example(_T + "def quant(x):\n    return x.to(dtype=torch.float8_e4m3fn)\ncq = torch.compile(quant)\n",
-                gpus=["RTX 3090"], expect="fails on sm_86"),
+                gpus=["RTX 3090"],
+                findings=[
+                    (3, 12, ".to(torch.float8_e4m3fn) inside torch.compile: Triton generates fp8e4nv "
+                            '(float8_e4m3fn) code only for sm_89+ ("type fp8e4nv not supported in this '
+                            'architecture"); fails on sm_86 (RTX 3090)'),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

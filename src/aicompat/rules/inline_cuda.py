@@ -80,15 +80,40 @@ class InlineCudaArch(Rule):
         Example("import triton.language as tl\n"
                 "def body(x):\n    return tl.inline_asm_elementwise('wgmma.fence.sync.aligned; mov.b32 $0, $1;',\n"
                 "        '=r,r', [x], dtype=tl.int32, is_pure=False, pack=1)\n", gpus=["H100", "B200"],
-                expect="fails on sm_100 (B200)"),
+                findings=[
+                    (3, 38, "inline_asm_elementwise: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 1) is rejected "
+                            "when built for sm_100a (Triton builds sm_XYa from sm_90 on, plain sm_XY below): "
+                            "\"Instruction 'wgmma.fence' not supported on .target 'sm_100a'\"; fails on sm_100 "
+                            "(B200). No compile target for sm_100 supports wgmma: guard it (#if on "
+                            "__CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and dispatch to a fallback "
+                            "kernel."),
+                ]),
         Example("from torch.utils.cpp_extension import load_inline\n" + _SRC +
                 "m = load_inline('k', '', cuda_sources=CUDA_SRC)\n", gpus=["H100"],
-                expect="fails on sm_90 (H100)"),
+                findings=[
+                    (4, 1, "load_inline: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 3) is rejected when built "
+                           "for sm_90 (no arch flags: built for the GPU it runs on): \"Instruction 'wgmma.fence' "
+                           "not supported on .target 'sm_90'\"; fails on sm_90 (H100). Build with -gencode "
+                           "arch=compute_90a,code=sm_90a."),
+                ]),
         Example("import cupy\nK = cupy.RawModule(code='''\n__global__ void k() {\n  " + _TC + "\n}\n''')\n",
-                gpus=["H100", "B200"], expect="tcgen05"),
+                gpus=["H100", "B200"],
+                findings=[
+                    (4, 1, "cupy.RawModule: 'tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned' (tcgen05, "
+                           "CUDA line 3) is rejected when built for sm_90, sm_100 (no arch flags: built for the "
+                           "GPU it runs on): \"Instruction 'tcgen05.alloc' not supported on .target 'sm_100'\"; "
+                           "fails on sm_90 (H100), sm_100 (B200). No compile target for sm_90 supports tcgen05: "
+                           "guard it (#if on __CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and "
+                           "dispatch to a fallback kernel."),
+                ]),
         Example("from pycuda.compiler import SourceModule\n"
                 "mod = SourceModule('__global__ void k() { " + _WGMMA.replace('"', '\\"') + " }', arch='sm_90')\n",
-                gpus=["H100"], expect="sm_90"),
+                gpus=["H100"],
+                findings=[
+                    (2, 20, "SourceModule: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 1) is rejected when built "
+                            "for sm_90 (arch='sm_90'): \"Instruction 'wgmma.fence' not supported on .target "
+                            "'sm_90'\"; fails on sm_90 (H100). Build with -gencode arch=compute_90a,code=sm_90a."),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 from packaging.version import Version
 
+from ..apiquery import span
 from ..index import assign_bindings
 from ..ruleapi import Example, Finding, Rule
 
@@ -43,19 +44,45 @@ class PickleCudaObject(Rule):
     ]
     INVALID = [
         Example("import torch\ns = torch.cuda.Stream()\nstate = {'model': model.state_dict(), 'stream': s}\n"
-                "torch.save(state, 'ckpt.pt')\n", expect="cannot pickle 'Stream' object"),
+                "torch.save(state, 'ckpt.pt')\n",
+                findings=[
+                    (4, 1, "torch.save: the saved object holds a CUDA stream (via state['stream']) created at line "
+                           "2: \"TypeError: cannot pickle 'Stream' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
         Example("import torch\nckpt = {}\nckpt['event'] = torch.cuda.Event(enable_timing=True)\n"
-                "torch.save(ckpt, 'c.pt')\n", expect="'Event'"),
+                "torch.save(ckpt, 'c.pt')\n",
+                findings=[
+                    (4, 1, "torch.save: the saved object holds a CUDA event (via ckpt['event']) created at line 3: "
+                           "\"TypeError: cannot pickle 'Event' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
         Example("import torch\nclass Runner(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                 "        self.graph = torch.cuda.CUDAGraph()\n\n    def save(self):\n        torch.save(self, 'r.pt')\n",
-                expect="CUDAGraph"),
+                findings=[
+                    (8, 9, "torch.save: the saved object holds a CUDA graph (via Runner.graph) created at line 5: "
+                           "\"TypeError: cannot pickle 'CUDAGraph' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
         Example("import torch, pickle, threading\nclass Trainer:\n    def __init__(self):\n"
                 "        self.lock = threading.Lock()\n\nt = Trainer()\nblob = pickle.dumps(vars(t))\n",
-                expect="_thread.lock"),
+                findings=[
+                    (7, 8, "pickle.dumps: the saved object holds a lock (via t.lock) created at line 4: "
+                           "\"TypeError: cannot pickle '_thread.lock' object\"; save state_dict()s and plain "
+                           "values instead"),
+                ]),
         Example("import torch\ng = torch.Generator()\ntorch.save([g], 'rng.pt')\n", pins={"torch": "2.3.0"},
-                expect="torch._C.Generator"),
+                findings=[
+                    (3, 1, "torch.save: the saved object holds an RNG generator (via obj[0]) created at line 2: "
+                           "\"TypeError: cannot pickle 'torch._C.Generator' object\" in torch 2.3.0 (picklable "
+                           "from 2.4.0); save state_dict()s and plain values instead"),
+                ]),
         Example("import torch.multiprocessing as mp\nimport torch\nq = mp.Queue()\nq.put(torch.cuda.current_stream())\n",
-                expect="Stream"),
+                findings=[
+                    (4, 1, "multiprocessing queue put: the saved object holds a CUDA stream created at line 4: "
+                           "\"TypeError: cannot pickle 'Stream' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
@@ -121,8 +148,10 @@ class PickleCudaObject(Rule):
         path = f"obj{src.path}" if src.path.startswith("[") else src.path
         via = f" (via {path})" if path else ""
         article = "an" if what[:1].lower() in "aeio" or what.startswith("RNG") else "a"
+        # A release-dependent failure names the releases it fails in (as AIC201 does).
+        where = f" in torch {span(failing_versions)} (picklable from {fixed})" if failing_versions else ""
         msg = (f"{label}: the saved object holds {article} {what}{via} created at line {{line:created}}: "
-               f"\"{entry['error']}\"; save state_dict()s and plain values instead")
+               f"\"{entry['error']}\"{where}; save state_dict()s and plain values instead")
         return [Finding(site.node, msg, frozenset(w.arch for w in fc.ctx.worlds),
                         extra_targets=tuple(f"torch=={v}" for v in failing_versions), refs={"created": src.node})]
 

@@ -200,21 +200,55 @@ class PythonSyntax(Rule):
     ]
     INVALID = [
         Example("match command:\n    case 'go':\n        pass\n", python="3.9",
-                expect="match statement needs Python 3.10; target is Python 3.9"),
+                findings=[
+                    (1, 1, "match statement needs Python 3.10; target is Python 3.9"),
+                ]),
         Example(_T + "if sys.version_info >= (3, 10):\n    match x:\n        case 1:\n            pass\n", python="3.9",
-                expect="match statement needs Python 3.10"),
+                findings=[
+                    (3, 5, "match statement needs Python 3.10; target is Python 3.9"),
+                ]),
         Example("import tomllib\n", python="3.10",
-                expect="tomllib is new in Python 3.11; target is Python 3.10 (use tomli as a fallback"),
-        Example("from typing import Self\n", python="3.10", expect="typing.Self is new in Python 3.11"),
+                findings=[
+                    (1, 8, "tomllib is new in Python 3.11; target is Python 3.10 (use tomli as a fallback under "
+                           "try/except ImportError)"),
+                ]),
+        Example("from typing import Self\n", python="3.10",
+                findings=[
+                    (1, 20, "typing.Self is new in Python 3.11; target is Python 3.10 (import it from "
+                            "typing_extensions)"),
+                ]),
         Example("import itertools as it\nfor b in it.batched(xs, 2):\n    pass\n", python="3.11",
-                expect="itertools.batched is new in Python 3.12"),
+                findings=[
+                    (2, 10, "itertools.batched is new in Python 3.12; target is Python 3.11 (guard it with "
+                            "sys.version_info or hasattr)"),
+                ]),
         Example("from itertools import *\nfor b in batched(xs, 2):\n    pass\n", python="3.11",
-                expect="itertools.batched is new in Python 3.12"),
-        Example("try:\n    pass\nexcept* ValueError:\n    pass\n", python="3.10", expect="except*"),
-        Example("type Vec = list[float]\n", python="3.11", expect="type statement (type X = ...) needs Python 3.12; target is Python 3.11"),
-        Example("x = f\"{d[\"a\"]}\"\n", python="3.11", expect="needs Python 3.12"),
-        Example("import imp\n", python="3.12", expect="imp was removed in Python 3.12"),
-        Example("def f(a, /, b):\n    pass\n", python="3.7", expect="positional-only"),
+                findings=[
+                    (2, 10, "itertools.batched is new in Python 3.12; target is Python 3.11 (guard it with "
+                            "sys.version_info or hasattr)"),
+                ]),
+        Example("try:\n    pass\nexcept* ValueError:\n    pass\n", python="3.10",
+                findings=[
+                    (3, 1, "except* (exception groups) needs Python 3.11; target is Python 3.10"),
+                ]),
+        Example("type Vec = list[float]\n", python="3.11",
+                findings=[
+                    (1, 1, "type statement (type X = ...) needs Python 3.12; target is Python 3.11"),
+                ]),
+        Example("x = f\"{d[\"a\"]}\"\n", python="3.11",
+                findings=[
+                    (1, 7, "f-string reusing its own quote inside a replacement field needs Python 3.12; target is "
+                           "Python 3.11"),
+                ]),
+        Example("import imp\n", python="3.12",
+                findings=[
+                    (1, 8, "imp was removed in Python 3.12; target is Python 3.12 (guard the import or use a "
+                           "replacement)"),
+                ]),
+        Example("def f(a, /, b):\n    pass\n", python="3.7",
+                findings=[
+                    (1, 10, "positional-only parameter marker (/) needs Python 3.8; target is Python 3.7"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

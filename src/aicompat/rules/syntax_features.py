@@ -50,7 +50,9 @@ def _set(node: cst.Set | cst.SetComp, code) -> Found:
 
 def _parameters(node: cst.Parameters, code) -> Found:
     out: Found = []
-    if node.posonly_params or isinstance(node.posonly_ind, cst.ParamSlash):
+    if isinstance(node.posonly_ind, cst.ParamSlash):
+        out.append(("positional_only", node.posonly_ind))  # report the "/" itself
+    elif node.posonly_params:
         out.append(("positional_only", node))
     star = node.star_arg
     if isinstance(star, cst.Param) and star.annotation is not None and isinstance(
@@ -96,8 +98,9 @@ def _match(node, code) -> Found:
     return [("match", node)]
 
 
-def _try_star(node, code) -> Found:
-    return [("except_star", node)]
+def _try_star(node: cst.TryStar, code) -> Found:
+    # Report the first ``except*``, not the ``try:`` lines above it.
+    return [("except_star", node.handlers[0] if node.handlers else node)]
 
 
 def _type_params(node: cst.FunctionDef | cst.ClassDef, code) -> Found:

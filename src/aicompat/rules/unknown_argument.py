@@ -45,20 +45,50 @@ class UnknownArgument(Rule):
     ]
     INVALID = [
         Example("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, qk_headdim=128, v_headdim=64)\n",
-                pins={"flash-attn": "2.6.3"}, expect="no flash-attn release"),
+                pins={"flash-attn": "2.6.3"},
+                findings=[
+                    (2, 7, "flash_attn.flash_attn_func: no flash-attn release (2.0.0.post1–2.8.3.post2) accepts "
+                           "keyword 'qk_headdim'; head dims come from the tensor shapes: q, k (batch, seqlen, "
+                           "nheads, headdim) and v (batch, seqlen, nheads_k, headdim_v)"),
+                ]),
         Example("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v, enable_flash=True)\n",
-                expect="'enable_flash'"),
+                findings=[
+                    (2, 5, "torch.nn.functional.scaled_dot_product_attention: no torch release (2.0.0–2.15.0) "
+                           "accepts keyword 'enable_flash'; SDPA takes no backend switches; choose kernels with "
+                           "`with torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION):` (torch >= 2.3) or "
+                           "torch.backends.cuda.sdp_kernel(enable_flash=True) before 2.3"),
+                ]),
         Example("import torch\nwith torch.amp.autocast(enabled=False):\n    y = m(x)\n",
-                expect="missing required argument 'device_type'"),
+                findings=[
+                    (2, 6, "torch.amp.autocast: missing required argument 'device_type' in torch 2.15.0 (torch "
+                           "unpinned: judged on the newest release 2.15.0); pass the device type first: "
+                           'torch.amp.autocast("cuda", ...)'),
+                ]),
         Example("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)\n",
-                pins={"torch": ">=2.3,<2.6"}, expect="accepted in torch 2.5.0"),
+                pins={"torch": ">=2.3,<2.6"},
+                findings=[
+                    (2, 5, "torch.nn.functional.scaled_dot_product_attention: keyword 'enable_gqa' is not accepted "
+                           "by torch 2.3.0–2.4.1 (accepted in torch 2.5.0–2.15.0); pins allow torch 2.3.0–2.5.1"),
+                ]),
         Example("import torch\nlin = torch.nn.Linear(4, 8, True, 'cuda', torch.float16, 3)\n",
-                expect="positional"),
+                findings=[
+                    (2, 7, "torch.nn.Linear: takes at most 5 positional arguments, 6 given in torch 2.15.0 (torch "
+                           "unpinned: judged on the newest release 2.15.0)"),
+                ]),
         Example("from transformers import AutoModelForCausalLM\n"
                 "m = AutoModelForCausalLM.from_pretrained('x', attn_implementation='flash_attention_3')\n",
-                pins={"transformers": "4.45.0"}, expect="accepted from 4.53.0"),
+                pins={"transformers": "4.45.0"},
+                findings=[
+                    (2, 47, "AutoModelForCausalLM.from_pretrained: attn_implementation='flash_attention_3' is not "
+                            "accepted by transformers 4.45.0 (accepted from 4.53.0 on); 4.45.0 takes 'eager', "
+                            "'flash_attention_2', 'sdpa'"),
+                ]),
         Example("from transformers import AutoModel\nm = AutoModel.from_pretrained('x', attn_implementation='flash2')\n",
-                pins={"transformers": "4.57.1"}, expect="not a value any transformers release accepts"),
+                pins={"transformers": "4.57.1"},
+                findings=[
+                    (2, 36, "AutoModel.from_pretrained: attn_implementation='flash2' is not a value any "
+                            "transformers release accepts (an implementation name or a Hub kernel 'org/repo')"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:

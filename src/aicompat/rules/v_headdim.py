@@ -62,30 +62,68 @@ class VHeadDimMismatch(Rule):
     INVALID = [
         Example("from transformers import DeepseekV3ForCausalLM\n"
                 "m = DeepseekV3ForCausalLM.from_pretrained('deepseek-ai/DeepSeek-V3', attn_implementation='flash_attention_3')\n",
-                gpus=["A100", "H100"], pins={"transformers": "4.55.0"}, expect="fails on sm_80 (A100)"),
+                gpus=["A100", "H100"], pins={"transformers": "4.55.0"},
+                findings=[
+                    (2, 5, 'DeepseekV3ForCausalLM.from_pretrained: attn_implementation="flash_attention_3" gets V '
+                           "head dim 128 != QK head dim 192 unpadded in transformers 4.55.0, which is Hopper-only "
+                           "(FlashAttention 3); fails on sm_80 (A100)"),
+                ]),
         Example(FA2 + "import torch\nq = torch.randn(2, 128, 8, 192)\nk = torch.randn(2, 128, 8, 192)\n"
                 "v = torch.randn(2, 128, 8, 128)\nflash_attn_func(q, k, v)\n", gpus=["H100"],
-                expect="V head dim 128 != QK head dim 192"),
+                findings=[
+                    (6, 1, "flash_attn_func: V head dim 128 != QK head dim 192 is rejected by FlashAttention 2 on "
+                           'every GPU ("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails '
+                           "on sm_90 (H100)"),
+                ]),
         Example("from flash_attn import flash_attn_func as fa\nimport torch\nHD = 192\nHDV = 128\n"
                 "q = torch.empty(4, 256, 8, HD)\nv = torch.empty((4, 256, 8, HDV))\nfa(q, q, v)\n",
-                expect="fails on sm_80"),
+                findings=[
+                    (7, 1, "flash_attn_func: V head dim 128 != QK head dim 192 is rejected by FlashAttention 2 on "
+                           'every GPU ("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails '
+                           "on sm_80"),
+                ]),
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nk = torch.randn(1, 64, 16, 192)\n"
                 "v = torch.randn(1, 64, 16, 128)\nout = flash_attn_func(q, k, v)\n", gpus=["A100", "H100"],
-                expect="Hopper-only (FlashAttention 3); fails on sm_80 (A100)"),
+                findings=[
+                    (6, 7, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3); "
+                           "fails on sm_80 (A100)"),
+                ]),
         # The classic wrong guard: >= (9, 0) lets Blackwell in.
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nv = torch.randn(1, 64, 16, 128)\n"
                 "if torch.cuda.get_device_capability() >= (9, 0):\n    flash_attn_func(q, q, v)\n",
-                gpus=["H100", "B200"], expect="fails on sm_100 (B200)"),
+                gpus=["H100", "B200"],
+                findings=[
+                    (6, 5, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3); "
+                           "fails on sm_100 (B200)"),
+                ]),
         # Not an allowed FA3 pair at all: fails on Hopper too.
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 128)\nv = torch.randn(1, 64, 16, 256)\n"
-                "flash_attn_func(q, q, v)\n", gpus=["H100"], expect="not a head-dim pair"),
+                "flash_attn_func(q, q, v)\n", gpus=["H100"],
+                findings=[
+                    (5, 1, "flash_attn_func: V head dim 256 != QK head dim 128 is not a head-dim pair "
+                           'FlashAttention 3 supports ("If V headdim is different from Q/K dim, we only support '
+                           'Q/K headdim in (128, 192] and V headdim in (96, 128], or (Q/K <= 64 and V <= 512)."); '
+                           "fails on sm_90 (H100)"),
+                ]),
         Example(SDPA + "q = torch.randn(2, 8, 128, 192).cuda()\nv = torch.randn(2, 8, 128, 128).cuda()\n"
                 "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    F.scaled_dot_product_attention(q, q, v)\n",
-                gpus=["H100"], expect="flash backend"),
+                gpus=["H100"],
+                findings=[
+                    (7, 5, "scaled_dot_product_attention: V head dim 128 != QK head dim 192 with only the flash "
+                           'backend enabled, which needs equal head dims ("Flash attention requires q,k,v to have '
+                           'the same last dimension and to be less than or equal to 256."; then "No available '
+                           'kernel"); fails on sm_90 (H100)'),
+                ]),
         Example("import torch\nfrom torch.nn.functional import scaled_dot_product_attention as sdpa\n"
                 "q = torch.randn(2, 8, 128, 64)\nv = torch.randn(2, 8, 128, 32)\n"
                 "with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable_mem_efficient=False):\n"
-                "    sdpa(q, q, v)\n", pins={"torch": ">=2.1,<2.3"}, expect="V head dim 32 != QK head dim 64"),
+                "    sdpa(q, q, v)\n", pins={"torch": ">=2.1,<2.3"},
+                findings=[
+                    (6, 5, "scaled_dot_product_attention: V head dim 32 != QK head dim 64 with only the flash "
+                           'backend enabled, which needs equal head dims ("Flash attention requires q,k,v to have '
+                           'the same last dimension and to be less than or equal to 256."; then "No available '
+                           'kernel"); fails on sm_80'),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
