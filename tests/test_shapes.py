@@ -441,3 +441,340 @@ class TestMLA:
 def test_dtype_table_aliases_resolve():
     for alias, name in DTYPE_ALIASES.items():
         assert name in DTYPE_SIZES, alias
+
+
+# ---------------------------------------------------------------- cross-checks against real torch (meta tensors)
+
+class T:
+    """A tensor argument of a cross-check case: a meta tensor for torch, a Tensor for the model."""
+
+    def __init__(self, *shape, dtype="torch.float32"):
+        self.shape, self.dtype = shape, dtype
+
+
+def _for_torch(x, torch):
+    if isinstance(x, T):
+        return torch.empty(x.shape, device="meta", dtype=getattr(torch, x.dtype.split(".")[1]))
+    if isinstance(x, Slice):
+        return slice(x.lower, x.upper, x.step)
+    if isinstance(x, Module):
+        return getattr(torch, x.name.split(".")[1])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_for_torch(i, torch) for i in x)
+    if isinstance(x, dict):
+        return {k: _for_torch(v, torch) for k, v in x.items()}
+    return x
+
+
+def _for_model(x):
+    if isinstance(x, T):
+        return Tensor(x.shape, x.dtype)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_for_model(i) for i in x)
+    if isinstance(x, dict):
+        return {k: _for_model(v) for k, v in x.items()}
+    return x
+
+
+def _resolve(qualname):
+    import importlib
+
+    mod, _, attr = qualname.rpartition(".")
+    return getattr(importlib.import_module(mod), attr)
+
+
+def _shapes(v):
+    """Shapes of a result: a tuple for one tensor, a list of them for several."""
+    if isinstance(v, (list, tuple)) and v and not isinstance(v[0], int) and hasattr(v[0], "shape"):
+        return [tuple(x.shape) for x in v]
+    if hasattr(v, "shape"):
+        return tuple(v.shape)
+    return v
+
+
+# (how, target, args, kwargs): how is "method" (target a Tensor method, args[0] the tensor),
+# "function" (target a qualname), "index" (args = (tensor, idx)), "binary" or "matmul".
+CROSS_CASES = [
+    ("method", "view", (T(2, 3, 4), 6, -1), {}),
+    ("method", "view", (T(2, 3, 4), (-1,)), {}),
+    ("method", "reshape", (T(2, 3, 4), 4, -1, 2), {}),
+    ("method", "view", (T(2, 8, dtype="torch.float32"), Module("torch.uint8")), {}),
+    ("method", "view", (T(2, 8, dtype="torch.uint8"), Module("torch.float16")), {}),
+    ("method", "view", (T(2, 8, dtype="torch.uint8"), Module("torch.float8_e4m3fn")), {}),
+    ("method", "unflatten", (T(2, 12), 1, (3, -1)), {}),
+    ("method", "flatten", (T(2, 3, 4, 5), 1, 2), {}),
+    ("method", "flatten", (T(2, 3, 4, 5),), {"start_dim": -2}),
+    ("method", "flatten", (T(),), {}),
+    ("method", "split", (T(2, 10), 4, 1), {}),
+    ("method", "split", (T(2, 10), [3, 7]), {"dim": -1}),
+    ("method", "split", (T(0, 3), 2), {}),
+    ("method", "chunk", (T(5, 2), 3), {}),
+    ("method", "chunk", (T(6, 2), 4), {}),
+    ("method", "chunk", (T(0, 3), 3), {}),
+    ("method", "chunk", (T(2, 8), 2), {"dim": -1}),
+    ("method", "unbind", (T(3, 2, 4), 1), {}),
+    ("method", "transpose", (T(2, 3, 4), 0, -1), {}),
+    ("method", "swapaxes", (T(2, 3, 4), 1, 2), {}),
+    ("method", "permute", (T(2, 3, 4, 5), 3, 1, 0, 2), {}),
+    ("method", "permute", (T(2, 3, 4), (2, 0, 1)), {}),
+    ("method", "movedim", (T(2, 3, 4, 5), 0, -1), {}),
+    ("method", "movedim", (T(2, 3, 4, 5), (0, 1), (3, 0)), {}),
+    ("method", "unsqueeze", (T(2, 3), -1), {}),
+    ("method", "unsqueeze", (T(2, 3), 1), {}),
+    ("method", "squeeze", (T(1, 3, 1, 4),), {}),
+    ("method", "squeeze", (T(1, 3, 1, 4), 2), {}),
+    ("method", "squeeze", (T(1, 3, 1, 4), 1), {}),
+    ("method", "squeeze", (T(1, 3, 1, 4), (0, 2)), {}),
+    ("method", "expand", (T(2, 1, 4), -1, 3, -1), {}),
+    ("method", "expand", (T(2, 1, 4), 5, 2, 3, 4), {}),
+    ("method", "narrow", (T(2, 10), 1, 2, 5), {}),
+    ("method", "repeat_interleave", (T(2, 3), 2), {}),
+    ("method", "repeat_interleave", (T(2, 3, 4), 3), {"dim": 1}),
+    ("method", "repeat", (T(2, 3), 2, 1, 2), {}),
+    ("method", "t", (T(2, 3),), {}),
+    ("method", "sum", (T(2, 3, 4), -1), {}),
+    ("method", "mean", (T(2, 3, 4), (0, 2)), {"keepdim": True}),
+    ("method", "sum", (T(2, 3, 4),), {}),
+    ("method", "half", (T(2, 3),), {}),
+    ("index", None, (T(2, 3, 4), 0), {}),
+    ("index", None, (T(2, 3, 4), (Ellipsis, Slice(None, 2))), {}),
+    ("index", None, (T(2, 3, 4), (None, Slice(), None, -1)), {}),
+    ("index", None, (T(2, 3, 10), (Slice(), Slice(1, None), Slice(-7, -2, 2))), {}),
+    ("index", None, (T(2, 3, 4), (Slice(), T(5, 6, dtype="torch.int64"))), {}),
+    ("index", None, (T(2, 3, 4), (Ellipsis, [0, 2])), {}),
+    ("binary", None, (T(2, 1, 4), T(3, 1)), {}),
+    ("binary", None, (T(4), 2.0), {}),
+    ("matmul", None, (T(2, 3, 4), T(4, 5)), {}),
+    ("matmul", None, (T(4), T(7, 4, 5)), {}),
+    ("matmul", None, (T(2, 1, 3, 4), T(5, 4, 6)), {}),
+    ("matmul", None, (T(2, 3, 4), T(4)), {}),
+    ("function", "torch.randn", (2, 3), {}),
+    ("function", "torch.zeros", ((2, 3),), {}),
+    ("function", "torch.ones", (), {"size": (4,)}),
+    ("function", "torch.full", ((2, 2), 1.5), {}),
+    ("function", "torch.randint", (0, 5, (3, 2)), {}),
+    ("function", "torch.arange", (10,), {}),
+    ("function", "torch.arange", (1, 10, 4), {}),
+    ("function", "torch.zeros_like", (T(3, 4),), {}),
+    ("function", "torch.cat", ([T(2, 3), T(5, 3)],), {}),
+    ("function", "torch.cat", ([T(2, 3), T(2, 4), T(0)],), {"dim": 1}),
+    ("function", "torch.stack", ([T(2, 3), T(2, 3)],), {"dim": -1}),
+    ("function", "torch.split", (T(7, 2), [2, 5]), {}),
+    ("function", "torch.chunk", (T(7, 2), 2), {}),
+    ("function", "torch.unbind", (T(3, 2),), {"dim": 1}),
+    ("function", "torch.transpose", (T(2, 3), 0, 1), {}),
+    ("function", "torch.permute", (T(2, 3, 4), (1, 2, 0)), {}),
+    ("function", "torch.reshape", (T(2, 3, 4), (-1, 4)), {}),
+    ("function", "torch.flatten", (T(2, 3, 4),), {"start_dim": 1}),
+    ("function", "torch.narrow", (T(2, 8), 1, 0, 3), {}),
+    ("function", "torch.repeat_interleave", (T(2, 3), 2), {"dim": 0}),
+    ("function", "torch.squeeze", (T(1, 2, 1),), {}),
+    ("function", "torch.unsqueeze", (T(2, 3), 0), {}),
+    ("function", "torch.matmul", (T(3, 4), T(4, 2)), {}),
+    ("function", "torch.einsum", ("bhqd,bhkd->bhqk", T(2, 3, 4, 5), T(2, 3, 6, 5)), {}),
+    ("function", "torch.einsum", ("Ab,bC", T(2, 3), T(3, 4)), {}),
+    ("function", "torch.einsum", ("...d,...d->...", T(2, 3, 4), T(3, 4)), {}),
+    ("function", "torch.nn.functional.pad", (T(2, 3, 4), (1, 2)), {}),
+    ("function", "torch.nn.functional.pad", (T(2, 3, 4), (1, 2, 0, 3, 1, 1)), {}),
+    ("function", "torch.nn.functional.linear", (T(2, 3, 4), T(5, 4)), {}),
+    ("function", "torch.nn.functional.scaled_dot_product_attention", (T(2, 4, 8, 16), T(2, 4, 8, 16),
+                                                                        T(2, 4, 8, 32)), {}),
+    ("function", "einops.rearrange", (T(2, 6, 8), "b s (h d) -> b h s d"), {"h": 2}),
+    ("function", "einops.rearrange", (T(2, 3, 4, 5), "b h s d -> b s (h d)"), {}),
+    ("function", "einops.rearrange", (T(2, 3, 4, 5), "b ... d -> (b ...) d"), {}),
+    ("function", "einops.rearrange", (T(2, 3, 4), "b s d -> b 1 s () d"), {}),
+    ("function", "einops.repeat", (T(2, 3), "b d -> b h d"), {"h": 4}),
+    ("function", "einops.repeat", (T(2, 3), "b d -> b (d r)"), {"r": 2}),
+    ("function", "einops.reduce", (T(2, 3, 4), "b s d -> b d", "mean"), {}),
+]
+
+
+def _ids(case):
+    how, target, args, _ = case
+    first = args[0] if args else ""
+    return f"{how}-{target or ''}-{getattr(first, 'shape', first)}"
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("case", CROSS_CASES, ids=[_ids(c) for c in CROSS_CASES])
+def test_model_matches_torch(torch, case):
+    how, target, args, kwargs = case
+    if target and target.startswith("einops."):
+        pytest.importorskip("einops")
+    real_args, real_kwargs = _for_torch(args, torch), _for_torch(kwargs, torch)
+    model_args, model_kwargs = _for_model(args), _for_model(kwargs)
+    if how == "method":
+        real = getattr(real_args[0], target)(*real_args[1:], **real_kwargs)
+        model = tensor_method(model_args[0], target, model_args[1:], model_kwargs)
+    elif how == "index":
+        real = real_args[0][real_args[1]]
+        model = index(*model_args)
+    elif how == "binary":
+        real = real_args[0] + real_args[1]
+        model = binary(*model_args)
+    elif how == "matmul":
+        real = real_args[0] @ real_args[1]
+        model = matmul(*model_args)
+    else:
+        real = _resolve(target)(*real_args, **real_kwargs)
+        model = function(target, model_args, model_kwargs)
+    if isinstance(model, Tensor) and isinstance(real, torch.Tensor) and model.dtype is not None:
+        assert model.dtype == str(real.dtype)
+    assert _shapes(model) == _shapes(real)
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_dtype_sizes_match_torch(torch):
+    for name, size in DTYPE_SIZES.items():
+        dt = getattr(torch, name.split(".")[1], None)
+        if dt is None:  # a dtype this torch release lacks
+            continue
+        assert str(dt) == name and torch.empty((), dtype=dt, device="meta").element_size() == size
+    for alias, name in DTYPE_ALIASES.items():
+        assert str(getattr(torch, alias.split(".")[1])) == name
+
+
+# ---------------------------------------------------------------- random chains with named dims vs torch
+
+class Chain:
+    """One tensor followed through random operations twice: as a meta tensor
+    with concrete sizes, and as a model Tensor whose dims are Syms of those sizes."""
+
+    def __init__(self, torch, rng):
+        self.torch, self.rng = torch, rng
+        self.env: dict = {}
+        dims = [self.fresh() for _ in range(rng.randint(2, 4))]
+        self.real = torch.empty([self.env[str(d)] for d in dims], device="meta")
+        self.model = Tensor(tuple(dims))
+
+    def fresh(self, lo=2, hi=5):
+        name = f"d{len(self.env)}"
+        self.env[name] = self.rng.randint(lo, hi)
+        return Sym.var(name)
+
+    def value(self, d):
+        return d.subs(self.env) if isinstance(d, Sym) else d
+
+    def step(self):
+        rng, rank = self.rng, len(self.model.shape)
+        op = rng.choice(["transpose", "permute", "flatten", "split_view", "unsqueeze_expand", "cat_split",
+                         "chunk", "slice", "linear", "pad", "rearrange", "repeat_interleave"])
+        getattr(self, op)(rng, rank)
+        return op
+
+    def apply(self, name, args, kwargs=None, real_args=None):
+        kwargs = kwargs or {}
+        real_args = args if real_args is None else real_args
+        self.real = getattr(self.real, name)(*real_args, **kwargs)
+        self.model = tensor_method(self.model, name, args, kwargs)
+
+    def transpose(self, rng, rank):
+        self.apply("transpose", (rng.randrange(rank), -1 - rng.randrange(rank)))
+
+    def permute(self, rng, rank):
+        order = list(range(rank))
+        rng.shuffle(order)
+        self.apply("permute", tuple(order))
+
+    def flatten(self, rng, rank):
+        if rank > 1:
+            start = rng.randrange(rank - 1)
+            self.apply("flatten", (start, start + 1))
+
+    def split_view(self, rng, rank):
+        # Split a dim d into (k, d / k) through view(..., k, -1, ...), k a fresh name.
+        i = rng.randrange(rank)
+        k = self.fresh(1, 3)
+        self.real = self.real.unsqueeze(i).expand(*[-1] * i, self.env[str(k)], *[-1] * (rank - i))
+        self.model = tensor_method(self.model, "unsqueeze", (i,))
+        self.model = tensor_method(self.model, "expand", (*[-1] * i, k, *[-1] * (rank - i)))
+        self.real = self.real.flatten(i, i + 1)
+        self.model = tensor_method(self.model, "flatten", (i, i + 1))
+        shape = list(self.model.shape)
+        new = shape[:i] + [k, -1] + shape[i + 1:]
+        self.apply("reshape", tuple(new), real_args=tuple(self.value(d) for d in new))
+
+    def unsqueeze_expand(self, rng, rank):
+        i = rng.randint(0, rank)
+        k = self.fresh()
+        self.apply("unsqueeze", (i,))
+        sizes = [-1] * (rank + 1)
+        sizes[i] = k
+        self.apply("expand", tuple(sizes), real_args=tuple(self.value(d) for d in sizes))
+
+    def cat_split(self, rng, rank):
+        i = rng.randrange(rank)
+        extra = self.fresh()
+        other_shape = list(self.model.shape)
+        other_shape[i] = extra
+        old = self.model.shape[i]
+        other = self.torch.empty([self.value(d) for d in other_shape], device="meta")
+        self.real = self.torch.cat([self.real, other], dim=i)
+        self.model = function("torch.cat", ([self.model, Tensor(tuple(other_shape))],), {"dim": i})
+        part = rng.randrange(2)
+        self.real = self.real.split([self.value(old), self.env[str(extra)]], dim=i)[part]
+        self.model = tensor_method(self.model, "split", ([old, extra], i))[part]
+
+    def chunk(self, rng, rank):
+        i = rng.randrange(rank)
+        self.apply("repeat_interleave", (2, i))
+        self.real = self.real.chunk(2, i)[1]
+        self.model = tensor_method(self.model, "chunk", (2, i))[1]
+
+    def slice(self, rng, rank):
+        # x[..., :a] and x[..., a:] on a dim a + b.
+        i = rng.randrange(rank)
+        a, old = self.fresh(), self.model.shape[i]
+        self.real = self.torch.cat([self.torch.empty([*self.real.shape[:i], self.env[str(a)],
+                                                      *self.real.shape[i + 1:]], device="meta"), self.real], i)
+        self.model = function("torch.cat", ([Tensor(_replace(self.model.shape, i, a)), self.model],), {"dim": i})
+        bound = Slice(a, None) if rng.randrange(2) else Slice(None, a)
+        idx = (Slice(),) * i + (bound,)
+        real_bound = slice(*(None if b is None else self.value(b) for b in (bound.lower, bound.upper)))
+        self.real = self.real[(slice(None),) * i + (real_bound,)]
+        self.model = index(self.model, idx)
+        assert self.model.shape[i] == (old if bound.lower is not None else a)
+
+    def linear(self, rng, rank):
+        out = self.fresh()
+        weight = self.torch.empty(self.env[str(out)], self.real.shape[-1], device="meta")
+        self.real = self.torch.nn.functional.linear(self.real, weight)
+        self.model = apply_layer(layer("torch.nn.Linear", (self.model.shape[-1], out), {}), self.model)
+
+    def pad(self, rng, rank):
+        pads = tuple(rng.randint(0, 2) for _ in range(2 * rng.randint(1, rank)))
+        self.real = self.torch.nn.functional.pad(self.real, pads)
+        self.model = function("torch.nn.functional.pad", (self.model, pads), {})
+
+    def rearrange(self, rng, rank):
+        einops = pytest.importorskip("einops")
+        names = [f"a{k}" for k in range(rank)]
+        order = names[:]
+        rng.shuffle(order)
+        pattern = " ".join(names) + " -> " + " ".join(order)
+        self.real = einops.rearrange(self.real, pattern)
+        self.model = function("einops.rearrange", (self.model, pattern), {})
+
+    def repeat_interleave(self, rng, rank):
+        self.apply("repeat_interleave", (rng.randint(1, 3),), {"dim": rng.randrange(rank)})
+
+
+def _replace(shape, i, d):
+    return shape[:i] + (d,) + shape[i + 1:]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_named_dims_agree_with_torch(torch, seed):
+    rng = random.Random(seed)
+    chain = Chain(torch, rng)
+    for _ in range(6):
+        if len(chain.model.shape) > 6:
+            break
+        op = chain.step()
+        shape = chain.model.shape
+        assert shape is not None and UNKNOWN not in shape, (op, shape)  # these ops are all exact
+        assert tuple(chain.value(d) for d in shape) == tuple(chain.real.shape), (op, shape, chain.env)
