@@ -7,9 +7,10 @@ import random
 
 import pytest
 
+from aicompat.einpattern import parse_side
 from aicompat.shapes import (
     DTYPE_ALIASES, DTYPE_SIZES, Layer, Slice, apply_layer, attribute, binary, function, index, layer, matmul,
-    parse_pattern_side, tensor_method,
+    tensor_method,
 )
 from aicompat.symbolic import Sym, add, div_exact, floordiv, mul, normalize, proven_eq, proven_ne, provably_nonneg, sub
 from aicompat.values import UNKNOWN, Module, Seq, Tensor
@@ -154,7 +155,8 @@ class TestViewsAndSplits:
         t = Tensor((B, S, H * D))
         assert shape_of(tensor_method(t, "unflatten", (-1, (H, -1)))) == (B, S, H, D)
         assert shape_of(tensor_method(Tensor((B, S, H, D)), "flatten", (2,))) == (B, S, H * D)
-        assert shape_of(tensor_method(Tensor((B, S, H, D)), "flatten", (), {"start_dim": 1, "end_dim": 2})) == (B, S * H, D)
+        middle = tensor_method(Tensor((B, S, H, D)), "flatten", (), {"start_dim": 1, "end_dim": 2})
+        assert shape_of(middle) == (B, S * H, D)
 
     def test_split_by_sections_and_by_size(self):
         kv = Tensor((B, S, H, NOPE + V))
@@ -170,11 +172,15 @@ class TestViewsAndSplits:
         out = tensor_method(Tensor((B, H * 64)), "split", (64, -1))
         assert out == Seq(items=(), more=Tensor((B, 64)))
 
+    def test_many_pieces_are_a_seq(self):
+        assert tensor_method(Tensor((B, 4096)), "split", (1, 1)) == Seq(items=(), more=Tensor((B, 1)))
+        assert tensor_method(Tensor((4096, D)), "unbind", ()) == Seq(items=(), more=Tensor((D,)))
+
     def test_chunk_and_unbind(self):
         a, b = tensor_method(Tensor((B, 2 * D)), "chunk", (2,), {"dim": -1})
         assert a.shape == b.shape == (B, D)
         assert tensor_method(Tensor((B, D)), "chunk", (2, -1)) == Seq(items=(), more=Tensor((B, UNKNOWN)))
-        q, k, v = tensor_method(Tensor((3, B, H, S, D)), "unbind", (0,))
+        q, _, _ = tensor_method(Tensor((3, B, H, S, D)), "unbind", (0,))
         assert q.shape == (B, H, S, D)
         assert tensor_method(Tensor((B, D)), "unbind", ()) == Seq(items=(), more=Tensor((D,)))
 
@@ -357,9 +363,9 @@ class TestFunctions:
 
 class TestEinops:
     def test_parse(self):
-        assert parse_pattern_side("b (h d) ... 1") == [
+        assert parse_side("b (h d) ... 1") == [
             (False, ["b"]), (True, ["h", "d"]), (False, ["..."]), (False, ["1"])]
-        assert parse_pattern_side("b (h (d))") is None and parse_pattern_side("b h)") is None
+        assert parse_side("b (h (d))") is None and parse_side("b h)") is None
 
     @pytest.mark.parametrize("shape,pattern,axes,expected", [
         ((B, S, H * D), "b s (h d) -> b h s d", {"h": H}, (B, H, S, D)),

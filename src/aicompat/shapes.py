@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from aicompat.einpattern import einops_shape, parse_side
 from aicompat.symbolic import add, div_exact, is_dim, mul, normalize, product, proven_eq, provably_nonneg, sub
 from aicompat.values import UNKNOWN, Module, Seq, Tensor
 
@@ -55,6 +56,9 @@ _BINARY = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "maximum",
            "remainder", "fmod", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"}
 _METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "moveaxis": "movedim", "concat": "cat",
                    "concatenate": "cat", "mm": "matmul", "bmm": "matmul"}
+
+
+MAX_PIECES = 64  # split/chunk/unbind into more pieces give a Seq, not a huge tuple
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,11 @@ def _flatten(t, args, kwargs):
     return Tensor(t.shape[:s] + (product(t.shape[s:e + 1]),) + t.shape[e + 1:], t.dtype)
 
 
-def _pieces(t: Tensor, i: int, sizes) -> tuple:
+def _pieces(t: Tensor, i: int, sizes):
+    """The pieces of ``t`` cut along dim ``i``; past MAX_PIECES a Seq of their join."""
+    if len(sizes) > MAX_PIECES:
+        same = len(set(sizes)) == 1
+        return _unknown_count(t, i, sizes[0] if same else UNKNOWN)
     return tuple(Tensor(_replace(t.shape, i, (s,)), t.dtype) for s in sizes)
 
 
@@ -347,7 +355,7 @@ def _unbind(t, args, kwargs):
         return Seq(items=(), more=_unknown_like(t))
     rest = Tensor(t.shape[:i] + t.shape[i + 1:], t.dtype)
     n = t.shape[i]
-    return (rest,) * n if _is_int(n) else Seq(items=(), more=rest)
+    return (rest,) * n if _is_int(n) and n <= MAX_PIECES else Seq(items=(), more=rest)
 
 
 def _transpose(t, args, kwargs):
@@ -791,7 +799,7 @@ def function(qualname: str, args=(), kwargs=None):
     if name == "einsum":
         return _einsum(args)
     if name == "matmul":
-        return matmul(*args) if len(args) == 2 else NotImplemented
+        return matmul(args[0], args[1]) if len(args) == 2 else NotImplemented
     if name in ("split", "chunk", "unbind", "transpose", "permute", "reshape", "flatten", "narrow",
                 "repeat_interleave", "squeeze", "unsqueeze", "movedim", "unflatten", "t", "sum", "mean", "amax",
                 "amin") or name in SAME_SHAPE:
@@ -959,35 +967,6 @@ def _functional(name: str, args, kwargs):
 
 # ---------------------------------------------------------------- einops
 
-_TOKEN = re.compile(r"\.\.\.|\(|\)|[A-Za-z_][A-Za-z0-9_]*|\d+|\S")
-
-
-def parse_pattern_side(side: str) -> list | None:
-    """One side of an einops pattern as a list of groups; a group is a list of
-    axis names ("..." for the ellipsis, "1"... for a literal number); a bare
-    axis is a group of one with ``grouped=False``. Returns (grouped, names) pairs."""
-    out: list = []
-    group: list | None = None
-    for tok in _TOKEN.findall(side):
-        if tok == "(":
-            if group is not None:
-                return None
-            group = []
-        elif tok == ")":
-            if group is None:
-                return None
-            out.append((True, group))
-            group = None
-        elif tok == "..." or tok.isidentifier() or tok.isdigit():
-            if group is not None:
-                group.append(tok)
-            else:
-                out.append((False, [tok]))
-        else:
-            return None
-    return None if group is not None else out
-
-
 def _einops(name: str, args, kwargs):
     if name not in ("rearrange", "repeat", "reduce") or len(args) < 2 or not isinstance(args[1], str):
         return NotImplemented
@@ -998,69 +977,12 @@ def _einops(name: str, args, kwargs):
             return NotImplemented
         src = _stack((ts,), {})
     lhs, arrow, rhs = args[1].partition("->")
-    left, right = parse_pattern_side(lhs), parse_pattern_side(rhs)
+    left, right = parse_side(lhs), parse_side(rhs)
     if not arrow or left is None or right is None:
         return NotImplemented
     axes = {k: _dim(v) for k, v in kwargs.items() if k != "reduction"}
     out = einops_shape(src.shape, left, right, axes)
     return Tensor(out, src.dtype)
-
-
-def einops_shape(shape, left, right, axes: dict) -> tuple | None:
-    """Output dims of an einops pattern given input dims and named axis sizes."""
-    n_items = len(left)
-    has_ell = any("..." in names for _, names in left)
-    if shape is None:
-        if has_ell:
-            return None
-        shape = (UNKNOWN,) * n_items
-    n_ell = len(shape) - (n_items - 1) if has_ell else 0
-    if (has_ell and n_ell < 0) or (not has_ell and n_items != len(shape)):
-        return None
-    sizes = dict(axes)
-    ell_dims: tuple = ()
-    pos = 0
-    for grouped, names in left:
-        if names == ["..."] and not grouped:
-            ell_dims = tuple(shape[pos:pos + n_ell])
-            pos += n_ell
-            continue
-        d = shape[pos]
-        pos += 1
-        if not grouped:
-            name = names[0]
-            sizes[name] = d if d is not UNKNOWN or name not in sizes else sizes[name]
-            continue
-        _decompose(d, names, sizes)
-    out: list = []
-    for grouped, names in right:
-        if names == ["..."] and not grouped:
-            out.extend(ell_dims)
-            continue
-        dims = []
-        for name in names:
-            if name == "...":
-                dims.append(product(ell_dims))
-            elif name.isdigit():
-                dims.append(int(name))
-            elif name in sizes:
-                dims.append(sizes[name])
-            else:
-                dims.append(UNKNOWN)  # an axis einops would reject: not ours to judge
-        out.append(product(dims))
-    return tuple(out)
-
-
-def _decompose(d, names, sizes: dict) -> None:
-    """Sizes of the axes in one input group whose product is ``d``: at most one
-    unknown axis, found by exact division."""
-    known = [int(n) if n.isdigit() else sizes.get(n, UNKNOWN) for n in names]
-    missing = [n for n, k in zip(names, known) if k is UNKNOWN]
-    if len(missing) == 1 and d is not UNKNOWN:
-        sizes[missing[0]] = _exact(d, product(k for k in known if k is not UNKNOWN))
-        return
-    for n in missing:
-        sizes[n] = UNKNOWN
 
 
 # ---------------------------------------------------------------- torch.nn layers
