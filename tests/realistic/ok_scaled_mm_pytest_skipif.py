@@ -1,0 +1,23 @@
+"""Numerics test for the FP8 GEMM path against a bf16 reference."""
+import pytest
+import torch
+
+fp8_available = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)
+requires_fp8 = pytest.mark.skipif(not fp8_available, reason="FP8 GEMM needs compute capability 8.9+")
+
+
+def quantize(t: torch.Tensor):
+    scale = t.abs().max().float() / torch.finfo(torch.float8_e4m3fn).max
+    return (t / scale).to(torch.float8_e4m3fn), scale
+
+
+@requires_fp8
+@pytest.mark.parametrize("m,n,k", [(16, 32, 64), (128, 256, 512)])
+def test_scaled_mm_matches_bf16(m, n, k):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    a8, sa = quantize(a)
+    b8, sb = quantize(b)
+    out = torch._scaled_mm(a8, b8.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+    ref = a @ b.t()
+    torch.testing.assert_close(out.float(), ref.float(), atol=0.5, rtol=0.1)
