@@ -24,6 +24,7 @@ from .matrix import Matrix
 from .model import FileModel
 from .ruleapi import CallSite, Finding, Rule
 from .target import ResolvedTarget, World
+from .values import UNKNOWN, DictValue, Seq
 from .walk import walk
 
 __all__ = ["CallSite", "FileContext", "Walker", "check_module", "internal_error"]
@@ -51,6 +52,7 @@ class FileContext:
         # The value model: built on demand, memoised per world for the whole file.
         self.model = FileModel(module, path, self._is_exit)
         self._memos: dict[World, dict] = {}
+        self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
         self.stmt_stack: list[cst.CSTNode] = []  # enclosing statements, innermost last
 
@@ -137,6 +139,20 @@ class FileContext:
     def value_of(self, expr: cst.BaseExpression, world: World, bindings=None):
         """The abstract value of ``expr`` at the current node in ``world``."""
         return self.evaluator(world, bindings=bindings).eval(expr)
+
+    def value_everywhere(self, expr: cst.BaseExpression):
+        """The value of ``expr`` when it is the same in every world that reaches here,
+        else UNKNOWN (``f"{major}.{minor}"`` of the running GPU is no one constant)."""
+        worlds = sorted(self.ctx.worlds, key=_world_key)
+        if not worlds:
+            return UNKNOWN
+        ev = self.evaluator(worlds[0])
+        v = ev.eval(expr)
+        if ev.touched:
+            for w in worlds[1:]:
+                if self.value_of(expr, w) != v:
+                    return UNKNOWN
+        return v
 
     def eval_in(self, expr: cst.BaseExpression, worlds=None) -> dict[World, Any]:
         worlds = self.ctx.worlds if worlds is None else worlds
@@ -478,7 +494,15 @@ class Walker(cst.CSTVisitor):
         has_star = False
         for a in node.args:
             if a.star:
-                has_star = True
+                # ``**cfg["compile"]``, ``*shape``: spliced in when the value model knows
+                # every key and value as constants, so rules see what the call receives.
+                spliced = self._splat(a)
+                if spliced is None or (a.star == "*" and kw):
+                    has_star = True
+                elif a.star == "*":
+                    pos.extend(spliced)
+                else:
+                    kw.update(spliced)
             elif a.keyword is not None:
                 kw[a.keyword.value] = a.value
             else:
@@ -486,6 +510,31 @@ class Walker(cst.CSTVisitor):
         site = CallSite(node, pos, kw, has_star)
         for r in rules:
             self._run(r, node, r.check_call, site, qual, self.fc)
+
+    def _splat(self, arg: cst.Arg):
+        """The constant items of a ``*``/``**`` argument as expressions, or None."""
+        world = min(self.fc.ctx.worlds, key=_world_key)
+        v = self.fc.value_of(arg.value, world)
+        if arg.star == "**":
+            if not isinstance(v, DictValue) or not v.exact:
+                return None
+            out = {}
+            for k, x in v.items:
+                node = constant_node(x)
+                if not isinstance(k, str) or node is None:
+                    return None
+                out[k] = node
+                self.fc.origins[id(node)] = arg.value  # a finding on it is reported at the splat
+            return out
+        items = v if isinstance(v, tuple) else v.items if isinstance(v, Seq) and v.exact else None
+        if items is None:
+            return None
+        nodes = [constant_node(x) for x in items]
+        if any(n is None for n in nodes):
+            return None
+        for n in nodes:
+            self.fc.origins[id(n)] = arg.value
+        return nodes
 
     def _run(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
         try:
@@ -507,6 +556,24 @@ class Walker(cst.CSTVisitor):
             return
         for r in rules:
             self._run(r, node, r.check_attribute, node, qual, self.fc)
+
+
+def constant_node(v) -> cst.BaseExpression | None:
+    """A literal expression for a constant value (what a spliced ``**kwargs`` passes)."""
+    if v is None or isinstance(v, bool):
+        return cst.Name(repr(v))
+    if isinstance(v, int):
+        return cst.Integer(str(v)) if v >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-v)))
+    if isinstance(v, float) and v == v and v not in (float("inf"), float("-inf")):
+        return cst.Float(repr(v)) if v >= 0 else cst.UnaryOperation(cst.Minus(), cst.Float(repr(-v)))
+    if isinstance(v, str) and len(v) < 4096:
+        return cst.SimpleString(repr(v))
+    if isinstance(v, tuple):
+        items = [constant_node(x) for x in v]
+        if any(i is None for i in items):
+            return None
+        return cst.Tuple([cst.Element(i) for i in items])
+    return None
 
 
 class ShadowScope(dict):
@@ -619,6 +686,8 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
     out = []
     for rule, f in findings:
         pos = positions.get(f.node)
+        if pos is None and id(f.node) in fc.origins:
+            pos = positions.get(fc.origins[id(f.node)])
         if pos is None:
             continue
         if f.line_delta:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
-from . import probes
+from . import probes, shapes
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, Tensor, Union, join, options)
@@ -135,6 +135,8 @@ MODULE_RETURNS_SELF = frozenset({"cuda", "cpu", "to", "eval", "train", "half", "
                                  "requires_grad_", "to_empty", "xpu", "ipu", "mtia", "type", "share_memory",
                                  "apply", "zero_grad_"})
 _MAX_SITES = 8
+# Tensor methods whose result shape their arguments give in full (no input dims needed).
+SHAPING_METHODS = frozenset({"view", "reshape"})
 
 
 class Evaluator:
@@ -711,6 +713,10 @@ class Evaluator:
 
     def _subscript(self, node: cst.Subscript):
         base = self.eval(node.value)
+        if isinstance(base, Tensor):
+            idx = tuple(self._index_part(el.slice) for el in node.slice)
+            v = shapes.index(base, idx[0] if len(idx) == 1 else idx)
+            return UNKNOWN if v is NotImplemented else v
         if len(node.slice) != 1:
             return UNKNOWN
         sl = node.slice[0].slice
@@ -736,6 +742,14 @@ class Evaluator:
             return got
         return UNKNOWN
 
+    def _index_part(self, sl):
+        if isinstance(sl, cst.Slice):
+            return shapes.Slice(*(None if p is None else self.eval(p) for p in (sl.lower, sl.upper, sl.step)))
+        v = sl.value
+        if isinstance(v, cst.Ellipsis):
+            return ...
+        return _seq_as_tuple(self.eval(v))
+
     def _attribute(self, node: cst.Attribute):
         q = self.resolve(node)
         if q is not None:
@@ -756,11 +770,8 @@ class Evaluator:
         if isinstance(base, PyVersionInfo) and attr in ("major", "minor"):
             return getattr(base, attr)
         if isinstance(base, Tensor):
-            if attr == "shape":
-                return base.shape if base.shape is not None else UNKNOWN
-            if attr == "ndim":
-                return len(base.shape) if base.shape is not None else UNKNOWN
-            return UNKNOWN
+            v = shapes.attribute(base, attr)
+            return UNKNOWN if v is NotImplemented else v
         if isinstance(base, Version) and attr in ("major", "minor", "micro", "release", "base_version"):
             return getattr(base, attr)
         if isinstance(base, Instance):
@@ -934,6 +945,12 @@ class Evaluator:
         return UNKNOWN
 
     def _call_value(self, callee, node, func):
+        if isinstance(callee, shapes.Layer):
+            pos, kw = self._args(node)
+            if pos is None or len(pos) != 1:
+                return UNKNOWN
+            v = shapes.apply_layer(callee, self.eval(pos[0]))
+            return UNKNOWN if v is NotImplemented else v
         if isinstance(callee, Function):
             return self._invoke(callee, node)
         if isinstance(callee, ClassValue):
@@ -1041,8 +1058,13 @@ class Evaluator:
         pos, kw = self._args(call)
         if pos is None:
             return UNKNOWN
+        if base is UNKNOWN and method in SHAPING_METHODS:
+            base = Tensor(None)  # ``x.view(b, s, h, d)`` makes that shape whatever x was
         if isinstance(base, Tensor):
-            return self._tensor_method(base, method, pos, kw)
+            args = [_seq_as_tuple(self.eval(a)) for a in pos]
+            kwargs = {k: _seq_as_tuple(self.eval(v)) for k, v in kw.items()}
+            v = shapes.tensor_method(base, method, args, kwargs)
+            return UNKNOWN if v is NotImplemented else v
         if isinstance(base, TorchVersion) and method == "split":
             return UNKNOWN
         if isinstance(base, Instance):
@@ -1132,6 +1154,10 @@ class Evaluator:
                     except InvalidVersion:
                         return UNKNOWN
             return UNKNOWN
+        if q.startswith(("torch.", "einops.")):
+            v = self._shape_call(q, pos, kw)
+            if v is not NotImplemented:
+                return v
         if q.startswith("torch.") and q.rsplit(".", 1)[1] in TENSOR_FACTORIES and q.count(".") == 1:
             return self._factory(q.rsplit(".", 1)[1], pos, kw)
         if q.startswith("torch.") and q.rsplit(".", 1)[1] in LIKE_FACTORIES and q.count(".") == 1:
@@ -1147,6 +1173,19 @@ class Evaluator:
         if q == "os.environ.copy":
             return DictValue((), UNKNOWN)
         return NotImplemented
+
+    def _shape_call(self, q: str, pos, kw):
+        """torch/einops functions and torch.nn layers through the shape model (shapes.py)."""
+        if q.startswith("torch.cuda.") or q.startswith("torch.backends.") or q in ("torch.device",):
+            return NotImplemented
+        args = [self.eval(a) for a in pos]
+        kwargs = {k: self.eval(v) for k, v in kw.items()}
+        args = [_seq_as_tuple(a) for a in args]
+        kwargs = {k: _seq_as_tuple(v) for k, v in kwargs.items()}
+        if q.startswith("torch.nn.") and q[9:10].isupper():
+            return shapes.layer(q, args, kwargs)
+        v = shapes.function(q, args, kwargs)
+        return v
 
     def _factory(self, name: str, pos, kw):
         if name == "randint":
@@ -1278,6 +1317,13 @@ class Evaluator:
 
 
 # -- helpers on abstract values ------------------------------------------------
+def _seq_as_tuple(v):
+    """Lists of known items as tuples, the form the shape model takes sizes in."""
+    if isinstance(v, Seq) and v.exact:
+        return tuple(v.items)
+    return v
+
+
 def _plain(v) -> bool:
     return isinstance(v, (int, float, str, tuple)) and v is not None
 
@@ -1408,6 +1454,11 @@ def _dict_merge(a: DictValue, b: DictValue) -> DictValue:
 
 
 def _binop(op: str, a, b):
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        if a is UNKNOWN or b is UNKNOWN:
+            return UNKNOWN
+        v = shapes.matmul(a, b) if op == "MatrixMultiply" else shapes.binary(a, b)
+        return UNKNOWN if v is NotImplemented else v
     if a is UNKNOWN or b is UNKNOWN:
         if op == "Add" and (isinstance(a, (str, PartialStr)) or isinstance(b, (str, PartialStr))):
             return _concat(a, b)

@@ -9,11 +9,12 @@ Python line.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
+
+from ..values import PathValue
 
 MAX_FILE = 2_000_000
 
@@ -45,18 +46,20 @@ def resolve_text(expr, fc, depth: int = 0) -> Resolved | None:
                 parts.append(p.value.replace("{{", "{").replace("}}", "}"))
             else:
                 r = resolve_text(p.expression, fc, depth + 1)
-                parts.append(r.text if r else "")
+                if r is None:  # an unknown part is not an empty string
+                    return _model_text(expr, fc)
+                parts.append(r.text)
         return Resolved("".join(parts), expr)
     if isinstance(expr, cst.Name):
         b = fc.lookup(expr.value)
         if isinstance(b, cst.BaseExpression):
             return resolve_text(b, fc, depth + 1)
-        return None
+        return _model_text(expr, fc)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
         left, right = resolve_text(expr.left, fc, depth + 1), resolve_text(expr.right, fc, depth + 1)
-        if left is None and right is None:
-            return None
-        return Resolved((left.text if left else "") + (right.text if right else ""), None)
+        if left is None or right is None:
+            return _model_text(expr, fc)
+        return Resolved(left.text + right.text, None)
     if isinstance(expr, (cst.List, cst.Tuple)):
         texts = [resolve_text(el.value, fc, depth + 1) for el in expr.elements if isinstance(el, cst.Element)]
         texts = [t for t in texts if t]
@@ -68,9 +71,7 @@ def resolve_text(expr, fc, depth: int = 0) -> Resolved | None:
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         method = expr.func.attr.value
         if method == "format":
-            base = resolve_text(expr.func.value, fc, depth + 1)
-            if base:
-                return Resolved(re.sub(r"\{[^{}]*\}", "", base.text), None)
+            return _model_text(expr, fc)
         if method in ("read", "read_text", "decode", "strip", "lstrip", "rstrip"):
             if method in ("decode", "strip", "lstrip", "rstrip"):
                 return resolve_text(expr.func.value, fc, depth + 1)
@@ -80,18 +81,41 @@ def resolve_text(expr, fc, depth: int = 0) -> Resolved | None:
                     return read_file(target.args[0].value, fc)
             if method == "read_text":
                 return read_file(target, fc)
+    if isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript, cst.IfExp)):
+        return _model_text(expr, fc)
     return None
+
+
+def _model_value(expr, fc):
+    """The value model's answer where it is one value on every GPU of the fleet,
+    or None where there is no model (tests' stubs)."""
+    if not hasattr(fc, "value_everywhere"):
+        return None
+    return fc.value_everywhere(expr)
+
+
+def _model_text(expr, fc) -> Resolved | None:
+    """A text the value model knows in full; None when any part is unknown."""
+    v = _model_value(expr, fc)
+    return Resolved(v, None) if isinstance(v, str) else None
 
 
 def read_file(path_expr, fc) -> Resolved | None:
     """The text of a file named by ``path_expr``, relative to the module's folder."""
     path = _path_value(path_expr, fc)
-    if path is None:
-        return None
     here = Path(fc.path).resolve().parent if fc.path and not fc.path.startswith("<") else None
     if here is None:
         return None
-    p = (here / path) if not Path(path).is_absolute() else Path(path)
+    if path is None:
+        # Through the value model: a path built from __file__ (the linted path) by
+        # helpers, with_suffix, os.path.join ... is relative to where aicompat runs.
+        v = _model_value(path_expr, fc)
+        v = v.path if isinstance(v, PathValue) else v
+        if not isinstance(v, str) or not v:
+            return None
+        p = Path(v)
+    else:
+        p = (here / path) if not Path(path).is_absolute() else Path(path)
     try:
         if p.is_file() and p.stat().st_size <= MAX_FILE:
             text = p.read_text(encoding="utf-8", errors="replace")

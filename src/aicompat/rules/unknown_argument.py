@@ -170,7 +170,9 @@ class UnknownArgument(Rule):
         if not releases:
             return []  # unpinned: the newest release, which takes every value recorded here
         value = site.kw["attn_implementation"]
-        node = next(a for a in site.node.args if a.keyword is not None and a.keyword.value == "attn_implementation")
+        # The keyword argument, or the ``**kwargs`` splat that passes it.
+        node = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == "attn_implementation"),
+                    value)
         kw_added = Version(kw["added"])
         call = f"{parts[-2]}.{parts[-1]}"
         too_old = [v for v in releases if v < kw_added]

@@ -186,21 +186,26 @@ class VHeadDimMismatch(Rule):
         short = qualname.rsplit(".", 1)[-1]
         failing: set[str] = set()
         shown = None
-        for world, (qk, v) in self._dims(site, args, fc).items():
-            if qk is UNKNOWN or v is UNKNOWN or qk == v:
-                continue
-            if check == "forced" and not self._only_forced(fact, allowed, world):
-                continue
-            reason = self._verdict(fact, qk, v, world.arch, fc)
-            if reason is not None:
-                failing.add(world.arch)
-                shown = shown or (qk, v, reason)
+        # One scenario per call of the enclosing function in this file (q and v of
+        # one caller are never mixed with another's); the finding names that call.
+        for caller, bindings in fc.scenarios():
+            for world, (qk, v) in self._dims(site, args, fc, bindings).items():
+                if qk is UNKNOWN or v is UNKNOWN or qk == v:
+                    continue
+                if check == "forced" and not self._only_forced(fact, allowed, world):
+                    continue
+                reason = self._verdict(fact, qk, v, world.arch, fc)
+                if reason is not None:
+                    failing.add(world.arch)
+                    shown = shown or (qk, v, reason, caller)
         if not failing:
             return []
-        qk, v, reason = shown
+        qk, v, reason, caller = shown
         label = "K/V" if "kv" in args else "V"
-        msg = f"{short}: {label} head dim {v} != {'Q' if 'kv' in args else 'QK'} head dim {qk} {reason}; fails on {fc.describe(failing)}"
-        return [Finding(site.node, msg, frozenset(failing))]
+        via = " (called at line {line:caller})" if caller is not None else ""
+        msg = (f"{short}: {label} head dim {v} != {'Q' if 'kv' in args else 'QK'} head dim {qk}{via} {reason}; "
+               f"fails on {fc.describe(failing)}")
+        return [Finding(site.node, msg, frozenset(failing), refs={"caller": caller} if caller is not None else {})]
 
     def _transformers(self, site, qualname, fact, fc):
         """Model classes whose attention has V != QK head dims, loaded with an
@@ -225,7 +230,7 @@ class VHeadDimMismatch(Rule):
                f"in transformers {span}, which is Hopper-only ({fact['library']}); fails on {fc.describe(failing)}")
         return [Finding(site.node, msg, frozenset(failing))]
 
-    def _dims(self, site, args, fc):
+    def _dims(self, site, args, fc, bindings=None):
         def expr(role):
             if role not in args:
                 return None
@@ -238,7 +243,7 @@ class VHeadDimMismatch(Rule):
             return {}
         out = {}
         for w in sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch))):
-            ev = fc.evaluator(w)
+            ev = fc.evaluator(w, bindings=bindings)
             qk = _last(ev.eval(q_e))
             if qk is UNKNOWN and k_e is not None:
                 qk = _last(ev.eval(k_e))

@@ -1,0 +1,134 @@
+"""The value model through the rules, on code written the way repositories write it:
+each failing case beside its fixed twin, which must be clean."""
+from conftest import lint
+
+
+def messages(code, gpus, **kw):
+    return [f"{d.line}:{d.code} {d.message}" for d in lint(code, gpus=gpus, **kw) if d.code != "AIC001"]
+
+
+MLA_HELPER = '''import torch
+import torch.nn.functional as F
+from flash_attn import flash_attn_func
+
+
+class MLAConfig:
+    def __init__(self, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128):
+        self.qk_nope_head_dim = qk_nope_head_dim
+        self.qk_rope_head_dim = qk_rope_head_dim
+        self.v_head_dim = v_head_dim
+
+
+def attention_block(q, k, v):
+    return flash_attn_func(q, k, v, causal=True)
+
+
+def run_layer(cfg, bsz, seqlen, heads):
+    qk_dim = cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
+    q = torch.randn(bsz, seqlen, heads, qk_dim)
+    k = torch.randn(bsz, seqlen, heads, qk_dim)
+    v = torch.randn(bsz, seqlen, heads, cfg.v_head_dim)
+    {fix}
+    return attention_block(q, k, v)
+
+
+run_layer(MLAConfig(), 2, 256, 16)
+'''
+
+
+def test_finding_in_a_helper_names_the_call_that_makes_it_fail():
+    got = messages(MLA_HELPER.replace("{fix}", "pass"), ["A100"])
+    assert got == ['14:AIC101 flash_attn_func: V head dim 128 != QK head dim 192 (called at line 23) is rejected by '
+                   'FlashAttention 2 on every GPU ("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); '
+                   'fails on sm_80 (A100)']
+
+
+def test_helper_fixed_by_padding_v_is_clean():
+    fixed = MLA_HELPER.replace("{fix}", "v = F.pad(v, [0, qk_dim - cfg.v_head_dim])")
+    assert messages(fixed, ["A100"]) == []
+
+
+def test_two_callers_are_not_mixed():
+    # One call passes equal dims, the other does not: only the bad call is named.
+    code = """import torch
+from flash_attn import flash_attn_func
+
+
+def attention_block(q, k, v):
+    return flash_attn_func(q, k, v)
+
+
+q = torch.randn(2, 128, 8, 192)
+attention_block(q, q, torch.randn(2, 128, 8, 192))
+attention_block(q, q, torch.randn(2, 128, 8, 128))
+"""
+    got = messages(code, ["A100"])
+    assert len(got) == 1 and got[0].startswith("6:AIC101") and "(called at line 12)" in got[0]
+    fixed = code.replace("torch.randn(2, 128, 8, 128))", "torch.randn(2, 128, 8, 192))")
+    assert messages(fixed, ["A100"]) == []
+
+
+FP8_FLAG = '''import torch
+
+
+class Fp8Linear(torch.nn.Module):
+    def __init__(self, weight):
+        super().__init__()
+        self.weight = weight
+        self.use_fp8 = torch.cuda.get_device_capability() >= ({major}, {minor})
+
+    def forward(self, x, scale_a, scale_b):
+        if self.use_fp8:
+            return torch._scaled_mm(x, self.weight, scale_a=scale_a, scale_b=scale_b)
+        return x @ self.weight
+'''
+
+
+def test_capability_flag_stored_on_self_guards_the_call():
+    assert messages(FP8_FLAG.format(major=8, minor=9), ["A100", "H100"]) == []
+
+
+def test_a_wrong_threshold_stored_on_self_is_still_reported():
+    got = messages(FP8_FLAG.format(major=8, minor=0), ["A100", "H100"])
+    assert len(got) == 1 and got[0].startswith("12:AIC102 torch._scaled_mm") and got[0].endswith("fails on sm_80 (A100)")
+
+
+ARCH_FSTRING = '''import os
+import torch
+from torch.utils.cpp_extension import load
+
+{arch}
+os.environ["TORCH_CUDA_ARCH_LIST"] = ARCH
+ext = load(name="fused_norm", sources=["fused_norm.cu"])
+'''
+
+
+def test_fstring_with_an_unknown_part_is_not_its_known_parts():
+    # The running GPU's capability differs per fleet member: no constant, nothing to report
+    # (it was read as "." and reported as an arch list torch rejects).
+    code = ARCH_FSTRING.format(arch='major, minor = torch.cuda.get_device_capability()\nARCH = f"{major}.{minor}"')
+    assert messages(code, ["A100", "H100"]) == []
+
+
+def test_fstring_of_module_constants_is_followed():
+    code = ARCH_FSTRING.format(arch='CC_MAJOR, CC_MINOR = 9, 0\nARCH = f"{CC_MAJOR}.{CC_MINOR}+PTX"')
+    got = messages(code, ["A100", "H100"])
+    assert len(got) == 1 and "TORCH_CUDA_ARCH_LIST='9.0+PTX' builds sm_90" in got[0] and "sm_80 (A100)" in got[0]
+    fixed = ARCH_FSTRING.format(arch='ARCHS = ["8.0", "9.0"]\nARCH = ";".join(ARCHS) + "+PTX"')
+    assert messages(fixed, ["A100", "H100"]) == []
+
+
+COMPILE_SPLAT = '''import torch
+
+CFG = {{"compile": {{"backend": "{backend}", "mode": "max-autotune"}}}}
+
+
+def build(model):
+    return torch.compile(model, **CFG["compile"])
+'''
+
+
+def test_compile_options_through_a_config_splat():
+    got = messages(COMPILE_SPLAT.format(backend="tensorrt_llm"), ["H100"], pins={"torch": "2.8.0"})
+    assert len(got) == 1 and got[0].startswith("7:AIC103") and 'backend="tensorrt_llm"' in got[0]
+    assert messages(COMPILE_SPLAT.format(backend="inductor"), ["H100"], pins={"torch": "2.8.0"}) == []
