@@ -63,7 +63,7 @@ attention_block(q, q, torch.randn(2, 128, 8, 192))
 attention_block(q, q, torch.randn(2, 128, 8, 128))
 """
     got = messages(code, ["A100"])
-    assert len(got) == 1 and got[0].startswith("6:AIC101") and "(called at line 12)" in got[0]
+    assert len(got) == 1 and got[0].startswith("6:AIC101") and "(called at line 11)" in got[0]
     fixed = code.replace("torch.randn(2, 128, 8, 128))", "torch.randn(2, 128, 8, 192))")
     assert messages(fixed, ["A100"]) == []
 
