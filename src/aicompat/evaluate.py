@@ -97,19 +97,8 @@ _CMP = {
     cst.Equal: operator.eq,
     cst.NotEqual: operator.ne,
 }
-_BIN = {
-    cst.Add: operator.add,
-    cst.Subtract: operator.sub,
-    cst.Multiply: operator.mul,
-    cst.FloorDivide: operator.floordiv,
-    cst.Modulo: operator.mod,
-}
 TENSOR_FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "randint", "normal"}
 LIKE_FACTORIES = {"randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like"}
-SAME_SHAPE_METHODS = {
-    "to", "cuda", "cpu", "half", "bfloat16", "float", "double", "contiguous", "clone", "detach",
-    "requires_grad_", "type", "abs", "neg", "mul", "div", "add", "sub", "__mul__", "softmax", "sigmoid",
-}
 _CONST_NAMES = {"True": True, "False": False, "None": None}
 
 
@@ -1211,40 +1200,6 @@ class Evaluator:
         if not args:
             return None
         return tuple(_int_or_unknown(self.eval(a)) for a in args)
-
-    def _tensor_method(self, base: Tensor, method: str, pos, kw):
-        if method in ("view", "reshape", "expand", "unflatten_to"):
-            if pos and all(isinstance(p, cst.BaseExpression) for p in pos):
-                first = self.eval(pos[0]) if len(pos) == 1 else None
-                if isinstance(first, Module):  # .view(torch.float8_e4m3fn): a dtype bitcast
-                    return base
-                shape = self._shape(pos)
-                if shape is not None:
-                    shape = tuple(UNKNOWN if d == -1 else d for d in shape)
-                return Tensor(shape)
-            return Tensor(None)
-        if method in SAME_SHAPE_METHODS:
-            return base
-        if method in ("transpose", "swapaxes") and len(pos) == 2 and base.shape is not None:
-            a, b = self.eval(pos[0]), self.eval(pos[1])
-            if isinstance(a, int) and isinstance(b, int):
-                s = list(base.shape)
-                s[a], s[b] = s[b], s[a]
-                return Tensor(tuple(s))
-            return Tensor(None)
-        if method == "permute" and base.shape is not None:
-            order = self._shape(pos)
-            if order and all(isinstance(i, int) for i in order) and len(order) == len(base.shape):
-                return Tensor(tuple(base.shape[i] for i in order))
-            return Tensor(None)
-        if method == "size":
-            if not pos:
-                return base.shape if base.shape is not None else UNKNOWN
-            i = self.eval(pos[0])
-            if isinstance(i, int) and base.shape is not None:
-                return base.shape[i]
-            return UNKNOWN
-        return UNKNOWN
 
     def _builtin(self, name: str, pos, kw):
         """Builtins, when the name is not bound in the file."""

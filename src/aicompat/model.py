@@ -64,10 +64,6 @@ class FileModel:
             self._scopes[id(node)] = s
         return s
 
-    def class_scope(self, cls: cst.ClassDef) -> Scope:
-        s = self.scope(cls)
-        return s
-
     # -- classes -------------------------------------------------------------
     def methods(self, cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
         out = {}
