@@ -19,6 +19,7 @@ from . import guard_forms
 from .diagnostics import Diagnostic
 from .evaluate import Evaluator
 from .guards import Ctx, is_exit_call, orelse_terminates, split_worlds, terminates
+from .project import Project
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
 from .model import FileModel
@@ -54,6 +55,7 @@ class FileContext:
         self._memos: dict[World, dict] = {}
         self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
+        self._project: Project | None = None
         self.stmt_stack: list[cst.CSTNode] = []  # enclosing statements, innermost last
 
     def _is_exit(self, call: cst.Call) -> bool:
@@ -92,6 +94,8 @@ class FileContext:
                 return b.name
             if isinstance(b, (cst.Name, cst.Attribute)):
                 return self.resolve(b, _depth + 1)
+            if b is None and node.value in self.index.relative and node.value in _known_tails(self.known):
+                return self.project.library_name(self.path, self.index.relative[node.value])
             if b is None:
                 for mod in self.index.star_modules:
                     cand = f"{mod}.{node.value}"
@@ -101,6 +105,13 @@ class FileContext:
         return None
 
     # -- values and guards ---------------------------------------------------
+    @property
+    def project(self) -> Project:
+        """The project's own modules, which the value model follows into (project.py)."""
+        if self._project is None:
+            self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads)
+        return self._project
+
     def evaluator(self, world: World, loc=None, bindings=None) -> Evaluator:
         return Evaluator(
             lookup=self.lookup,
@@ -116,6 +127,7 @@ class FileContext:
             shadow=self.shadow() if loc is None else frozenset(),
             memo=self._memos.setdefault(world, {}),
             bindings=bindings,
+            project=self.project,
         )
 
     def scenarios(self):
@@ -163,6 +175,35 @@ class FileContext:
 
     def describe(self, archs) -> str:
         return self.target.describe(archs)
+
+
+_LIBS: dict[int, frozenset[str]] = {}
+
+
+def _libraries(known: set[str], matrix: Matrix) -> frozenset[str]:
+    """Top-level names the rules and the matrix know as libraries: never project modules."""
+    key = id(known)
+    libs = _LIBS.get(key)
+    if libs is None:
+        libs = frozenset({q.split(".", 1)[0] for q in known} | set(matrix.api_roots)
+                         | {q.split(".", 1)[0] for q in matrix.symbols} | {"torch", "triton", "cupy", "numpy"})
+        _LIBS.clear()
+        _LIBS[key] = libs
+    return libs
+
+
+_TAILS: dict[int, frozenset[str]] = {}
+
+
+def _known_tails(known: set[str]) -> frozenset[str]:
+    """Last parts of the names rules know: only such a name is worth reading a
+    project module for (``from .ops import flash_attn_func``)."""
+    tails = _TAILS.get(id(known))
+    if tails is None:
+        tails = frozenset(q.rsplit(".", 1)[-1] for q in known)
+        _TAILS.clear()
+        _TAILS[id(known)] = tails
+    return tails
 
 
 def _world_key(w: World):

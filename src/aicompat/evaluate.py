@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 from . import probes, shapes
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
-                     PathValue, Seq, Tensor, Union, join, options)
+                     PathValue, Seq, SourceModule, Tensor, Union, join, options)
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ MODULE_RETURNS_SELF = frozenset({"cuda", "cpu", "to", "eval", "train", "half", "
                                  "apply", "zero_grad_"})
 _MAX_SITES = 8
 # Tensor methods whose result shape their arguments give in full (no input dims needed).
-SHAPING_METHODS = frozenset({"view", "reshape"})
+SHAPING_METHODS = frozenset({"view", "reshape", "new_empty", "new_zeros", "new_ones", "new_full"})
 
 
 class Evaluator:
@@ -160,9 +160,11 @@ class Evaluator:
         shadow: frozenset = frozenset(),
         memo: dict | None = None,
         bindings: dict | None = None,
+        project=None,
     ) -> None:
         self.lookup = lookup
         self.resolve = resolve
+        self.project = project  # the project's own modules (project.py), followed on demand
         self.world = world
         self.capability = capability
         self.python = python
@@ -179,22 +181,47 @@ class Evaluator:
         self._frames: list[dict[str, Any]] = []
         self._active: set = set()
         self.touched = False  # did the value depend on the world (GPU arch, torch release)?
+        self._home = (model, lookup, resolve, path)
+        self._env = None  # the project module being read (None: the checked file)
 
     # -- locations -----------------------------------------------------------
     def _scope(self):
         if self.model is None or self.loc is None:
             return None, None
         node, stmt = self.loc
-        return self.model.scope(node), stmt
+        return self._m(node).scope(node), stmt
+
+    def _m(self, node):
+        """The FileModel a definition node belongs to (the checked file's or a project module's)."""
+        if self.project is not None:
+            env = self.project.env_of(node)
+            if env is not None:
+                return env.model
+        return self._home[0]
 
     def at(self, loc, bindings, fn):
         """Evaluate ``fn()`` as if at ``loc`` with ``bindings`` (frames are lexical: none there)."""
         saved = (self.loc, self.bindings, self._frames, self.shadow)
+        env = self.project.env_of(loc[0]) if self.project is not None and loc is not None else None
+        switch = env is not self._env
+        if switch:
+            saved_env = self._env
+            self._enter(env)
         self.loc, self.bindings, self._frames, self.shadow = loc, bindings, [], frozenset()
         try:
             return fn()
         finally:
             self.loc, self.bindings, self._frames, self.shadow = saved
+            if switch:
+                self._enter(saved_env)
+
+    def _enter(self, env) -> None:
+        """Read names, imports and ``__file__`` as the module ``env`` (None: the checked file) does."""
+        self._env = env
+        if env is None:
+            self.model, self.lookup, self.resolve, self.path = self._home
+        else:
+            self.model, self.lookup, self.resolve, self.path = env.model, env.lookup, env.resolve, env.path
 
     # -- names ---------------------------------------------------------------
     def _name(self, name: str):
@@ -287,8 +314,8 @@ class Evaluator:
             for i in d.extra:
                 v = _item(v, i)
             return v
-        if kind == "import":
-            return self._qual_value(d.node.name)
+        if kind == "import":  # read relative to the module that imports
+            return self.at(loc, self.bindings, lambda: self._qual_value(d.node.name))
         if kind == "func":
             return Function(d.node, key=id(d.node))
         if kind == "class":
@@ -347,7 +374,7 @@ class Evaluator:
 
     def _param_default(self, scope, p):
         fn = scope.node
-        owner = self.model.parent_of(fn)
+        owner = self._m(fn).parent_of(fn)
         if p.default is not None:
             return self.at((owner, fn), {}, lambda: self.eval(p.default))
         if p.star == "*":
@@ -443,7 +470,7 @@ class Evaluator:
             return hit
         out: list = []
         self.memo[key] = out  # recursion: a function calling itself has no new sites
-        model = self.model
+        model = self._m(fn_node)
         scope = model.scope(fn_node)
         name = fn_node.name.value
         cls = scope.owner_class
@@ -499,6 +526,12 @@ class Evaluator:
         return join(vals)
 
     def _qual_value(self, q: str):
+        if self.project is not None:
+            v = self._project_value(q)
+            if v is not NotImplemented:
+                return v
+        elif q.startswith("."):
+            return UNKNOWN
         v = probes.attribute_value(q)  # torch.version.hip and the like (probes.toml)
         if v is not NotImplemented:
             return v
@@ -513,6 +546,27 @@ class Evaluator:
         if q == "sys.version_info":
             return PyVersionInfo((self.python[0], self.python[1], 0, "final", 0))
         return Module(q)
+
+    def _project_value(self, q: str):
+        """A name of the project's own modules (``.utils.torch_version``,
+        ``mypkg.config.V_DIM``): its value there; NotImplemented when ``q`` is no
+        project name (a library), UNKNOWN for a relative name not found."""
+        found = self.project.find(self.path, q)
+        if found is None:
+            return UNKNOWN if q.startswith(".") else NotImplemented
+        env, attrs = found
+        v = SourceModule(env.path, env)
+        for a in attrs:
+            v = self._value_attr(v, a)
+        return v
+
+    def _module_attr(self, m: SourceModule, attr: str):
+        """A module-level name of a project module, else its submodule."""
+        env = m.env
+        if env.model.scope(env.module).final.get(attr) is not None:
+            return self.at((env.module, None), {}, lambda: self._name(attr))
+        found = self.project.find(env.path, "." + attr) if env.path.endswith("__init__.py") else None
+        return SourceModule(found[0].path, found[0]) if found is not None and not found[1] else UNKNOWN
 
     # -- expressions ---------------------------------------------------------
     def eval(self, node: cst.BaseExpression):
@@ -771,6 +825,8 @@ class Evaluator:
             return _path_attr(base, attr)
         if isinstance(base, Module):
             return Module(f"{base.name}.{attr}")
+        if isinstance(base, SourceModule):
+            return self._module_attr(base, attr)
         return UNKNOWN
 
     # -- classes and instances -----------------------------------------------
@@ -783,7 +839,7 @@ class Evaluator:
                 continue
             out.append(c)
             for base in c.node.bases:
-                owner = self.model.parent_of(c.node)
+                owner = self._m(c.node).parent_of(c.node)
                 v = self.at((owner, c.node), {}, lambda: self.eval(base.value))
                 if isinstance(v, ClassValue):
                     todo.append(v)
@@ -812,8 +868,9 @@ class Evaluator:
 
     def _instance_attr_uncached(self, inst: Instance, attr: str):
         for c in self._classes(inst.cls):
-            methods = self.model.methods(c.node)
-            defs = self.model.attr_defs(c.node).get(attr)
+            model = self._m(c.node)
+            methods = model.methods(c.node)
+            defs = model.attr_defs(c.node).get(attr)
             if defs:
                 vals = []
                 for d in defs:
@@ -862,7 +919,7 @@ class Evaluator:
         return b
 
     def _class_attr(self, cls: ClassValue, attr: str, inst):
-        scope = self.model.scope(cls.node)
+        scope = self._m(cls.node).scope(cls.node)
         defs = scope.final.get(attr)
         if defs is None:
             return NotImplemented if inst is not None else UNKNOWN
@@ -923,7 +980,12 @@ class Evaluator:
             v = self._builtin(func.value, pos, kw)
             if v is not NotImplemented:
                 return v
-        callee = UNKNOWN if q is not None else self.eval(func)
+        if q is None:
+            callee = self.eval(func)
+        else:  # a library call, unless the name is one of the project's own modules
+            callee = self._project_value(q) if self.project is not None else UNKNOWN
+            if callee is NotImplemented or isinstance(callee, SourceModule):
+                callee = UNKNOWN
         if isinstance(callee, Union):
             return join([self._call_value(o, node, func) for o in callee.options])
         v = self._call_value(callee, node, func)
@@ -949,7 +1011,7 @@ class Evaluator:
             return inst
         if isinstance(callee, Instance):
             for c in self._classes(callee.cls):
-                m = self.model.methods(c.node)
+                m = self._m(c.node).methods(c.node)
                 for name in ("forward", "__call__"):
                     if name in m:
                         return self._invoke(Function(m[name], callee, id(m[name])), node)
@@ -1016,7 +1078,7 @@ class Evaluator:
 
     def _invoke_uncached(self, fn: Function, call, key, b: Binding | None = None):
         node = fn.node
-        scope = self.model.scope(node)
+        scope = self._m(node).scope(node)
         if scope.is_generator or any(isinstance(d.decorator, cst.Name) and d.decorator.value == "contextmanager"
                                      for d in node.decorators):
             return UNKNOWN

@@ -222,7 +222,7 @@ class _Builder:
                 self._attr(small.target.attr.value, self.d("opaque", small, small, conds))
             return env
         if isinstance(small, (cst.Import, cst.ImportFrom)):
-            for name, q in import_bindings(small):
+            for name, q in import_bindings(small, relative=True):
                 if name != "*":
                     env[name] = (self.d("import", q, small, conds),)
             return env

@@ -55,8 +55,10 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def import_bindings(node: cst.Import | cst.ImportFrom) -> list[tuple[str, Qual]]:
-    """The names an import statement binds, or ``("*", Qual(module))``."""
+def import_bindings(node: cst.Import | cst.ImportFrom, relative: bool = False) -> list[tuple[str, Qual]]:
+    """The names an import statement binds, or ``("*", Qual(module))``. With
+    ``relative``, ``from .utils import f`` binds ``f`` to ``Qual(".utils.f")``
+    (the value model follows it into the project); otherwise it binds nothing."""
     out: list[tuple[str, Qual]] = []
     if isinstance(node, cst.Import):
         for alias in node.names:
@@ -69,8 +71,21 @@ def import_bindings(node: cst.Import | cst.ImportFrom) -> list[tuple[str, Qual]]
                 head = full.split(".", 1)[0]
                 out.append((head, Qual(head)))
         return out
-    if node.relative or node.module is None:
-        return out  # relative imports name the user's own package: not tracked
+    if node.relative:
+        if not relative or isinstance(node.names, cst.ImportStar):
+            return out  # for the index, relative imports name the user's own package: not tracked
+        mod = dotted(node.module) if node.module is not None else ""
+        if mod is None:
+            return out
+        head = "." * len(node.relative) + mod + ("." if mod else "")
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is not None:
+                bound = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+                out.append((bound, Qual(head + name)))
+        return out
+    if node.module is None:
+        return out
     module = dotted(node.module)
     if module is None:
         return out
@@ -104,6 +119,9 @@ class ModuleIndex:
     bindings: dict[str, Binding] = field(default_factory=dict)
     star_modules: list[str] = field(default_factory=list)
     imported_roots: set[str] = field(default_factory=set)
+    # ``from .ops import flash_attn_func``: name -> ".ops.flash_attn_func" (the
+    # project's own modules; a re-exported library name is resolved on demand).
+    relative: dict[str, str] = field(default_factory=dict)
 
     def bind(self, name: str, value: Binding, fallback: bool = False) -> None:
         # An import in an ``except`` handler is a fallback: the try body's binding
@@ -117,7 +135,11 @@ def _walk_top(stmts, index: ModuleIndex, fallback: bool = False) -> None:
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                if isinstance(small, cst.ImportFrom) and small.relative:
+                    for name, q in import_bindings(small, relative=True):
+                        if not fallback or name not in index.relative:
+                            index.relative[name] = q.name
+                elif isinstance(small, (cst.Import, cst.ImportFrom)):
                     for name, q in import_bindings(small):
                         index.imported_roots.add(q.name.split(".", 1)[0])
                         if name == "*":

@@ -35,6 +35,11 @@ class FileModel:
             self._index_defs(self.module.body, self.module)
         return self._parent.get(id(node), self.module)
 
+    def def_ids(self):
+        """The ids of every function and class definition of the file."""
+        self.parent_of(self.module)
+        return self._parent.keys()
+
     def _index_defs(self, stmts, owner) -> None:
         for stmt in stmts:
             if isinstance(stmt, _DEF_TYPES):

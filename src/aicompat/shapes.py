@@ -551,7 +551,25 @@ def _reduce(t, args, kwargs):
     return Tensor(tuple(1 if k in which else d for k, d in enumerate(t.shape) if keep or k not in which), t.dtype)
 
 
+def _new_tensor(t, args, kwargs):
+    """``x.new_empty(b, s, h, d)`` / ``new_zeros`` / ``new_ones`` (sizes or one
+    sequence, or ``size=``): that shape, in ``dtype=`` else x's dtype (torch 2.13)."""
+    size = (kwargs["size"],) if "size" in kwargs else args
+    dtype = _dtype(kwargs["dtype"]) if "dtype" in kwargs else t.dtype
+    return Tensor(_size_arg(size) if size else None, dtype)
+
+
+def _new_full(t, args, kwargs):
+    """``x.new_full(size, fill_value)``: the size is one sequence."""
+    b = _bind(args, kwargs, ("size", "fill_value"))
+    if b is None or "size" not in b:
+        return NotImplemented
+    dtype = _dtype(kwargs["dtype"]) if "dtype" in kwargs else t.dtype
+    return Tensor(_size_arg((b["size"],)), dtype)
+
+
 _METHODS = {
+    "new_empty": _new_tensor, "new_zeros": _new_tensor, "new_ones": _new_tensor, "new_full": _new_full,
     "view": _view, "reshape": _view, "view_as": _reshape_as, "reshape_as": _reshape_as,
     "unflatten": _unflatten, "flatten": _flatten, "split": _split, "split_with_sizes": _split_with_sizes,
     "chunk": _chunk, "unbind": _unbind, "transpose": _transpose, "t": _t, "permute": _permute,

@@ -126,6 +126,17 @@ class DictValue:
 
 
 @dataclass(frozen=True)
+class SourceModule:
+    """A module of the analysed project (not a library), read through ``env``."""
+
+    path: str
+    env: Any = field(default=None, compare=False, hash=False)
+
+    def __repr__(self) -> str:
+        return f"SourceModule({self.path})"
+
+
+@dataclass(frozen=True)
 class Function:
     """A function or method of the analysed code (``node`` a FunctionDef or Lambda)."""
 

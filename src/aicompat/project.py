@@ -1,0 +1,203 @@
+"""The project's own modules, for the value model to follow across files.
+
+``from .utils import torch_version`` and ``from mypkg.config import V_DIM``
+name modules of the linted tree. When a rule's question reaches such a name,
+the module is read, parsed once per process and given its own FileModel; the
+evaluator then follows values into it as into the file being checked.
+
+What is followed, and what never is:
+- relative imports inside the importer's package, and absolute imports whose
+  first part is a package or module beside the importer's top package (or
+  beside the importer itself, for scripts importing their neighbours);
+- only regular files (no symlink, no device or FIFO) inside that root, at most
+  ``MAX_BYTES`` each and ``MAX_MODULES`` per checked file;
+- never a library the rules know (``torch``, ``flash_attn``...): a vendored
+  copy of torch is still torch to the rules.
+Nothing is imported or executed. Each module read is recorded in ``reads`` so
+the per-file cache is invalidated when it changes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable
+
+import libcst as cst
+
+from .index import ModuleIndex, Qual, build_index
+from .model import FileModel
+
+MAX_BYTES = 1_000_000  # a module bigger than this is not followed (parse cost)
+MAX_MODULES = 24  # modules one checked file may pull in
+_PROCESS_CACHE = 64  # parsed modules kept per process (LRU)
+
+
+class ModuleEnv:
+    """One parsed module of the project: what the evaluator needs to read it."""
+
+    def __init__(self, path: str, module: cst.Module, is_exit: Callable[[Any, Callable], bool]) -> None:
+        self.path = path
+        self.module = module
+        self.index: ModuleIndex = build_index(module)
+        self.model = FileModel(module, path, lambda call: is_exit(call.func, self.resolve))
+
+    def lookup(self, name: str):
+        return self.index.bindings.get(name)
+
+    def resolve(self, node: cst.BaseExpression, _depth: int = 0) -> str | None:
+        if _depth > 6:
+            return None
+        if isinstance(node, cst.Attribute):
+            base = self.resolve(node.value, _depth + 1)
+            return f"{base}.{node.attr.value}" if base else None
+        if isinstance(node, cst.Name):
+            b = self.lookup(node.value)
+            if isinstance(b, Qual):
+                return b.name
+            if isinstance(b, (cst.Name, cst.Attribute)):
+                return self.resolve(b, _depth + 1)
+        return None
+
+
+_cache: "OrderedDict[str, tuple[tuple, ModuleEnv | None]]" = OrderedDict()
+
+
+def _load(path: Path, is_exit) -> ModuleEnv | None:
+    """Parse ``path`` (a checked regular file), memoised per process by (mtime, size)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+        return None
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = _cache.get(str(path))
+    if hit is not None and hit[0] == key:
+        _cache.move_to_end(str(path))
+        return hit[1]
+    env = None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        if len(data) <= MAX_BYTES:
+            env = ModuleEnv(str(path), cst.parse_module(data), is_exit)
+    except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError, ValueError,
+            RecursionError):
+        env = None
+    _cache[str(path)] = (key, env)
+    while len(_cache) > _PROCESS_CACHE:
+        _cache.popitem(last=False)
+    return env
+
+
+def _package_root(here: Path) -> Path:
+    """The folder holding the importer's top-level package (its own folder for a script)."""
+    root = here
+    while (root / "__init__.py").is_file() and root.parent != root:
+        root = root.parent
+    return root
+
+
+class Project:
+    """The modules one checked file may follow into (one instance per checked file)."""
+
+    def __init__(self, path: str, libraries: frozenset[str], is_exit, reads: list | None = None) -> None:
+        self.home = Path(path).resolve() if path and not path.startswith("<") else None
+        self.libraries = libraries  # top-level names that are libraries, never project modules
+        self.is_exit = is_exit
+        self.reads = reads if reads is not None else []
+        self._envs: dict[str, ModuleEnv | None] = {}
+        self._by_node: dict[int, ModuleEnv] = {}
+        self._found: dict[tuple, tuple[ModuleEnv, tuple[str, ...]] | None] = {}
+
+    def env_of(self, node) -> ModuleEnv | None:
+        """The project module a definition or module node belongs to; None for the checked file."""
+        return self._by_node.get(id(node))
+
+    def find(self, importer: str | None, qualname: str) -> tuple[ModuleEnv, tuple[str, ...]] | None:
+        """The module a (possibly relative, ``..pkg.mod.name``) dotted name starts
+        with, and the attribute chain after it; None when it is not the project's."""
+        key = (importer, qualname)
+        if key in self._found:
+            return self._found[key]
+        out = self._find(importer, qualname)
+        self._found[key] = out
+        return out
+
+    def library_name(self, importer: str | None, qualname: str, depth: int = 0) -> str | None:
+        """The library name a project module re-exports: ``from .ops import
+        flash_attn_func`` where ops.py has ``from flash_attn import flash_attn_func``."""
+        found = self.find(importer, qualname) if depth < 4 else None
+        if found is None or len(found[1]) != 1:
+            return None
+        env, (name,) = found
+        b = env.lookup(name)
+        if isinstance(b, Qual):
+            return b.name
+        rel = env.index.relative.get(name) if b is None else None
+        return self.library_name(env.path, rel, depth + 1) if rel else None
+
+    def _find(self, importer: str | None, qualname: str):
+        if self.home is None:
+            return None
+        here = Path(importer).resolve().parent if importer else self.home.parent
+        level = len(qualname) - len(qualname.lstrip("."))
+        parts = [p for p in qualname[level:].split(".") if p]
+        if level:
+            base = here
+            for _ in range(level - 1):
+                base = base.parent
+            roots = [base]
+            limit = _package_root(here)
+        else:
+            if not parts or parts[0] in self.libraries:
+                return None
+            roots = list(dict.fromkeys([_package_root(here), here]))
+            limit = None
+        for root in roots:
+            found = self._in_root(root, parts, limit or root, bool(level))
+            if found is not None:
+                return found
+        return None
+
+    def _in_root(self, root: Path, parts: list[str], limit: Path, relative: bool):
+        for i in range(len(parts), -1, -1):
+            if i == 0:
+                cands = [root / "__init__.py"] if relative else []  # ``from . import name``
+            else:
+                base = root.joinpath(*parts[:i])
+                cands = [base.with_name(base.name + ".py"), base / "__init__.py"]
+            for cand in cands:
+                env = self._env(cand, limit)
+                if env is not None:
+                    return env, tuple(parts[i:])
+        return None
+
+    def _env(self, cand: Path, limit: Path) -> ModuleEnv | None:
+        name = str(cand)
+        if name in self._envs:
+            return self._envs[name]
+        env = None
+        try:
+            real = cand.resolve()
+            inside = real == cand.absolute() and (real == limit or limit in real.parents)
+        except (OSError, RuntimeError):
+            inside = False
+        if inside and real != self.home and len(self._envs) < MAX_MODULES and real.is_file():
+            env = _load(real, self.is_exit)
+            if env is not None:
+                self.reads.append(str(cand))
+                self._register(env)
+        self._envs[name] = env
+        return env
+
+    def _register(self, env: ModuleEnv) -> None:
+        self._by_node[id(env.module)] = env
+        env.model.parent_of(env.module)  # builds the map of every definition
+        for key in env.model.def_ids():
+            self._by_node[key] = env
+

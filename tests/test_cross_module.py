@@ -1,0 +1,274 @@
+"""The value model follows the project's own modules (issue 11): constants,
+functions, classes and guards imported with relative or absolute imports from
+modules of the linted tree, each failing case paired with its fixed twin; the
+per-file cache is invalidated when an imported module changes; nothing outside
+the tree, no symlink and no special file is read."""
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from aicompat import Target, lint_paths
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+
+
+def findings(path: Path, gpus=("A100", "H100"), pins=None, **kw):
+    target = Target(gpus=list(gpus), pins=dict(pins or {}))
+    return sorted((d.code, Path(d.path).name, d.line, d.message)
+                  for d in lint_paths([path], target, use_config=False, **kw))
+
+
+# -- constants and functions of a sibling module (relative imports) ---------------------------------
+MLA_CONFIG = """
+    QK_NOPE_HEAD_DIM = 128
+    QK_ROPE_HEAD_DIM = 64
+    V_HEAD_DIM = {v}
+    NUM_HEADS = 16
+
+
+    def qk_head_dim():
+        return QK_NOPE_HEAD_DIM + QK_ROPE_HEAD_DIM
+    """
+
+MLA_ATTENTION = """
+    import torch
+    from flash_attn import flash_attn_func
+
+    from . import config
+    from .config import NUM_HEADS, V_HEAD_DIM, qk_head_dim
+
+
+    def mla_prefill(hidden, kv_latent):
+        b, s, _ = hidden.shape
+        q = hidden.new_empty(b, s, NUM_HEADS, qk_head_dim())
+        k = kv_latent.new_empty(b, s, NUM_HEADS, config.QK_NOPE_HEAD_DIM + config.QK_ROPE_HEAD_DIM)
+        v = kv_latent.new_empty(b, s, NUM_HEADS, V_HEAD_DIM)
+        return flash_attn_func(q, k, v, causal=True)
+    """
+
+
+@pytest.mark.parametrize("v, expected", [(128, 1), (192, 0)])
+def test_head_dims_from_a_sibling_config_module(tmp_path, v, expected):
+    write(tmp_path, {"mla/__init__.py": "", "mla/config.py": MLA_CONFIG.format(v=v),
+                     "mla/attention.py": MLA_ATTENTION})
+    found = findings(tmp_path)
+    assert len(found) == expected
+    if expected:
+        code, name, line, message = found[0]
+        assert (code, name, line) == ("AIC101", "attention.py", 13)
+        assert "V head dim 128 != QK head dim 192" in message and "sm_80 (A100)" in message
+
+
+def test_absolute_import_of_a_dataclass_config(tmp_path):
+    write(tmp_path, {
+        "deepseek/__init__.py": "",
+        "deepseek/args.py": """
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class ModelArgs:
+                dim: int = 2048
+                n_heads: int = 16
+                qk_nope_head_dim: int = 128
+                qk_rope_head_dim: int = 64
+                v_head_dim: int = 128
+            """,
+        "deepseek/model.py": """
+            import torch
+            from flash_attn_interface import flash_attn_func
+            from torch import nn
+
+            from deepseek.args import ModelArgs
+
+
+            class MLA(nn.Module):
+                def __init__(self, args: ModelArgs):
+                    super().__init__()
+                    self.n_heads = args.n_heads
+                    self.qk_head_dim = args.qk_nope_head_dim + args.qk_rope_head_dim
+                    self.v_head_dim = args.v_head_dim
+
+                def forward(self, x):
+                    b, s, _ = x.shape
+                    q = x.new_empty(b, s, self.n_heads, self.qk_head_dim)
+                    v = x.new_empty(b, s, self.n_heads, self.v_head_dim)
+                    return flash_attn_func(q, q, v, causal=True)
+
+
+            def build():
+                return MLA(ModelArgs(dim=1024))
+            """,
+    })
+    found = findings(tmp_path)
+    assert [(c, n, ln) for c, n, ln, _ in found] == [("AIC101", "model.py", 19)]
+    assert "sm_80 (A100)" in found[0][3] and "sm_90" not in found[0][3].split("fails on")[1]
+    # The fixed twin: this model's V head dim equals the QK head dim.
+    (tmp_path / "deepseek/model.py").write_text(
+        (tmp_path / "deepseek/model.py").read_text().replace("ModelArgs(dim=1024)", "ModelArgs(dim=1024, v_head_dim=192)"))
+    assert findings(tmp_path) == []
+
+
+# -- guards kept in helper modules ------------------------------------------------------------------
+UTILS = """
+    import torch
+    from packaging import version
+
+
+    def is_hopper() -> bool:
+        return torch.cuda.get_device_capability()[0] == 9
+
+
+    def is_torch_greater_or_equal(v: str) -> bool:
+        return version.parse(torch.__version__) >= version.parse(v)
+    """
+
+
+@pytest.mark.parametrize("guard, expected", [("if is_hopper():", []), ("if q.is_cuda:", [("AIC101", 11)])])
+def test_capability_guard_from_a_helper_module(tmp_path, guard, expected):
+    write(tmp_path, {"kernels/__init__.py": "", "kernels/utils.py": UTILS, "kernels/attn.py": f"""
+        import torch
+        from flash_attn_interface import flash_attn_func
+
+        from .utils import is_hopper
+
+
+        def mla_attention(b, s):
+            q = torch.empty(b, s, 16, 192, device="cuda", dtype=torch.bfloat16)
+            v = torch.empty(b, s, 16, 128, device="cuda", dtype=torch.bfloat16)
+            {guard}
+                return flash_attn_func(q, q, v, causal=True)
+            return torch.nn.functional.scaled_dot_product_attention(q, q, v)
+        """})
+    found = findings(tmp_path)
+    assert [(c, ln) for c, n, ln, m in found] == expected
+    assert all(m.endswith("fails on sm_80 (A100)") for *_, m in found)
+
+
+def test_version_guard_from_a_helper_module(tmp_path):
+    body = """
+        import torch
+        import torch.nn.functional as F
+
+        from .utils import is_torch_greater_or_equal
+
+
+        def windowed_attention(q, k, v, window=256):
+            if {cond}:
+                from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+                def sliding(b, h, q_idx, kv_idx):
+                    return (q_idx >= kv_idx) & (q_idx - kv_idx <= window)
+
+                n = q.shape[-2]
+                return flex_attention(q, k, v, block_mask=create_block_mask(sliding, None, None, n, n))
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        """
+    write(tmp_path, {"attn/__init__.py": "", "attn/utils.py": UTILS,
+                     "attn/window.py": body.format(cond='is_torch_greater_or_equal("2.5")')})
+    pins = {"torch": ">=2.4,<2.7"}
+    assert findings(tmp_path, gpus=["A100"], pins=pins) == []
+    (tmp_path / "attn/window.py").write_text(textwrap.dedent(body.format(cond="q.is_cuda")).lstrip())
+    assert {(c, ln) for c, n, ln, m in findings(tmp_path, gpus=["A100"], pins=pins)} == {("AIC201", 9)}
+
+
+# -- compile options in a settings module ---------------------------------------------------------
+def test_compile_options_splatted_from_a_settings_module(tmp_path):
+    write(tmp_path, {
+        "settings.py": """
+            COMPILE = {"mode": "max-autotune-no-cudagraph", "fullgraph": False}
+            """,
+        "train.py": """
+            import torch
+
+            from settings import COMPILE
+
+
+            def main(model):
+                return torch.compile(model, **COMPILE)
+            """,
+    })
+    found = findings(tmp_path / "train.py", gpus=["A100"], pins={"torch": "2.8.0"})
+    assert [(c, n, ln) for c, n, ln, _ in found] == [("AIC103", "train.py", 7)]
+    (tmp_path / "settings.py").write_text('COMPILE = {"mode": "max-autotune-no-cudagraphs", "fullgraph": False}\n')
+    assert findings(tmp_path / "train.py", gpus=["A100"], pins={"torch": "2.8.0"}) == []
+
+
+# -- the cache follows the imported module -----------------------------------------------------------
+def test_cache_is_invalidated_when_an_imported_module_changes(tmp_path):
+    proj = tmp_path / "proj"
+    write(proj, {"mla/__init__.py": "", "mla/config.py": MLA_CONFIG.format(v=192),
+                 "mla/attention.py": MLA_ATTENTION})
+    cache = tmp_path / "cache"
+    assert findings(proj, cache_dir=cache) == []
+    assert findings(proj, cache_dir=cache) == []  # from the cache
+    (proj / "mla/config.py").write_text(textwrap.dedent(MLA_CONFIG.format(v=128)).lstrip())
+    assert [c for c, *_ in findings(proj, cache_dir=cache)] == ["AIC101"]
+
+
+# -- what is never followed ---------------------------------------------------------------------------
+def test_a_symlink_out_of_the_tree_is_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    write(outside, {"config.py": MLA_CONFIG.format(v=128)})
+    proj = tmp_path / "proj"
+    write(proj, {"mla/__init__.py": "", "mla/attention.py": MLA_ATTENTION})
+    os.symlink(outside / "config.py", proj / "mla/config.py")
+    assert findings(proj / "mla/attention.py") == []  # unknown stays unknown
+    (proj / "mla/config.py").unlink()
+    write(proj, {"mla/config.py": MLA_CONFIG.format(v=128)})
+    assert [c for c, *_ in findings(proj / "mla/attention.py")] == ["AIC101"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_named_like_a_module_is_not_opened(tmp_path):
+    write(tmp_path, {"mla/__init__.py": "", "mla/attention.py": MLA_ATTENTION})
+    os.mkfifo(tmp_path / "mla/config.py")
+    assert findings(tmp_path / "mla/attention.py") == []  # returns at once: the FIFO is never opened
+
+
+def test_a_library_name_is_never_a_project_module(tmp_path):
+    # A vendored ``torch`` folder in the tree is still torch to the rules.
+    write(tmp_path, {"torch/__init__.py": "def compile(model, **kw):\n    return model\n", "train.py": """
+        import torch
+
+
+        def main(model):
+            return torch.compile(model, mode="max-autotune-no-cudagraph")
+        """})
+    assert [c for c, *_ in findings(tmp_path / "train.py", gpus=["A100"], pins={"torch": "2.8.0"})] == ["AIC103"]
+
+
+# -- library functions re-exported by a project module ------------------------------------------------
+@pytest.mark.parametrize("v_dim, expected", [(128, [("AIC101", 10)]), (192, [])])
+def test_library_function_re_exported_by_a_project_module(tmp_path, v_dim, expected):
+    write(tmp_path, {
+        "model/__init__.py": "",
+        "model/ops.py": """
+            try:
+                from flash_attn_interface import flash_attn_func
+            except ImportError:
+                flash_attn_func = None
+            """,
+        "model/layers.py": f"""
+            import torch
+
+            from .ops import flash_attn_func
+
+
+            def attention(x, heads=16):
+                b, s, _ = x.shape
+                q = x.new_empty(b, s, heads, 192)
+                v = x.new_empty(b, s, heads, {v_dim})
+                out = flash_attn_func(q, q, v, causal=True)
+                return out.reshape(b, s, -1)
+            """,
+    })
+    assert [(c, ln) for c, n, ln, m in findings(tmp_path)] == expected
