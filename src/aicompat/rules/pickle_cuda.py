@@ -3,10 +3,12 @@
 lambdas) with torch.save, pickle, copy.deepcopy or multiprocessing queues
 (facts: version_matrix/pickle.toml).
 
-The object is followed through simple data flow inside the module: names,
-dict/list/tuple literals, ``d["k"] = s``, ``d.update(...)``, attributes set in a
-class's ``__init__`` (so ``torch.save(model)`` of a module holding a stream is
-caught), ``vars(obj)`` and ``obj.__dict__``.
+The object is followed through the value model (rules/pickled.py): names,
+containers and their mutations, parameters bound at call sites, methods that
+return self (``Model().cuda()``), instances of the file's classes with the
+attributes any method sets or fills, and the pickling hooks a class defines
+(``__getstate__``, ``__reduce__``). Generators and open files, which have no
+value in the model, are followed by syntax.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ import libcst as cst
 from packaging.version import Version
 
 from ..apiquery import span
-from ..index import assign_bindings
 from ..ruleapi import Example, Finding, Rule
+from ..values import Function
+from .pickled import Pickled
+
+# The builtin container mutations (list.append, dict.update, set.add, list.extend).
+_MUTATORS = frozenset({"update", "append", "extend", "add"})
 
 
 @dataclass
@@ -90,15 +96,16 @@ class PickleCudaObject(Rule):
         self.sources = matrix.section("pickle.toml", "unpicklable")
         # Serialisers and queues: qualified name -> (positional index, keyword) of the object.
         self.sinks = {q: tuple(e["arg"]) for q, e in matrix.section("pickle.toml", "sink").items()}
+        self.atomic = {q: frozenset(e.get("atomic", ())) for q, e in matrix.section("pickle.toml", "sink").items()}
         self.queues = matrix.section("pickle.toml", "queue")
+        self.hooks = matrix.section("pickle.toml", "hook")
         self.put_methods = frozenset(m for e in self.queues.values() for m in e["methods"])
-        self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in self.sinks} | self.put_methods
-                                    | {"update", "append", "extend", "add"})
+        self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in self.sinks} | self.put_methods | _MUTATORS)
 
     def known_names(self) -> set[str]:
         return set(self.sinks)
 
-    # -- recording d["k"] = v and d.update(...) ------------------------------------
+    # -- recording d["k"] = v and d.update(...) for the syntactic follower -----------
     def check_assign(self, node: cst.Assign, fc) -> list[Finding]:
         for t in node.targets:
             tgt = t.target
@@ -113,7 +120,7 @@ class PickleCudaObject(Rule):
     # -- sinks ----------------------------------------------------------------------
     def check_call(self, site, qualname, fc):
         func = site.node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("update", "append", "extend", "add") \
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS \
                 and isinstance(func.value, cst.Name) and site.pos:
             self._muts(fc).setdefault(func.value.value, []).append((f".{func.attr.value}(...)", site.pos[0]))
             return []
@@ -121,28 +128,50 @@ class PickleCudaObject(Rule):
             and func.attr.value in self.put_methods else None
         if qualname in self.sinks:
             obj = site.arg(*self.sinks[qualname])
-            label = qualname
+            label = sink = qualname
         elif queue is not None and func.attr.value in queue["methods"]:
             obj = site.arg(*queue["arg"])
-            label = "multiprocessing queue put"
+            label, sink = "multiprocessing queue put", "queue"
         else:
             return []
         if obj is None:
             return []
+        for src in self._sources(obj, fc, sink):
+            found = self._finding(site, src, label, sink, fc)
+            if found is not None:
+                return [found]
+        return []
+
+    def _sources(self, obj, fc, sink: str):
+        """What the serialised object may hold that cannot be pickled: first as the value
+        model sees it, then by syntax (generators, open files and library factories such
+        as ``torch.cuda.current_stream()`` have no value in the model)."""
+        worlds = sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch)))
+        if worlds and fc.model is not None:
+            root, expr = _root(obj, fc)
+            ev = fc.evaluator(worlds[0])
+            for leaf, path in Pickled(ev, self.hooks, sink).leaves(ev.eval(expr), root):
+                key = "<lambda>" if isinstance(leaf, Function) else leaf.qualname
+                if key in self.sources:
+                    yield Source(key, leaf.node if isinstance(leaf, Function) else leaf.origin, path)
         src = self._taint(obj, fc, set(), 0)
-        if src is None:
-            return []
+        if src is not None:
+            yield src
+
+    def _finding(self, site, src: Source, label: str, sink: str, fc) -> Finding | None:
         entry = self.sources[src.key]
-        if src.key == "<lambda>" and qualname == "copy.deepcopy":
-            return []  # deepcopy treats functions as atomic
+        if src.node is None or src.key in self.atomic.get(sink, ()):
+            return None
+        if sink == "queue" and entry.get("queue_picklable"):
+            return None  # torch's ForkingPickler reducer (pickle.toml)
         if fc.ctx.caught(entry["error"].split(":", 1)[0]):
-            return []
+            return None
         failing_versions = []
         if "picklable_from" in entry:
             fixed = Version(entry["picklable_from"])
             torches = {w.torch for w in fc.ctx.worlds}
             if None in torches or all(t >= fixed for t in torches):
-                return []  # unpinned: the newest torch pickles it
+                return None  # unpinned: the newest torch pickles it
             failing_versions = sorted(t for t in torches if t < fixed)
         what = entry["kind"]
         path = f"obj{src.path}" if src.path.startswith("[") else src.path
@@ -152,8 +181,8 @@ class PickleCudaObject(Rule):
         where = f" in torch {span(failing_versions)} (picklable from {fixed})" if failing_versions else ""
         msg = (f"{label}: the saved object holds {article} {what}{via} created at line {{line:created}}: "
                f"\"{entry['error']}\"{where}; save state_dict()s and plain values instead")
-        return [Finding(site.node, msg, frozenset(w.arch for w in fc.ctx.worlds),
-                        extra_targets=tuple(f"torch=={v}" for v in failing_versions), refs={"created": src.node})]
+        return Finding(site.node, msg, frozenset(w.arch for w in fc.ctx.worlds),
+                       extra_targets=tuple(f"torch=={v}" for v in failing_versions), refs={"created": src.node})
 
     def _queue(self, expr, fc) -> dict | None:
         """The pickle.toml queue entry of the queue ``expr`` names: made by a known
@@ -175,7 +204,7 @@ class PickleCudaObject(Rule):
                     return e
         return None
 
-    # -- following the object -----------------------------------------------------------
+    # -- following by syntax what has no value in the model ----------------------------
     def _taint(self, expr, fc, seen: set, depth: int, path: str = "") -> Source | None:
         if expr is None or depth > 8:
             return None
@@ -197,9 +226,6 @@ class PickleCudaObject(Rule):
                     if s:
                         return s
                 return None
-            cls = self._class_of(expr.func, fc)
-            if cls is not None:
-                return self._class_taint(cls, fc, seen, depth + 1, path)
             return None  # any other call (state_dict(), .item(), ...) returns something else
         if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__":
             return self._taint(expr.value, fc, seen, depth + 1, path)
@@ -218,9 +244,6 @@ class PickleCudaObject(Rule):
             return None
         if isinstance(expr, cst.Name):
             name = expr.value
-            if name == "self":
-                cls = fc.current_class
-                return self._class_taint(cls, fc, seen, depth + 1, path) if cls is not None else None
             if name in seen:
                 return None
             seen = seen | {name}
@@ -234,46 +257,16 @@ class PickleCudaObject(Rule):
                     return s
         return None
 
-    def _class_of(self, func, fc) -> cst.ClassDef | None:
-        if isinstance(func, cst.Name):
-            b = fc.index.bindings.get(func.value)
-            if isinstance(b, cst.ClassDef):
-                return b
-        return None
-
-    def _class_taint(self, cls: cst.ClassDef, fc, seen: set, depth: int, path: str) -> Source | None:
-        """An attribute set in ``__init__`` to something unpicklable."""
-        key = f"class:{cls.name.value}"
-        if key in seen:
-            return None
-        seen = seen | {key}
-        init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
-        if init is None:
-            return None
-        local: dict[str, cst.BaseExpression] = {}
-        for stmt in _flat(init.body.body):
-            if isinstance(stmt, cst.Assign):
-                for t in stmt.targets:
-                    tgt = t.target
-                    if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == "self":
-                        value = stmt.value
-                        if isinstance(value, cst.Name) and value.value in local:
-                            value = local[value.value]
-                        s = self._taint(value, fc, seen, depth + 1, _join(path or cls.name.value, f".{tgt.attr.value}"))
-                        if s:
-                            return s
-                for name, b in assign_bindings([t.target for t in stmt.targets], stmt.value):
-                    if isinstance(b, cst.BaseExpression):
-                        local[name] = b
-        return None
-
-
-def _flat(stmts):
-    for s in stmts:
-        if isinstance(s, cst.SimpleStatementLine):
-            yield from s.body
-        elif isinstance(s, (cst.If, cst.With, cst.Try)):
-            yield from _flat(s.body.body)
+def _root(obj, fc) -> tuple[str, cst.BaseExpression]:
+    """How the finding names the serialised object, and the expression whose value is
+    serialised (``vars(t)`` and ``t.__dict__`` serialise ``t``'s attributes)."""
+    if isinstance(obj, cst.Call) and isinstance(obj.func, cst.Name) and obj.func.value == "vars" \
+            and len(obj.args) == 1 and not obj.args[0].star:
+        obj = obj.args[0].value
+    elif isinstance(obj, cst.Attribute) and obj.attr.value == "__dict__":
+        obj = obj.value
+    text = fc.module.code_for_node(obj) if isinstance(obj, (cst.Name, cst.Attribute)) else ""
+    return ("" if text == "self" or not text.replace(".", "").replace("_", "").isalnum() else text), obj
 
 
 def _join(path: str, suffix: str) -> str:
