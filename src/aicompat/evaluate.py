@@ -861,13 +861,13 @@ class Evaluator:
 
     def _class_attr(self, cls: ClassValue, attr: str, inst):
         scope = self.model.scope(cls.node)
+        if inst is not None and inst.ctor is not None and _is_dataclass(cls.node):
+            v = self._dataclass_field(cls, inst, attr)  # a field without a default has no def
+            if v is not NotImplemented:
+                return v
         defs = scope.final.get(attr)
         if defs is None:
             return NotImplemented if inst is not None else UNKNOWN
-        if inst is not None and inst.ctor is not None and _is_dataclass(cls.node):
-            v = self._dataclass_field(cls, inst, attr)
-            if v is not NotImplemented:
-                return v
         v = self._defs_value(defs)
         if isinstance(v, Function) and inst is not None:
             return Function(v.node, inst, v.key)
@@ -884,6 +884,8 @@ class Evaluator:
                 for small in stmt.body:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         fields.append(small.target.value)
+        if attr not in fields:
+            return NotImplemented
         binding = self._ctor_binding(inst)
         if binding.call is None:
             return NotImplemented

@@ -20,7 +20,7 @@ from packaging.version import Version
 
 from ..apiquery import span
 from ..ruleapi import Example, Finding, Rule
-from ..values import Function
+from ..values import Function, LibObject
 from .pickled import Pickled
 
 # The builtin container mutations (list.append, dict.update, set.add, list.extend).
@@ -47,6 +47,12 @@ class PickleCudaObject(Rule):
         Example("import torch\ng = torch.Generator()\ntorch.save({'rng': g}, 'rng.pt')\n", pins={"torch": "2.4.0"}),
         Example("import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                 "        self.stream = torch.cuda.Stream()\n\nm = M()\ntorch.save(m.state_dict(), 'm.pt')\n"),
+        # torch registers an IPC-handle reducer for Event on multiprocessing's pickler
+        Example("import torch\nimport torch.multiprocessing as mp\nq = mp.Queue()\n"
+                "q.put(torch.cuda.Event(interprocess=True))\n"),
+        Example("import torch\nclass Feeder:\n    def __init__(self):\n        self.stream = torch.cuda.Stream()\n\n"
+                "    def __getstate__(self):\n        state = self.__dict__.copy()\n        del state['stream']\n"
+                "        return state\n\ntorch.save(Feeder(), 'f.pt')\n"),
     ]
     INVALID = [
         Example("import torch\ns = torch.cuda.Stream()\nstate = {'model': model.state_dict(), 'stream': s}\n"
@@ -82,6 +88,22 @@ class PickleCudaObject(Rule):
                     (3, 1, "torch.save: the saved object holds an RNG generator (via obj[0]) created at line 2: "
                            "\"TypeError: cannot pickle 'torch._C.Generator' object\" in torch 2.3.0 (picklable "
                            "from 2.4.0); save state_dict()s and plain values instead"),
+                ]),
+        Example("import torch\nclass Block(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.side = torch.cuda.Stream()\n\nblock = Block().cuda().eval()\n"
+                "torch.save(block, 'block.pt')\n",
+                findings=[
+                    (8, 1, "torch.save: the saved object holds a CUDA stream (via block.side) created at line 5: "
+                           "\"TypeError: cannot pickle 'Stream' object\"; save state_dict()s and plain values "
+                           "instead"),
+                ]),
+        Example("import torch, pickle\nclass Timer:\n    def __init__(self):\n        self.events = []\n\n"
+                "    def start(self):\n        self.events.append(torch.cuda.Event(enable_timing=True))\n\n"
+                "timer = Timer()\ntimer.start()\nblob = pickle.dumps(timer)\n",
+                findings=[
+                    (11, 8, "pickle.dumps: the saved object holds a CUDA event (via timer.events[...]) created at "
+                            "line 7: \"TypeError: cannot pickle 'Event' object\"; save state_dict()s and plain "
+                            "values instead"),
                 ]),
         Example("import torch.multiprocessing as mp\nimport torch\nq = mp.Queue()\nq.put(torch.cuda.current_stream())\n",
                 findings=[
@@ -154,7 +176,10 @@ class PickleCudaObject(Rule):
                 key = "<lambda>" if isinstance(leaf, Function) else leaf.qualname
                 if key in self.sources:
                     yield Source(key, leaf.node if isinstance(leaf, Function) else leaf.origin, path)
-        src = self._taint(obj, fc, set(), 0)
+        skip = self.atomic.get(sink, frozenset())
+        if sink == "queue":
+            skip |= {k for k, e in self.sources.items() if e.get("queue_picklable")}
+        src = self._taint(obj, fc, set(), 0, skip=skip)
         if src is not None:
             yield src
 
@@ -185,60 +210,59 @@ class PickleCudaObject(Rule):
                        extra_targets=tuple(f"torch=={v}" for v in failing_versions), refs={"created": src.node})
 
     def _queue(self, expr, fc) -> dict | None:
-        """The pickle.toml queue entry of the queue ``expr`` names: made by a known
-        constructor, or by one of its class name under the same package
-        (``multiprocessing.queues.Queue()``)."""
-        if not isinstance(expr, cst.Name):
+        """The pickle.toml queue entry of the queue ``expr`` is (a value the model knows:
+        ``q = mp.Queue()``, a parameter given one): made by a known constructor, or by
+        one of its class name under the same package (``multiprocessing.queues.Queue()``)."""
+        worlds = sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch)))
+        v = fc.evaluator(worlds[0]).eval(expr) if worlds else None
+        if not isinstance(v, LibObject):
             return None
-        b = fc.lookup(expr.value)
-        if not isinstance(b, cst.Call):
-            return None
-        q = fc.resolve(b.func) or ""
-        if q in self.queues:
-            return self.queues[q]
-        if isinstance(b.func, cst.Attribute):
-            base = fc.resolve(b.func.value) or ""
-            for name, e in self.queues.items():
-                module, cls = name.rsplit(".", 1)
-                if cls == b.func.attr.value and base.startswith(module):
-                    return e
+        if v.qualname in self.queues:
+            return self.queues[v.qualname]
+        for name, e in self.queues.items():
+            module, cls = name.rsplit(".", 1)
+            if v.qualname.rsplit(".", 1)[-1] == cls and v.qualname.startswith(module + "."):
+                return e
         return None
 
     # -- following by syntax what has no value in the model ----------------------------
-    def _taint(self, expr, fc, seen: set, depth: int, path: str = "") -> Source | None:
+    def _taint(self, expr, fc, seen: set, depth: int, path: str = "", skip=frozenset()) -> Source | None:
+        """The first unpicklable not in ``skip`` that ``expr`` holds."""
         if expr is None or depth > 8:
             return None
         if isinstance(expr, cst.Lambda):
-            return Source("<lambda>", expr, path)
+            return Source("<lambda>", expr, path) if "<lambda>" not in skip else None
         if isinstance(expr, cst.GeneratorExp):
-            return Source("<generator>", expr, path)
+            return Source("<generator>", expr, path) if "<generator>" not in skip else None
         if isinstance(expr, cst.Call):
             q = fc.resolve(expr.func)
             if isinstance(expr.func, cst.Name) and expr.func.value == "open" and fc.lookup("open") is None:
                 q = "open"
             if q in self.sources:
-                return Source(q, expr, path)
+                return Source(q, expr, path) if q not in skip else None
             if isinstance(expr.func, cst.Name) and expr.func.value == "vars" and expr.args:
-                return self._taint(expr.args[0].value, fc, seen, depth + 1, path)
+                return self._taint(expr.args[0].value, fc, seen, depth + 1, path, skip=skip)
             if q == "dict" or (isinstance(expr.func, cst.Name) and expr.func.value == "dict"):
                 for a in expr.args:
-                    s = self._taint(a.value, fc, seen, depth + 1, _join(path, a.keyword.value if a.keyword else ""))
+                    s = self._taint(a.value, fc, seen, depth + 1, _join(path, a.keyword.value if a.keyword else ""),
+                                    skip=skip)
                     if s:
                         return s
                 return None
             return None  # any other call (state_dict(), .item(), ...) returns something else
         if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__":
-            return self._taint(expr.value, fc, seen, depth + 1, path)
+            return self._taint(expr.value, fc, seen, depth + 1, path, skip=skip)
         if isinstance(expr, (cst.Dict,)):
             for el in expr.elements:
                 if isinstance(el, cst.DictElement):
-                    s = self._taint(el.value, fc, seen, depth + 1, _join(path, f"[{_key_text_expr(el.key)}]"))
+                    s = self._taint(el.value, fc, seen, depth + 1, _join(path, f"[{_key_text_expr(el.key)}]"),
+                                    skip=skip)
                     if s:
                         return s
             return None
         if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
             for i, el in enumerate(expr.elements):
-                s = self._taint(el.value, fc, seen, depth + 1, _join(path, f"[{i}]"))
+                s = self._taint(el.value, fc, seen, depth + 1, _join(path, f"[{i}]"), skip=skip)
                 if s:
                     return s
             return None
@@ -248,11 +272,12 @@ class PickleCudaObject(Rule):
                 return None
             seen = seen | {name}
             b = fc.lookup(name)
-            s = self._taint(b, fc, seen, depth + 1, path or name) if isinstance(b, cst.BaseExpression) else None
+            s = self._taint(b, fc, seen, depth + 1, path or name, skip=skip) \
+                if isinstance(b, cst.BaseExpression) else None
             if s:
                 return s
             for suffix, value in self._muts(fc).get(name, []):
-                s = self._taint(value, fc, seen, depth + 1, _join(path or name, suffix))
+                s = self._taint(value, fc, seen, depth + 1, _join(path or name, suffix), skip=skip)
                 if s:
                     return s
         return None
