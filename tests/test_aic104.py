@@ -80,3 +80,203 @@ def test_generator_follows_the_pinned_release():
     code = "import torch\ng = torch.Generator()\ntorch.save({'g': g}, 'g.pt')\n"
     assert aic104(code, pins={"torch": ">=2.3,<2.5"})[0].targets[-2:] == ["torch==2.3.0", "torch==2.3.1"]
     assert aic104(code, pins={"torch": "2.6.0"}) == []
+
+
+# -- instances followed through the value model ------------------------------------
+def _msg(sink, what, via, line, error):
+    return (f"{sink}: the saved object holds a {what} (via {via}) created at line {line}: \"TypeError: cannot "
+            f"pickle '{error}' object\"; save state_dict()s and plain values instead")
+
+
+FEEDER = """
+import torch
+
+
+class Feeder:
+    def __init__(self, data):
+        self.data = data
+        self.position = 0
+        self.stream = torch.cuda.Stream()
+{hook}
+
+def save(feeder: Feeder, path: str):
+    torch.save({{"feeder": feeder, "step": 10}}, path)
+
+
+save(Feeder(torch.randn(8, 4)), "ckpt.pt")
+"""
+
+HOOKS_KEEPING_THE_STREAM = {
+    "getstate-copy": """
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["position"] = 0
+        return state
+""",
+    "getstate-vars": """
+    def __getstate__(self):
+        return dict(vars(self))
+""",
+    "reduce-args": """
+    def __reduce__(self):
+        return (Feeder, (self.data,), {"stream": self.stream})
+""",
+}
+
+HOOKS_DROPPING_THE_STREAM = {
+    "getstate-pop": """
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("stream", None)
+        return state
+""",
+    "getstate-comprehension": """
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in ("stream",)}
+""",
+    "getstate-replaced": """
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["stream"] = None
+        return state
+""",
+    "reduce-ctor": """
+    def __reduce__(self):
+        return (Feeder, (self.data,))
+""",
+}
+
+
+@pytest.mark.parametrize("hook", list(HOOKS_KEEPING_THE_STREAM.values()), ids=list(HOOKS_KEEPING_THE_STREAM))
+def test_pickling_hook_that_keeps_the_stream_is_flagged(hook):
+    d = aic104(FEEDER.format(hook=hook))
+    assert [(x.code, x.line, x.column) for x in d] == [("AIC104", hook.count("\n") + 13, 5)], [x.message for x in d]
+    assert "CUDA stream" in d[0].message and "created at line 9" in d[0].message
+
+
+@pytest.mark.parametrize("hook", list(HOOKS_DROPPING_THE_STREAM.values()), ids=list(HOOKS_DROPPING_THE_STREAM))
+def test_pickling_hook_that_drops_the_stream_is_clean(hook):
+    assert aic104(FEEDER.format(hook=hook)) == []
+
+
+def test_no_hook_names_the_attribute():
+    d = aic104(FEEDER.format(hook=""))
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (13, 5, _msg("torch.save", "CUDA stream", "obj['feeder'].stream", 9, "Stream"))]
+
+
+EMA = """
+import copy
+
+import torch
+from torch import nn
+
+
+class SideStreamBlock(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.side = torch.cuda.Stream()
+{hook}
+
+class EMA:
+    def __init__(self, model: nn.Module):
+        self.shadow = copy.deepcopy(model).eval()
+
+
+model = SideStreamBlock(64).to("cuda").half()
+ema = EMA(model)
+torch.save(model, "block.pt")
+"""
+
+DEEPCOPY_HOOK = """
+    def __deepcopy__(self, memo):
+        twin = SideStreamBlock(self.proj.in_features)
+        twin.load_state_dict(self.state_dict())
+        return twin
+"""
+
+
+def test_deepcopy_and_save_of_a_module_holding_a_stream():
+    d = aic104(EMA.format(hook=""))
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (17, 23, _msg("copy.deepcopy", "CUDA stream", "model.side", 12, "Stream")),
+        (22, 1, _msg("torch.save", "CUDA stream", "model.side", 12, "Stream")),
+    ]
+
+
+def test_deepcopy_hook_copies_without_pickling_but_save_still_pickles():
+    d = aic104(EMA.format(hook=DEEPCOPY_HOOK))
+    assert [(x.line, x.column) for x in d] == [(27, 1)], [x.message for x in d]
+    assert "torch.save" in d[0].message
+
+
+RECIPE = """
+import dataclasses
+import pickle
+
+import torch
+
+
+@dataclasses.dataclass
+class StepTimer:
+    name: str
+    {field}
+
+
+def dump(timers, path):
+    with open(path, "wb") as f:
+        pickle.dump(timers, f)
+
+
+dump([StepTimer("fwd", {arg})], "timers.pkl")
+"""
+
+
+def test_dataclass_field_holding_an_event():
+    d = aic104(RECIPE.format(field="start: torch.cuda.Event", arg="torch.cuda.Event(enable_timing=True)"))
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (16, 9, _msg("pickle.dump", "CUDA event", "timers[0].start", 19, "Event"))]
+
+
+def test_dataclass_field_holding_the_elapsed_time():
+    assert aic104(RECIPE.format(field="elapsed_ms: float", arg="12.5")) == []
+
+
+# -- torch registers a reducer for torch.cuda.Event on multiprocessing's ForkingPickler --
+QUEUE = """
+import torch
+import {mp} as mp
+
+
+def producer(queue: mp.Queue, n: int):
+    for _ in range(n):
+        done = torch.cuda.Event(interprocess=True)
+        done.record()
+        queue.put({{"event": done, "stream": {stream}}})
+
+
+if __name__ == "__main__":
+    q = mp.Queue()
+    producer(q, 4)
+"""
+
+
+@pytest.mark.parametrize("mp", ["torch.multiprocessing", "multiprocessing"])
+def test_event_on_a_queue_travels_as_an_ipc_handle(mp):
+    assert aic104(QUEUE.format(mp=mp, stream="None")) == []
+
+
+@pytest.mark.parametrize("mp", ["torch.multiprocessing", "multiprocessing"])
+def test_stream_next_to_the_event_on_a_queue_is_flagged(mp):
+    d = aic104(QUEUE.format(mp=mp, stream="torch.cuda.current_stream()"))
+    assert [(x.line, x.column) for x in d] == [(10, 9)], [x.message for x in d]
+    assert "CUDA stream" in d[0].message
+
+
+def test_event_pickled_directly_still_fails():
+    code = QUEUE.format(mp="torch.multiprocessing", stream="None").replace(
+        "queue.put(", "pickle.dumps(").replace("import torch\n", "import pickle\nimport torch\n", 1)
+    d = aic104(code)
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (11, 9, _msg("pickle.dumps", "CUDA event", "obj['event']", 9, "Event"))]

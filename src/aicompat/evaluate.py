@@ -19,7 +19,7 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
-from . import probes, shapes
+from . import probes, returns_self, shapes
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
@@ -119,10 +119,8 @@ class Binding:
     given: dict | None = None  # parameter values given directly (no call): name -> value
 
 
-# Methods of torch.nn.Module that return the module itself (torch/nn/modules/module.py).
-MODULE_RETURNS_SELF = frozenset({"cuda", "cpu", "to", "eval", "train", "half", "float", "double", "bfloat16",
-                                 "requires_grad_", "to_empty", "xpu", "ipu", "mtia", "type", "share_memory",
-                                 "apply", "zero_grad_"})
+# Methods of torch.nn.Module that return the module itself (version_matrix/returns_self.toml).
+MODULE_RETURNS_SELF = returns_self.methods("torch.nn.Module")
 _MAX_SITES = 8
 # Tensor methods whose result shape their arguments give in full (no input dims needed).
 SHAPING_METHODS = frozenset({"view", "reshape", "new_empty", "new_zeros", "new_ones", "new_full"})
@@ -920,13 +918,13 @@ class Evaluator:
 
     def _class_attr(self, cls: ClassValue, attr: str, inst):
         scope = self._m(cls.node).scope(cls.node)
+        if inst is not None and inst.ctor is not None and _is_dataclass(cls.node):
+            v = self._dataclass_field(cls, inst, attr)  # a field without a default has no def
+            if v is not NotImplemented:
+                return v
         defs = scope.final.get(attr)
         if defs is None:
             return NotImplemented if inst is not None else UNKNOWN
-        if inst is not None and inst.ctor is not None and _is_dataclass(cls.node):
-            v = self._dataclass_field(cls, inst, attr)
-            if v is not NotImplemented:
-                return v
         v = self._defs_value(defs)
         if isinstance(v, Function) and inst is not None:
             return Function(v.node, inst, v.key)
@@ -943,6 +941,8 @@ class Evaluator:
                 for small in stmt.body:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         fields.append(small.target.value)
+        if attr not in fields:
+            return NotImplemented
         binding = self._ctor_binding(inst)
         if binding.call is None:
             return NotImplemented
@@ -955,6 +955,38 @@ class Evaluator:
         if attr in fields and fields.index(attr) < len(pos):
             return pos[fields.index(attr)]
         return NotImplemented if complete else UNKNOWN
+
+    # -- what an instance holds (asked by AIC104) ------------------------------
+    def model_of(self, node):
+        """The FileModel a class or function node belongs to (this file's or a project module's)."""
+        return self._m(node)
+
+    def classes(self, cls: ClassValue) -> list:
+        """The class and its bases defined in this file, in lookup order."""
+        return self._classes(cls)
+
+    def attribute(self, base, attr: str):
+        """The value of ``base.<attr>`` for an abstract value ``base``."""
+        return self._value_attr(base, attr)
+
+    def in_method(self, inst: Instance, fn: cst.FunctionDef, stmt, expr, conds=()):
+        """The value of ``expr`` at ``stmt`` of ``inst``'s method ``fn`` (``self`` is
+        ``inst``); NotImplemented when this world rules out the branch it sits in."""
+        scope = self._m(fn).scope(fn)
+        b = self._ctor_binding(inst) if fn.name.value == "__init__" and inst.ctor is not None \
+            else self._receiver(inst)
+        saved = self.bindings
+        self.bindings = {**saved, id(scope): b}
+        try:
+            if not self._feasible(conds, scope):
+                return NotImplemented
+            return self.at((fn, stmt), self.bindings, lambda: self.eval(expr))
+        finally:
+            self.bindings = saved
+
+    def method_result(self, inst: Instance, fn: cst.FunctionDef):
+        """What ``inst.<fn>()`` returns."""
+        return self._invoke(Function(fn, inst, id(fn)), None)
 
     # -- calls ---------------------------------------------------------------
     def _args(self, node: cst.Call):
@@ -1018,6 +1050,8 @@ class Evaluator:
             return UNKNOWN
         if isinstance(func, cst.Attribute):
             base = self.eval(func.value)
+            if isinstance(base, Module) and func.attr.value[:1].isupper():
+                return NotImplemented  # a library class by its dotted name (torch.cuda.Stream()): an object
             return self._method(base, func.attr.value, node)
         return NotImplemented
 

@@ -47,9 +47,14 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "release": {"error": (str, True)},
     },
     "pickle.toml": {
-        "unpicklable": {"error": (str, True), "kind": (str, True), "picklable_from": (str, False)},
-        "sink": {"arg": (_LIST, True)},
+        "unpicklable": {"error": (str, True), "kind": (str, True), "picklable_from": (str, False),
+                        "queue_picklable": (bool, False)},
+        "sink": {"arg": (_LIST, True), "atomic": (_LIST, False)},
         "queue": {"methods": (_LIST, True), "arg": (_LIST, True)},
+        "hook": {"follow": (str, True), "sinks": (_LIST, False)},
+    },
+    "returns_self.toml": {
+        "returns_self": {"methods": (_LIST, True)},
     },
     "exceptions.toml": {
         "exception": {"bases": (_LIST, True)},
