@@ -27,8 +27,6 @@ KNOWN_MISSES = {
     "prefetcher_getstate",
     "sdpa_gqa_kwargs_splat",
     "setup_env_dict",
-    "te_conditional_recipe",
-    "te_recipe_helper",
 }
 
 # ok_<name>.py that is reported although the fix is correct (guard or value not followed).

@@ -132,3 +132,68 @@ def test_compile_options_through_a_config_splat():
     got = messages(COMPILE_SPLAT.format(backend="tensorrt_llm"), ["H100"], pins={"torch": "2.8.0"})
     assert len(got) == 1 and got[0].startswith("7:AIC103") and 'backend="tensorrt_llm"' in got[0]
     assert messages(COMPILE_SPLAT.format(backend="inductor"), ["H100"], pins={"torch": "2.8.0"}) == []
+
+
+TE_TRAINER = '''import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+
+def make_recipe(kind):
+    if kind == "mxfp8"{mx_guard}:
+        return recipe.MXFP8BlockScaling()
+    return recipe.DelayedScaling(amax_history_len=16, amax_compute_algo="max")
+
+
+class Trainer:
+    def __init__(self, model, kind="mxfp8"):
+        self.model = model
+        self.recipe = make_recipe(kind)
+
+    def step(self, batch):
+        with te.fp8_autocast(enabled=True, fp8_recipe=self.recipe):
+            return self.model(batch)
+
+
+trainer = Trainer(te.Linear(1024, 1024).cuda())
+'''
+
+
+def test_te_recipe_returned_by_a_helper_is_followed():
+    got = messages(TE_TRAINER.format(mx_guard=""), ["H100", "B200"], select=["AIC102"])
+    assert len(got) == 1 and got[0].startswith("18:AIC102 fp8_autocast with MXFP8BlockScaling") \
+        and got[0].endswith("fails on sm_90 (H100)")
+    fixed = TE_TRAINER.format(mx_guard=" and torch.cuda.get_device_capability()[0] == 10")
+    assert messages(fixed, ["H100", "B200"], select=["AIC102"]) == []
+
+
+TE_PICK = '''import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+major, minor = torch.cuda.get_device_capability()
+FP8_RECIPE = recipe.MXFP8BlockScaling() if {cond} else recipe.Float8CurrentScaling()
+
+
+def forward_fp8(layer, x):
+    with te.autocast(enabled=True, recipe=FP8_RECIPE):
+        return layer(x)
+'''
+
+
+def test_te_recipe_chosen_by_a_conditional_is_judged_per_gpu():
+    got = messages(TE_PICK.format(cond="major >= 10"), ["H100", "B200", "RTX 5090"], select=["AIC102"])
+    assert len(got) == 1 and got[0].startswith("10:AIC102 autocast with MXFP8BlockScaling") \
+        and got[0].endswith("fails on sm_120 (RTX 5090)")
+    assert messages(TE_PICK.format(cond="major == 10"), ["H100", "B200", "RTX 5090"], select=["AIC102"]) == []
+
+
+def test_te_recipe_unknown_switch_reports_the_options_that_fail():
+    # A user switch the analysis cannot see: either recipe may run, and MXFP8 fails on Hopper.
+    code = TE_PICK.replace("major, minor = torch.cuda.get_device_capability()", "import os").format(
+        cond='os.environ.get("FP8_RECIPE") == "mxfp8"')
+    got = messages(code, ["H100", "B200"], select=["AIC102"])
+    assert len(got) == 1 and "MXFP8BlockScaling" in got[0] and got[0].endswith("fails on sm_90 (H100)")
+    # A recipe object the analysis cannot see is not guessed at.
+    unseen = TE_PICK.format(cond="major >= 10").replace("recipe=FP8_RECIPE", "recipe=layer.fp8_recipe")
+    assert messages(unseen, ["H100", "B200", "RTX 5090"], select=["AIC102"]) == []

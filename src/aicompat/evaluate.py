@@ -956,6 +956,10 @@ class Evaluator:
             return UNKNOWN
         if isinstance(func, cst.Attribute):
             base = self.eval(func.value)
+            if isinstance(base, Module) and func.attr.value[:1].isupper():
+                # ``recipe.MXFP8BlockScaling()``: a library class made through its module, as
+                # when imported by name; a lowercase function may return anything (None too).
+                return NotImplemented
             return self._method(base, func.attr.value, node)
         return NotImplemented
 
