@@ -30,9 +30,7 @@ KNOWN_MISSES = {
 }
 
 # ok_<name>.py that is reported although the fix is correct (guard or value not followed).
-KNOWN_FALSE_ALARMS = {
-    "fp8_compiled_quant",
-}
+KNOWN_FALSE_ALARMS: set[str] = set()
 
 
 def _cases():

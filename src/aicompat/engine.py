@@ -184,6 +184,7 @@ class Walker(cst.CSTVisitor):
                 self._marks.setdefault(q, set()).add(mark)
         self._mark_keys = frozenset().union(*self._marks.values())
         self.marked: dict[int, set[str]] = {}  # id(FunctionDef) -> its marks
+        self.mark_worlds: dict[tuple[int, str], frozenset] = {}  # (id(FunctionDef), mark) -> worlds of mark(fn) calls
         self._visited_plain: dict[int, tuple[cst.FunctionDef, frozenset]] = {}  # walked before a mark: re-walk
         # Findings and calls to module-level functions, by the module-level
         # function they sit in (None: module top level).
@@ -346,9 +347,10 @@ class Walker(cst.CSTVisitor):
             if isinstance(star, cst.Param):
                 scope[star.name.value] = OPAQUE
         self.fc.scopes.append(scope)
-        marks = set(self.marked.get(id(node), ()))
+        decorated: set[str] = set()
         for d in node.decorators:
-            marks |= self._marks_of(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+            decorated |= self._marks_of(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+        marks = set(self.marked.get(id(node), ())) | decorated
         if marks:
             self.marked.setdefault(id(node), set()).update(marks)
         elif self._marks and self._owner == id(node):
@@ -356,7 +358,8 @@ class Walker(cst.CSTVisitor):
         # A try/with around a *definition* does not cover the body's later calls; marks of
         # an enclosing function (compiled code calling a nested def) do.
         facts = {k: v for k, v in self.fc.ctx.facts.items() if k in self._mark_keys}
-        facts.update(dict.fromkeys(marks, True))
+        # A decorator marks the body everywhere; ``mark(fn)`` made under a guard only where it runs.
+        facts.update({m: True if m in decorated else self.mark_worlds.get((id(node), m), True) for m in marks})
         worlds = guard_forms.function_worlds(node, self.fc)  # skip markers, selected-class methods
         self._set(node.body, replace(self.fc.ctx, worlds=worlds, catches=frozenset(), facts=facts))
 
@@ -405,6 +408,9 @@ class Walker(cst.CSTVisitor):
         marks = self._marks_of(func)
         if marks:
             self.marked.setdefault(id(target), set()).update(marks)
+            for m in marks:
+                key = (id(target), m)
+                self.mark_worlds[key] = self.mark_worlds.get(key, frozenset()) | self.fc.ctx.worlds
 
     def _bind(self, name: str, value) -> None:
         if self.fc.scopes:

@@ -160,7 +160,7 @@ class Fp8Unsupported(Rule):
                 and fc.ctx.facts.get("compiled"):  # marked by AIC103's compile entry points
             if fc.ctx.caught("RuntimeError"):
                 return []
-            return self._compiled_cast(site, fc)
+            return self._compiled_cast(site, fc, fc.ctx.fact_worlds("compiled"))
         return []
 
     def _hw(self, node, feature, fc, what, error, worlds=None):
@@ -170,13 +170,13 @@ class Fp8Unsupported(Rule):
             return []
         return [Finding(node, f'{what} ("{error}"); fails on {fc.describe(failing)}', frozenset(failing))]
 
-    def _compiled_cast(self, site, fc):
+    def _compiled_cast(self, site, fc, worlds):
         dt = site.arg(0, "dtype")
         q = fc.resolve(dt) if dt is not None else None
         for key, e in self.casts.items():
             if q in e["dtypes"]:
                 return self._hw(site.node, e["feature"], fc,
-                                f".to({q}) inside torch.compile: {e['summary']}", e["error"])
+                                f".to({q}) inside torch.compile: {e['summary']}", e["error"], worlds)
         return []
 
     def _te(self, site, qualname, fc):
