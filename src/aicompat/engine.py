@@ -530,7 +530,7 @@ class Walker(cst.CSTVisitor):
                 if not isinstance(k, str) or node is None:
                     return None
                 out[k] = node
-                self.fc.origins[id(node)] = arg.value  # a finding on it is reported at the splat
+                self._origin(node, arg.value)  # a finding on it is reported at the splat
             return out
         items = v if isinstance(v, tuple) else v.items if isinstance(v, Seq) and v.exact else None
         if items is None:
@@ -539,8 +539,14 @@ class Walker(cst.CSTVisitor):
         if any(n is None for n in nodes):
             return None
         for n in nodes:
-            self.fc.origins[id(n)] = arg.value
+            self._origin(n, arg.value)
         return nodes
+
+    def _origin(self, node: cst.CSTNode, source: cst.CSTNode) -> None:
+        """A synthesised node, and every node inside it, stands for ``source``."""
+        self.fc.origins[id(node)] = source
+        for child in node.children:
+            self._origin(child, source)
 
     def _run(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
         try:
@@ -579,6 +585,14 @@ def constant_node(v) -> cst.BaseExpression | None:
         if any(i is None for i in items):
             return None
         return cst.Tuple([cst.Element(i) for i in items])
+    if isinstance(v, (Seq, DictValue)) and v.exact:  # ``**cfg`` whose "options" is a dict of constants
+        pairs = v.items if isinstance(v, DictValue) else [(None, x) for x in v.items]
+        nodes = [(constant_node(k) if k is not None else None, constant_node(x)) for k, x in pairs]
+        if any(n is None or (k is None and isinstance(v, DictValue)) for k, n in nodes):
+            return None
+        if isinstance(v, DictValue):
+            return cst.Dict([cst.DictElement(k, n) for k, n in nodes])
+        return (cst.List if v.kind == "list" else cst.Set)([cst.Element(n) for _, n in nodes]) if nodes else None
     return None
 
 
