@@ -24,7 +24,6 @@ KNOWN_MISSES = {
     "kernel_cache_self_cflags",
     "module_returns_self_save",
     "prefetcher_getstate",
-    "sdpa_gqa_kwargs_splat",
     "setup_env_dict",
 }
 

@@ -197,3 +197,42 @@ def test_te_recipe_unknown_switch_reports_the_options_that_fail():
     # A recipe object the analysis cannot see is not guessed at.
     unseen = TE_PICK.format(cond="major >= 10").replace("recipe=FP8_RECIPE", "recipe=layer.fp8_recipe")
     assert messages(unseen, ["H100", "B200", "RTX 5090"], select=["AIC102"]) == []
+
+
+SDPA_KWARGS = '''import torch
+import torch.nn.functional as F
+
+SDPA_HAS_GQA = torch.__version__ >= "2.5"
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, n_heads=32, n_kv_heads=8):
+        super().__init__()
+        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads
+
+    def forward(self, q, k, v):
+        sdpa_kwargs = {{"is_causal": True}}
+{build}
+        return F.scaled_dot_product_attention(q, k, v, **sdpa_kwargs)
+'''
+
+
+def test_kwargs_dict_that_differs_by_branch_is_judged_per_option():
+    # Whether K has fewer heads than Q is known only at run time: both dicts may be passed.
+    grouped = '        if k.size(1) != q.size(1):\n            sdpa_kwargs["enable_gqa"] = True'
+    got = messages(SDPA_KWARGS.format(build=grouped), ["A100"], pins={"torch": "2.4.0"}, select=["AIC202"])
+    assert len(got) == 1 and got[0].startswith("16:AIC202") and "keyword 'enable_gqa'" in got[0]
+    # Added only where the release has it: clean on every release of the range.
+    gated = '        if SDPA_HAS_GQA:\n            sdpa_kwargs["enable_gqa"] = True'
+    assert messages(SDPA_KWARGS.format(build=gated), ["A100"], pins={"torch": ">=2.4,<2.6"}, select=["AIC202"]) == []
+
+
+def test_a_definition_overridden_under_a_guard_reaches_only_where_the_guard_fails():
+    # The first dict reaches the call only where the override's test is false.
+    override = ('        sdpa_kwargs = {"is_causal": True, "enable_gqa": True}\n'
+                '        if not SDPA_HAS_GQA:\n            sdpa_kwargs = {"is_causal": True}')
+    code = SDPA_KWARGS.format(build=override)
+    assert messages(code, ["A100"], pins={"torch": ">=2.4,<2.6"}, select=["AIC202"]) == []
+    wrong = code.replace("if not SDPA_HAS_GQA:", "if SDPA_HAS_GQA:")
+    got = messages(wrong, ["A100"], pins={"torch": ">=2.4,<2.6"}, select=["AIC202"])
+    assert len(got) == 1 and "not accepted by torch 2.4.0–2.4.1" in got[0]
