@@ -17,7 +17,6 @@ CORPUS = Path(__file__).resolve().parent / "realistic"
 # fail_<name>.py whose expected findings are not all reported (value not followed through the form).
 KNOWN_MISSES = {
     "cuda_timer_append",
-    "deepseek_v2_flash_attention2",
     "ema_deepcopy_stream",
     "graph_runner_pickle",
     "jit_wgmma_with_suffix",

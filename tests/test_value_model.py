@@ -236,3 +236,35 @@ def test_a_definition_overridden_under_a_guard_reaches_only_where_the_guard_fail
     wrong = code.replace("if not SDPA_HAS_GQA:", "if SDPA_HAS_GQA:")
     got = messages(wrong, ["A100"], pins={"torch": ">=2.4,<2.6"}, select=["AIC202"])
     assert len(got) == 1 and "not accepted by torch 2.4.0–2.4.1" in got[0]
+
+
+MLA_ASSEMBLE = '''import torch
+import torch.nn.functional as F
+from flash_attn import flash_attn_func
+
+NOPE, ROPE, V_DIM = 128, 64, 128
+
+
+def mla_attention(q_nope, q_pe, k_nope, k_pe, v):
+    bsz, seqlen, heads, _ = q_nope.shape
+    q = q_pe.new_empty(bsz, seqlen, heads, NOPE + ROPE)
+    q[..., :NOPE] = q_nope
+    q[..., NOPE:] = q_pe
+    k = k_pe.new_zeros((bsz, seqlen, heads, NOPE + ROPE))
+    k[..., :NOPE] = k_nope
+    k[..., NOPE:] = k_pe
+    {fix}
+    return flash_attn_func(q, k, v, causal=True)
+
+
+x = torch.randn(2, 256, 16, NOPE)
+pe = torch.randn(2, 256, 16, ROPE)
+mla_attention(x, pe, x, pe, torch.randn(2, 256, 16, V_DIM))
+'''
+
+
+def test_tensor_made_by_new_empty_and_filled_by_slices_keeps_its_shape():
+    got = messages(MLA_ASSEMBLE.replace("{fix}", "pass"), ["A100"])
+    assert len(got) == 1 and got[0].startswith("17:AIC101 flash_attn_func: V head dim 128 != QK head dim 192")
+    fixed = MLA_ASSEMBLE.replace("{fix}", "v = F.pad(v, [0, NOPE + ROPE - V_DIM])")
+    assert messages(fixed, ["A100"]) == []
