@@ -65,3 +65,34 @@ def test_inductor_option_keys_per_release():
     d = aic103("m = torch.compile(model, options={'triton.cudagraph': True})\n", pins={"torch": "2.4.0"})
     assert len(d) == 1 and 'did you mean "triton.cudagraphs"?' in d[0].message
     assert 'Unexpected optimization option triton.cudagraph' in d[0].message
+
+
+SERVE = '''
+from torch import nn
+
+DECODE_OPTIONS = {{"{key}": True, "epilogue_fusion": True}}
+
+
+class Server:
+    def __init__(self, model: nn.Module, compile_options: dict):
+        self.model = torch.compile(model, fullgraph=True, options=compile_options)
+
+
+def compile_kwargs(extra):
+    return {{"dynamic": False, "options": {{"max_autotune": True, **extra}}}}
+
+
+def warm_up(model):
+    return torch.compile(model, **compile_kwargs({{"{key}": True}}))
+
+
+server = Server(nn.Linear(8, 8), DECODE_OPTIONS)
+'''
+
+
+def test_option_keys_through_a_parameter_and_a_helper_splat():
+    d = aic103(SERVE.format(key="triton.cudagraph"), pins={"torch": "2.6.0"})
+    # Both calls are reported on their own line: the one whose options arrive through
+    # __init__'s parameter, and the one whose options a helper builds and ** splats.
+    assert [(x.line, 'option "triton.cudagraph"' in x.message) for x in d] == [(10, True), (18, True)]
+    assert aic103(SERVE.format(key="triton.cudagraphs"), pins={"torch": "2.6.0"}) == []

@@ -165,3 +165,35 @@ def test_hasattr_on_symbols_table():
     # the module import itself fails there, which AIC201 reports).
     assert [(d.code, d.line) for d in lint(code, pins={"torch": "2.2.0"})] == [("AIC201", 3)]
     assert [d.code for d in lint(code, pins={"torch": "2.4.0"})] == ["AIC101"]
+
+
+FP8_QUANT = '''import torch
+
+
+def _quant_fp8(x, scale):
+    return (x * scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+
+
+class Fp8Quantizer:
+    def __init__(self):
+        {pick}
+
+    def __call__(self, x, scale):
+        return self.quant(x, scale)
+'''
+
+
+def test_compiled_only_under_a_capability_guard():
+    # Triton's fp8e4nv cast is compiled only where the guard holds; elsewhere the eager
+    # function runs, which casts on any GPU.
+    guarded = ("if torch.cuda.get_device_capability() >= (8, 9):\n"
+               "            self.quant = torch.compile(_quant_fp8, dynamic=True)\n"
+               "        else:\n            self.quant = _quant_fp8")
+    assert lint(FP8_QUANT.format(pick=guarded), gpus=["A100", "H100"]) == []
+    unguarded = "self.quant = torch.compile(_quant_fp8, dynamic=True)"
+    d = lint(FP8_QUANT.format(pick=unguarded), gpus=["A100", "H100"])
+    assert [(x.code, x.line, x.targets) for x in d] == [("AIC102", 5, ["A100"])]
+    # A guard that lets sm_80 in proves nothing for it.
+    loose = guarded.replace("(8, 9)", "(8, 0)")
+    d = lint(FP8_QUANT.format(pick=loose), gpus=["A100", "H100"])
+    assert [(x.code, x.line, x.targets) for x in d] == [("AIC102", 5, ["A100"])]

@@ -132,3 +132,139 @@ def test_compile_options_through_a_config_splat():
     got = messages(COMPILE_SPLAT.format(backend="tensorrt_llm"), ["H100"], pins={"torch": "2.8.0"})
     assert len(got) == 1 and got[0].startswith("7:AIC103") and 'backend="tensorrt_llm"' in got[0]
     assert messages(COMPILE_SPLAT.format(backend="inductor"), ["H100"], pins={"torch": "2.8.0"}) == []
+
+
+TE_TRAINER = '''import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+
+def make_recipe(kind):
+    if kind == "mxfp8"{mx_guard}:
+        return recipe.MXFP8BlockScaling()
+    return recipe.DelayedScaling(amax_history_len=16, amax_compute_algo="max")
+
+
+class Trainer:
+    def __init__(self, model, kind="mxfp8"):
+        self.model = model
+        self.recipe = make_recipe(kind)
+
+    def step(self, batch):
+        with te.fp8_autocast(enabled=True, fp8_recipe=self.recipe):
+            return self.model(batch)
+
+
+trainer = Trainer(te.Linear(1024, 1024).cuda())
+'''
+
+
+def test_te_recipe_returned_by_a_helper_is_followed():
+    got = messages(TE_TRAINER.format(mx_guard=""), ["H100", "B200"], select=["AIC102"])
+    assert len(got) == 1 and got[0].startswith("18:AIC102 fp8_autocast with MXFP8BlockScaling") \
+        and got[0].endswith("fails on sm_90 (H100)")
+    fixed = TE_TRAINER.format(mx_guard=" and torch.cuda.get_device_capability()[0] == 10")
+    assert messages(fixed, ["H100", "B200"], select=["AIC102"]) == []
+
+
+TE_PICK = '''import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+major, minor = torch.cuda.get_device_capability()
+FP8_RECIPE = recipe.MXFP8BlockScaling() if {cond} else recipe.Float8CurrentScaling()
+
+
+def forward_fp8(layer, x):
+    with te.autocast(enabled=True, recipe=FP8_RECIPE):
+        return layer(x)
+'''
+
+
+def test_te_recipe_chosen_by_a_conditional_is_judged_per_gpu():
+    got = messages(TE_PICK.format(cond="major >= 10"), ["H100", "B200", "RTX 5090"], select=["AIC102"])
+    assert len(got) == 1 and got[0].startswith("10:AIC102 autocast with MXFP8BlockScaling") \
+        and got[0].endswith("fails on sm_120 (RTX 5090)")
+    assert messages(TE_PICK.format(cond="major == 10"), ["H100", "B200", "RTX 5090"], select=["AIC102"]) == []
+
+
+def test_te_recipe_unknown_switch_reports_the_options_that_fail():
+    # A user switch the analysis cannot see: either recipe may run, and MXFP8 fails on Hopper.
+    code = TE_PICK.replace("major, minor = torch.cuda.get_device_capability()", "import os").format(
+        cond='os.environ.get("FP8_RECIPE") == "mxfp8"')
+    got = messages(code, ["H100", "B200"], select=["AIC102"])
+    assert len(got) == 1 and "MXFP8BlockScaling" in got[0] and got[0].endswith("fails on sm_90 (H100)")
+    # A recipe object the analysis cannot see is not guessed at.
+    unseen = TE_PICK.format(cond="major >= 10").replace("recipe=FP8_RECIPE", "recipe=layer.fp8_recipe")
+    assert messages(unseen, ["H100", "B200", "RTX 5090"], select=["AIC102"]) == []
+
+
+SDPA_KWARGS = '''import torch
+import torch.nn.functional as F
+
+SDPA_HAS_GQA = torch.__version__ >= "2.5"
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, n_heads=32, n_kv_heads=8):
+        super().__init__()
+        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads
+
+    def forward(self, q, k, v):
+        sdpa_kwargs = {{"is_causal": True}}
+{build}
+        return F.scaled_dot_product_attention(q, k, v, **sdpa_kwargs)
+'''
+
+
+def test_kwargs_dict_that_differs_by_branch_is_judged_per_option():
+    # Whether K has fewer heads than Q is known only at run time: both dicts may be passed.
+    grouped = '        if k.size(1) != q.size(1):\n            sdpa_kwargs["enable_gqa"] = True'
+    got = messages(SDPA_KWARGS.format(build=grouped), ["A100"], pins={"torch": "2.4.0"}, select=["AIC202"])
+    assert len(got) == 1 and got[0].startswith("16:AIC202") and "keyword 'enable_gqa'" in got[0]
+    # Added only where the release has it: clean on every release of the range.
+    gated = '        if SDPA_HAS_GQA:\n            sdpa_kwargs["enable_gqa"] = True'
+    assert messages(SDPA_KWARGS.format(build=gated), ["A100"], pins={"torch": ">=2.4,<2.6"}, select=["AIC202"]) == []
+
+
+def test_a_definition_overridden_under_a_guard_reaches_only_where_the_guard_fails():
+    # The first dict reaches the call only where the override's test is false.
+    override = ('        sdpa_kwargs = {"is_causal": True, "enable_gqa": True}\n'
+                '        if not SDPA_HAS_GQA:\n            sdpa_kwargs = {"is_causal": True}')
+    code = SDPA_KWARGS.format(build=override)
+    assert messages(code, ["A100"], pins={"torch": ">=2.4,<2.6"}, select=["AIC202"]) == []
+    wrong = code.replace("if not SDPA_HAS_GQA:", "if SDPA_HAS_GQA:")
+    got = messages(wrong, ["A100"], pins={"torch": ">=2.4,<2.6"}, select=["AIC202"])
+    assert len(got) == 1 and "not accepted by torch 2.4.0–2.4.1" in got[0]
+
+
+MLA_ASSEMBLE = '''import torch
+import torch.nn.functional as F
+from flash_attn import flash_attn_func
+
+NOPE, ROPE, V_DIM = 128, 64, 128
+
+
+def mla_attention(q_nope, q_pe, k_nope, k_pe, v):
+    bsz, seqlen, heads, _ = q_nope.shape
+    q = q_pe.new_empty(bsz, seqlen, heads, NOPE + ROPE)
+    q[..., :NOPE] = q_nope
+    q[..., NOPE:] = q_pe
+    k = k_pe.new_zeros((bsz, seqlen, heads, NOPE + ROPE))
+    k[..., :NOPE] = k_nope
+    k[..., NOPE:] = k_pe
+    {fix}
+    return flash_attn_func(q, k, v, causal=True)
+
+
+x = torch.randn(2, 256, 16, NOPE)
+pe = torch.randn(2, 256, 16, ROPE)
+mla_attention(x, pe, x, pe, torch.randn(2, 256, 16, V_DIM))
+'''
+
+
+def test_tensor_made_by_new_empty_and_filled_by_slices_keeps_its_shape():
+    got = messages(MLA_ASSEMBLE.replace("{fix}", "pass"), ["A100"])
+    assert len(got) == 1 and got[0].startswith("17:AIC101 flash_attn_func: V head dim 128 != QK head dim 192")
+    fixed = MLA_ASSEMBLE.replace("{fix}", "v = F.pad(v, [0, NOPE + ROPE - V_DIM])")
+    assert messages(fixed, ["A100"]) == []

@@ -225,6 +225,7 @@ class Walker(cst.CSTVisitor):
                 self._marks.setdefault(q, set()).add(mark)
         self._mark_keys = frozenset().union(*self._marks.values())
         self.marked: dict[int, set[str]] = {}  # id(FunctionDef) -> its marks
+        self.mark_worlds: dict[tuple[int, str], frozenset] = {}  # (id(FunctionDef), mark) -> worlds of mark(fn) calls
         self._visited_plain: dict[int, tuple[cst.FunctionDef, frozenset]] = {}  # walked before a mark: re-walk
         # Findings and calls to module-level functions, by the module-level
         # function they sit in (None: module top level).
@@ -387,9 +388,10 @@ class Walker(cst.CSTVisitor):
             if isinstance(star, cst.Param):
                 scope[star.name.value] = OPAQUE
         self.fc.scopes.append(scope)
-        marks = set(self.marked.get(id(node), ()))
+        decorated: set[str] = set()
         for d in node.decorators:
-            marks |= self._marks_of(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+            decorated |= self._marks_of(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+        marks = set(self.marked.get(id(node), ())) | decorated
         if marks:
             self.marked.setdefault(id(node), set()).update(marks)
         elif self._marks and self._owner == id(node):
@@ -397,7 +399,8 @@ class Walker(cst.CSTVisitor):
         # A try/with around a *definition* does not cover the body's later calls; marks of
         # an enclosing function (compiled code calling a nested def) do.
         facts = {k: v for k, v in self.fc.ctx.facts.items() if k in self._mark_keys}
-        facts.update(dict.fromkeys(marks, True))
+        # A decorator marks the body everywhere; ``mark(fn)`` made under a guard only where it runs.
+        facts.update({m: True if m in decorated else self.mark_worlds.get((id(node), m), True) for m in marks})
         worlds = guard_forms.function_worlds(node, self.fc)  # skip markers, selected-class methods
         self._set(node.body, replace(self.fc.ctx, worlds=worlds, catches=frozenset(), facts=facts))
 
@@ -446,6 +449,9 @@ class Walker(cst.CSTVisitor):
         marks = self._marks_of(func)
         if marks:
             self.marked.setdefault(id(target), set()).update(marks)
+            for m in marks:
+                key = (id(target), m)
+                self.mark_worlds[key] = self.mark_worlds.get(key, frozenset()) | self.fc.ctx.worlds
 
     def _bind(self, name: str, value) -> None:
         if self.fc.scopes:
@@ -565,7 +571,7 @@ class Walker(cst.CSTVisitor):
                 if not isinstance(k, str) or node is None:
                     return None
                 out[k] = node
-                self.fc.origins[id(node)] = arg.value  # a finding on it is reported at the splat
+                self._origin(node, arg.value)  # a finding on it is reported at the splat
             return out
         items = v if isinstance(v, tuple) else v.items if isinstance(v, Seq) and v.exact else None
         if items is None:
@@ -574,8 +580,14 @@ class Walker(cst.CSTVisitor):
         if any(n is None for n in nodes):
             return None
         for n in nodes:
-            self.fc.origins[id(n)] = arg.value
+            self._origin(n, arg.value)
         return nodes
+
+    def _origin(self, node: cst.CSTNode, source: cst.CSTNode) -> None:
+        """A synthesised node, and every node inside it, stands for ``source``."""
+        self.fc.origins[id(node)] = source
+        for child in node.children:
+            self._origin(child, source)
 
     def _run(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
         try:
@@ -614,6 +626,14 @@ def constant_node(v) -> cst.BaseExpression | None:
         if any(i is None for i in items):
             return None
         return cst.Tuple([cst.Element(i) for i in items])
+    if isinstance(v, (Seq, DictValue)) and v.exact:  # ``**cfg`` whose "options" is a dict of constants
+        pairs = v.items if isinstance(v, DictValue) else [(None, x) for x in v.items]
+        nodes = [(constant_node(k) if k is not None else None, constant_node(x)) for k, x in pairs]
+        if any(n is None or (k is None and isinstance(v, DictValue)) for k, n in nodes):
+            return None
+        if isinstance(v, DictValue):
+            return cst.Dict([cst.DictElement(k, n) for k, n in nodes])
+        return (cst.List if v.kind == "list" else cst.Set)([cst.Element(n) for _, n in nodes]) if nodes else None
     return None
 
 

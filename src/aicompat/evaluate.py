@@ -339,6 +339,8 @@ class Evaluator:
         """``lst.append(x)``, ``d[k] = v``, ``d.update(...)``: the container after the change."""
         prev = self._defs_value(d.extra) if d.extra else UNKNOWN
         node = d.node
+        if isinstance(node, cst.Assign) and isinstance(prev, Tensor):
+            return prev  # ``t[..., :n] = x`` writes in place: shape and dtype stay
         if isinstance(node, cst.Assign):  # d[k] = v
             tgt = next((t.target for t in node.targets if isinstance(t.target, cst.Subscript)), None)
             if tgt is None or len(tgt.slice) != 1 or not isinstance(tgt.slice[0].slice, cst.Index):

@@ -202,7 +202,7 @@ class _Builder:
             return no, no_c  # what follows runs only where the test failed
         if no is None:
             return yes, yes_c
-        return _join(yes, no), conds
+        return _join(_on_path(yes, no, (stmt.test, True, stmt)), _on_path(no, yes, (stmt.test, False, stmt))), conds
 
     # -- small statements ----------------------------------------------------
     def small(self, small, stmt, env: Env, conds: tuple) -> Env | None:
@@ -291,6 +291,24 @@ class _Builder:
 
     def _attr(self, name: str, d: Def) -> None:
         self.scope.attr_defs.setdefault(name, []).append(d)
+
+
+def _on_path(arm: Env, other: Env, cond) -> Env:
+    """``arm``'s definitions that reach the join through this arm only, with the
+    arm's condition added: ``x = a`` then ``if t: x = b`` gives ``a`` only where
+    ``t`` may be false. Copies are made once per arm and definition."""
+    out = arm
+    for name, defs in arm.items():
+        theirs = other.get(name, ())
+        if defs is theirs:
+            continue
+        tagged = tuple(d if d in theirs or cond in d.conds else
+                       Def(d.kind, d.node, d.scope, d.stmt, d.conds + (cond,), d.extra) for d in defs)
+        if any(a is not b for a, b in zip(tagged, defs)):
+            if out is arm:
+                out = dict(arm)
+            out[name] = tagged
+    return out
 
 
 def _del_names(node) -> list[str]:

@@ -34,6 +34,14 @@ class Ctx:
     def narrowed(self, worlds: frozenset[World]) -> "Ctx":
         return replace(self, worlds=worlds)
 
+    def fact_worlds(self, key: str) -> frozenset[World]:
+        """The worlds here in which fact ``key`` holds: a fact is True (everywhere) or
+        the worlds it holds in (a function compiled by ``torch.compile(fn)`` under a guard)."""
+        v = self.facts.get(key)
+        if not v:
+            return frozenset()
+        return self.worlds & v if isinstance(v, frozenset) else self.worlds
+
     def caught(self, exc: str) -> bool:
         """Would an enclosing handler catch an ``exc`` raised here? An exception the
         hierarchy does not list (a library's own) counts as an Exception subclass."""

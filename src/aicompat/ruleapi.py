@@ -87,6 +87,10 @@ class GuardContextProtocol(Protocol):
 
     def narrowed(self, worlds: frozenset[Any]) -> GuardContextProtocol: ...
 
+    def fact_worlds(self, key: str) -> frozenset[Any]:
+        """The worlds here in which fact ``key`` holds."""
+        ...
+
 
 class FileContextProtocol(Protocol):
     """What rules may ask about the file being checked (the engine's FileContext)."""
@@ -155,7 +159,8 @@ class Rule:
       function (``{"pkg.jit": "jitted"}``), as its decorator (``@pkg.jit``,
       ``@pkg.jit(...)``) or by being handed it (``pkg.jit(fn)``,
       ``pkg.jit(...)(fn)``); ``fc.ctx.facts[mark]`` is True in that function's
-      body and in functions nested in it.
+      body and in functions nested in it, or, where only calls made under a
+      guard mark it, the worlds of those calls (``fc.ctx.fact_worlds(mark)``).
     """
 
     code: ClassVar[str]

@@ -551,25 +551,22 @@ def _reduce(t, args, kwargs):
     return Tensor(tuple(1 if k in which else d for k, d in enumerate(t.shape) if keep or k not in which), t.dtype)
 
 
-def _new_tensor(t, args, kwargs):
-    """``x.new_empty(b, s, h, d)`` / ``new_zeros`` / ``new_ones`` (sizes or one
-    sequence, or ``size=``): that shape, in ``dtype=`` else x's dtype (torch 2.13)."""
-    size = (kwargs["size"],) if "size" in kwargs else args
-    dtype = _dtype(kwargs["dtype"]) if "dtype" in kwargs else t.dtype
-    return Tensor(_size_arg(size) if size else None, dtype)
-
-
-def _new_full(t, args, kwargs):
-    """``x.new_full(size, fill_value)``: the size is one sequence."""
-    b = _bind(args, kwargs, ("size", "fill_value"))
-    if b is None or "size" not in b:
-        return NotImplemented
-    dtype = _dtype(kwargs["dtype"]) if "dtype" in kwargs else t.dtype
-    return Tensor(_size_arg((b["size"],)), dtype)
+def _new_factory(t, args, kwargs, fill: bool = False):
+    """``t.new_empty(b, h, s, d)`` / ``t.new_full((b, h), v)``: the shape its size gives, t's dtype
+    unless ``dtype=`` says otherwise (Tensor.new_empty docstring, torch 2.13.0: "By default, the
+    returned Tensor has the same torch.dtype ... as this tensor"; new_full takes one size sequence)."""
+    if "size" in kwargs:
+        args = (kwargs["size"],)
+    elif fill:
+        args = args[:1]
+    shape = _size_arg(args) if args else None
+    dt = _dtype(kwargs["dtype"]) if "dtype" in kwargs else t.dtype
+    return Tensor(shape, dt)
 
 
 _METHODS = {
-    "new_empty": _new_tensor, "new_zeros": _new_tensor, "new_ones": _new_tensor, "new_full": _new_full,
+    "new_empty": _new_factory, "new_zeros": _new_factory, "new_ones": _new_factory,
+    "new_full": lambda t, a, k: _new_factory(t, a, k, fill=True),
     "view": _view, "reshape": _view, "view_as": _reshape_as, "reshape_as": _reshape_as,
     "unflatten": _unflatten, "flatten": _flatten, "split": _split, "split_with_sizes": _split_with_sizes,
     "chunk": _chunk, "unbind": _unbind, "transpose": _transpose, "t": _t, "permute": _permute,

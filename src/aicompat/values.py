@@ -56,7 +56,7 @@ class LibObject:
 
     qualname: str
     kwargs: tuple = ()  # ((name, value), ...)
-    origin: Any = field(default=None, compare=False, hash=False)  # the Call node that made it
+    origin: Any = field(default=None, compare=False, hash=False, repr=False)  # the Call node that made it
 
     def kw(self, name: str, default=UNKNOWN):
         for k, v in self.kwargs:

@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from ..cuda.strings import resolve_text
 from ..ruleapi import Example, Finding, Rule
+from ..values import DictValue, options
 
 COMPILED = "compiled"  # the fc.ctx.facts key marking compiled code (AIC102 reads it)
 BOTH_ERROR = "Either mode or options can be specified, but both can't be specified at the same time."
@@ -122,9 +123,9 @@ class CompileBackend(Rule):
                 best = (v, e)
         return best
 
-    def _versions(self, fc) -> list[tuple[Version | None, Version, dict]]:
+    def _versions(self, fc, worlds=None) -> list[tuple[Version | None, Version, dict]]:
         seen, out = set(), []
-        for w in sorted(fc.ctx.worlds, key=lambda w: str(w.torch)):
+        for w in sorted(fc.ctx.worlds if worlds is None else worlds, key=lambda w: str(w.torch)):
             if w.torch in seen:
                 continue
             seen.add(w.torch)
@@ -233,28 +234,37 @@ class CompileBackend(Rule):
         return out
 
     def _options(self, expr, label, fc) -> list[Finding]:
-        """Option keys inductor does not know in a pinned release (version_matrix/inductor_options.toml)."""
-        while isinstance(expr, cst.Name):
-            b = fc.lookup(expr.value)
-            if not isinstance(b, cst.BaseExpression):
-                return []
-            expr = b
-        if not isinstance(expr, cst.Dict):
-            return []
+        """Option keys inductor does not know in a pinned release (version_matrix/inductor_options.toml).
+
+        The keys are those of the dict the value model says ``options=`` may be, in each
+        world and under each way the enclosing function is called (a dict a caller passes,
+        one a helper returns, one per branch); a finding sits on the key where the dict
+        is written at the call, else on the argument."""
+        at = {}  # key -> its node, for a dict written at the call
+        if isinstance(expr, cst.Dict):
+            for el in expr.elements:
+                if isinstance(el, cst.DictElement):
+                    r = resolve_text(el.key, fc)
+                    if r is not None:
+                        at.setdefault(r.text, el.key)
+        worlds_of: dict[str, set] = {}  # key -> worlds it reaches the call in
+        scenarios = fc.scenarios()
+        for w in sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch))):
+            for _call, bindings in scenarios:
+                for v in options(fc.value_of(expr, w, bindings)):
+                    if isinstance(v, DictValue):
+                        for k, _ in v.items:
+                            if isinstance(k, str):
+                                worlds_of.setdefault(k, set()).add(w)
         out = []
-        for el in expr.elements:
-            if not isinstance(el, cst.DictElement):
-                continue
-            r = resolve_text(el.key, fc)
-            if r is None:
-                continue
-            key = r.text.replace("-", "_")
+        for text, worlds in worlds_of.items():
+            key = text.replace("-", "_")
+            spans = self.option_keys.get(key, [])
             bad = []
-            for torch_v, rel_v, _e in self._versions(fc):
+            for torch_v, rel_v, _e in self._versions(fc, worlds):
                 table = next((v for v in reversed(self.option_releases) if v <= rel_v), None)
                 if table is None:
                     continue
-                spans = self.option_keys.get(key, [])
                 have = any(Version(spans[i]) <= table <= Version(spans[i + 1]) for i in range(0, len(spans), 2))
                 if not have:
                     bad.append((torch_v, table))
@@ -264,9 +274,9 @@ class CompileBackend(Rule):
             where = f"torch {_span(pinned)}" if pinned else "the newest torch"
             close = difflib.get_close_matches(key, self.public_keys, n=1)
             hint = f'; did you mean "{close[0]}"?' if close else ""
-            out.append(self._everywhere(el.key, f'{label}: option "{r.text}" is not an inductor option in {where}: '
-                                                f'"Unexpected optimization option {r.text}, known options are [...]"'
-                                                f"{hint}", fc, pinned))
+            out.append(self._everywhere(at.get(text, expr), f'{label}: option "{text}" is not an inductor option in '
+                                        f'{where}: "Unexpected optimization option {text}, known options are [...]"'
+                                        f"{hint}", fc, pinned))
         return out
 
     def _mode(self, node, label, backend, mode, fc):

@@ -14,8 +14,8 @@ from packaging.version import Version
 
 from ..evaluate import UNKNOWN
 from ..guard_forms import enabled_worlds
-from ..index import Qual
 from ..ruleapi import Example, Finding, Rule
+from ..values import LibObject, options
 
 _T = "import torch\n"
 _TE = "import transformer_engine.pytorch as te\nfrom transformer_engine.common import recipe\n"
@@ -160,7 +160,7 @@ class Fp8Unsupported(Rule):
                 and fc.ctx.facts.get("compiled"):  # marked by AIC103's compile entry points
             if fc.ctx.caught("RuntimeError"):
                 return []
-            return self._compiled_cast(site, fc)
+            return self._compiled_cast(site, fc, fc.ctx.fact_worlds("compiled"))
         return []
 
     def _hw(self, node, feature, fc, what, error, worlds=None):
@@ -170,13 +170,13 @@ class Fp8Unsupported(Rule):
             return []
         return [Finding(node, f'{what} ("{error}"); fails on {fc.describe(failing)}', frozenset(failing))]
 
-    def _compiled_cast(self, site, fc):
+    def _compiled_cast(self, site, fc, worlds):
         dt = site.arg(0, "dtype")
         q = fc.resolve(dt) if dt is not None else None
         for key, e in self.casts.items():
             if q in e["dtypes"]:
                 return self._hw(site.node, e["feature"], fc,
-                                f".to({q}) inside torch.compile: {e['summary']}", e["error"])
+                                f".to({q}) inside torch.compile: {e['summary']}", e["error"], worlds)
         return []
 
     def _te(self, site, qualname, fc):
@@ -187,26 +187,34 @@ class Fp8Unsupported(Rule):
         if not worlds:
             return []
         rexpr = site.kw.get("fp8_recipe") if qualname.endswith("fp8_autocast") else site.kw.get("recipe")
-        if rexpr is None:
-            recipe_name = self.default_recipe
-        else:
-            recipe_name = self._recipe_name(rexpr, fc)
-        if recipe_name is None or recipe_name not in self.recipes:
-            return []  # a recipe we cannot see: do not guess
-        r = self.recipes[recipe_name]
+        # The recipes that may reach this call, per world: one picked by a conditional
+        # or a helper is a Union, and the call fails on a GPU if any of them fails there.
+        failing: dict[str, set] = {}
+        scenarios = fc.scenarios() if rexpr is not None else [(None, None)]
+        for w in worlds:
+            for name in self._recipes_in(rexpr, w, fc, scenarios):
+                if w.arch not in self.matrix.feature_archs(self.recipes[name]["feature"]):
+                    failing.setdefault(name, set()).add(w.arch)
+        if not failing:
+            return []
         short = qualname.rsplit(".", 1)[-1]
-        return self._hw(site.node, r["feature"], fc, f"{short} with {recipe_name}", r["error"], worlds)
+        parts = [f'{name} ("{self.recipes[name]["error"]}"); fails on {fc.describe(archs)}'
+                 for name, archs in sorted(failing.items())]
+        return [Finding(site.node, f"{short} with " + "; with ".join(parts),
+                        frozenset(a for archs in failing.values() for a in archs))]
 
-    def _recipe_name(self, expr, fc, depth=0):
-        if depth > 4:
-            return None
-        if isinstance(expr, cst.Call):
-            q = fc.resolve(expr.func) or ""
-            return q.rsplit(".", 1)[-1] if q.startswith("transformer_engine") else None
-        if isinstance(expr, cst.Name):
-            b = fc.lookup(expr.value)
-            if isinstance(b, cst.Call):
-                return self._recipe_name(b, fc, depth + 1)
-            if isinstance(b, Qual):
-                return None
-        return None
+    def _recipes_in(self, rexpr, world, fc, scenarios) -> set[str]:
+        """The TE recipes ``rexpr`` may be in ``world``, under each way the enclosing
+        function is called; a value that is not a known recipe says nothing."""
+        if rexpr is None:
+            return {self.default_recipe} if self.default_recipe else set()
+        out = set()
+        for _call, bindings in scenarios:
+            for v in options(fc.value_of(rexpr, world, bindings)):
+                if v is None and self.default_recipe:
+                    out.add(self.default_recipe)  # fp8_recipe=None: TE picks its default
+                elif isinstance(v, LibObject) and v.qualname.startswith("transformer_engine"):
+                    name = v.qualname.rsplit(".", 1)[-1]
+                    if name in self.recipes:
+                        out.add(name)
+        return out

@@ -4,7 +4,8 @@ required argument left out, too many positionals (facts: the signatures in
 version_matrix/api/, overloads unioned; hints in version_matrix/api_hints.toml).
 
 A function with ``**kwargs`` takes any keyword; a call passing ``*args`` or
-``**kwargs`` is judged only on what it spells out; a name whose signature the
+``**kwargs`` is judged only on what it spells out and the keys the value model
+knows the dict has (each dict it may be, in turn); a name whose signature the
 table does not know (a C builtin without a stub, a dataclass) is left alone.
 """
 
@@ -19,6 +20,7 @@ from packaging.version import Version
 
 from .. import apiquery as q
 from ..ruleapi import Example, Finding, Rule
+from ..values import DictValue, options
 
 
 class UnknownArgument(Rule):
@@ -112,9 +114,9 @@ class UnknownArgument(Rule):
         entries = m.entries(name) if m else None
         if not entries:
             return []
-        keywords = list(site.kw)
         star = any(a.star == "*" for a in site.node.args)
         dstar = any(a.star == "**" for a in site.node.args)
+        passed = self._keyword_sets(site, fc, package, api)
         failures: dict[q.Problem, list[int]] = {}
         aliases = self.aliases.get(package, {})
         for i in scope.indices:
@@ -122,13 +124,17 @@ class UnknownArgument(Rule):
             if not sigs:
                 continue  # absent (AIC201) or shape unknown
             problems = []
-            for s in sigs:
-                kws = keywords
-                if kind == "b" and aliases:  # C argument parsing also takes NumPy names (axis=, keepdims=)
-                    names = {p.name for p in s.params}
-                    kws = [aliases[k] if k not in names and aliases.get(k) in names else k for k in keywords]
-                problems.append(q.bind(s.params, len(site.pos), kws, star, dstar))
-            if all(problems):
+            for keywords in passed.get(i, passed.get(None, [list(site.kw)])):
+                problems = []
+                for s in sigs:
+                    kws = keywords
+                    if kind == "b" and aliases:  # C argument parsing also takes NumPy names (axis=, keepdims=)
+                        names = {p.name for p in s.params}
+                        kws = [aliases[k] if k not in names and aliases.get(k) in names else k for k in keywords]
+                    problems.append(q.bind(s.params, len(site.pos), kws, star, dstar))
+                if all(problems):
+                    break  # one way the call may be made fails in this release
+            if problems and all(problems):
                 # Report what the closest signature objects to, not "too many positionals" for an overload.
                 best = min(problems, key=lambda p: p.kind == "positional")
                 failures.setdefault(best, []).append(i)
@@ -138,6 +144,32 @@ class UnknownArgument(Rule):
         full = f"{module}.{name}"
         msg = self._message(full, problem, failing, scope, module, name)
         return [Finding(site.node, msg, extra_targets=scope.targets(failing))]
+
+    def _keyword_sets(self, site, fc, package: str, api) -> dict:
+        """The keyword lists the call may pass, by release index (None: every release).
+
+        A ``**`` argument the engine could not splice (a dict that differs by branch:
+        ``kw["enable_gqa"] = True`` under an ``if``) passes the keys of each dict the
+        value model says it may be; torch's releases are read in their own worlds, so
+        a dict built under a version guard is judged only where the guard holds."""
+        splats = [a.value for a in site.node.args if a.star == "**"]
+        if not site.has_star or not splats:
+            return {None: [list(site.kw)]}
+        out: dict = {}
+        scenarios = fc.scenarios()
+        for w in fc.ctx.worlds:
+            i = api.index_of(w.torch) if package == "torch" and w.torch is not None else None
+            sets = out.setdefault(i, [])
+            for _call, bindings in scenarios:
+                combos = [list(site.kw)]
+                for expr in splats:
+                    dicts = [v for v in options(fc.value_of(expr, w, bindings)) if isinstance(v, DictValue)]
+                    keys = [[k for k, _ in d.items if isinstance(k, str)] for d in dicts] or [[]]
+                    combos = [c + [k for k in ks if k not in c] for c in combos for ks in keys][:16]
+                for c in combos:
+                    if c not in sets:
+                        sets.append(c)
+        return out
 
     def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str) -> str:
         api, package = scope.api, scope.package
