@@ -21,12 +21,9 @@ KNOWN_MISSES = {
     "deepseek_v2_flash_attention2",
     "ema_deepcopy_stream",
     "graph_runner_pickle",
-    "jit_wgmma_with_suffix",
-    "kernel_cache_self_cflags",
     "module_returns_self_save",
     "prefetcher_getstate",
     "sdpa_gqa_kwargs_splat",
-    "setup_env_dict",
     "te_conditional_recipe",
     "te_recipe_helper",
 }
