@@ -71,6 +71,13 @@ class BuildArchFlags(Rule):
                             'then fails with "no kernel image is available for execution on the device"; use '
                             'TORCH_CUDA_ARCH_LIST="8.0;8.9;9.0+PTX"'),
                 ]),
+        Example("import os\nimport subprocess\nenv = dict(os.environ)\nenv['TORCH_CUDA_ARCH_LIST'] = '9.0'\n"
+                "subprocess.run(['python', 'setup.py', 'build_ext'], env=env)\n", gpus=["A100", "H100"],
+                findings=[
+                    (5, 57, "TORCH_CUDA_ARCH_LIST='9.0' builds sm_90: no code for sm_80 (A100), which then fails "
+                            'with "no kernel image is available for execution on the device"; use '
+                            'TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX"'),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
