@@ -167,7 +167,8 @@ def test_source_next_to_the_module_by_with_suffix(tmp_path):
     # On the load() call; the message names the .cu line.
     assert got == [(6, 8, "load: 'wgmma.fence.sync.aligned' (wgmma, tile.cu line 3) is rejected when built for sm_90 "
                           "(no arch flags: built for the GPU it runs on): \"Instruction 'wgmma.fence' not supported "
-                          "on .target 'sm_90'\"; fails on sm_90 (H100). Build with -gencode arch=compute_90a,code=sm_90a.")]
+                          "on .target 'sm_90'\"; fails on sm_90 (H100). Build with -gencode "
+                          "arch=compute_90a,code=sm_90a.")]
 
 
 def test_source_next_to_the_module_built_for_sm_90a_is_clean(tmp_path):

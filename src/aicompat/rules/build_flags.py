@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+import libcst.matchers as matchers
 from packaging.version import Version
 
 from ..cuda.strings import strings_of
@@ -82,7 +83,8 @@ class BuildArchFlags(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in {*FLAG_CALLS, *ENV_CALLS}})
+        calls = {*FLAG_CALLS, *ENV_CALLS}
+        self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in calls})
 
     def known_names(self) -> set[str]:
         return set(FLAG_CALLS)
@@ -301,24 +303,13 @@ def _flag_literal(expr, kw: str, flags: list[str], fc):
 
 def _has_env_dict_literal(fc) -> bool:
     """Whether a dict literal in the file names TORCH_CUDA_ARCH_LIST (judged by check_dict)."""
-    memo = fc.state.setdefault("aic302_env_dict_literal", [])
-    if not memo:
-        memo.append(ENV_NAME in fc.text and any(
-            isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
-            and el.key.evaluated_value == ENV_NAME
-            for node in _dicts(fc.module) for el in node.elements))
-    return memo[0]
+    if "AIC302.env_dict_literal" not in fc.state:
+        keys = matchers.findall(fc.module, matchers.DictElement(key=matchers.SimpleString())) \
+            if ENV_NAME in fc.text else []
+        fc.state["AIC302.env_dict_literal"] = any(el.key.evaluated_value == ENV_NAME for el in keys)
+    return fc.state["AIC302.env_dict_literal"]
 
 
-def _dicts(module):
-    found = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Dict(self, node):
-            found.append(node)
-
-    module.visit(_V())
-    return found
 _ENV_ASSIGN = re.compile(r"(?:^|[\s;])(?:ENV\s+|export\s+|ARG\s+)?TORCH_CUDA_ARCH_LIST(?:=|\s+)(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'#]+)",
                          re.M)
 _CMAKE_ARCH = re.compile(r"(?:CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES)[\s\"]+(?P<v>\"[^\"\n]+\"|[\w;.\-]+)")
