@@ -136,3 +136,87 @@ def test_arch_flags_and_env_choose_the_target():
 def test_explain_lists_features(name):
     r = run_cli("explain", "AIC301")
     assert "wgmma: sm_90a" in r.stdout and "tcgen05:" in r.stdout
+
+
+_WGMMA_CU = ("// warpgroup fence around a copy\n"
+             "__global__ void tile(float* c) {\n"
+             '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");\n'
+             "}\n")
+
+
+def _suffix_module(flags):
+    return textwrap.dedent(f'''\
+        """Hopper tile kernel; the CUDA source sits next to this module."""
+        from pathlib import Path
+
+        from torch.utils.cpp_extension import load
+
+        _ext = load(
+            name="tile",
+            sources=[str(Path(__file__).with_suffix(".cu"))],
+            extra_cuda_cflags={flags!r},
+        )
+    ''')
+
+
+def test_source_next_to_the_module_by_with_suffix(tmp_path):
+    (tmp_path / "tile.cu").write_text(_WGMMA_CU)
+    (tmp_path / "tile.py").write_text(_suffix_module(["-O3", "--use_fast_math"]))
+    r = run_cli("lint", "--no-config", "--gpu", "H100", "--format", "json", "tile.py", cwd=tmp_path)
+    got = [(d["line"], d["column"], d["message"]) for d in json.loads(r.stdout)["diagnostics"] if d["code"] == "AIC301"]
+    # On the load() call; the message names the .cu line.
+    assert got == [(6, 8, "load: 'wgmma.fence.sync.aligned' (wgmma, tile.cu line 3) is rejected when built for sm_90 "
+                          "(no arch flags: built for the GPU it runs on): \"Instruction 'wgmma.fence' not supported "
+                          "on .target 'sm_90'\"; fails on sm_90 (H100). Build with -gencode "
+                          "arch=compute_90a,code=sm_90a.")]
+
+
+def test_source_next_to_the_module_built_for_sm_90a_is_clean(tmp_path):
+    (tmp_path / "tile.cu").write_text(_WGMMA_CU)
+    (tmp_path / "tile.py").write_text(_suffix_module(["-O3", "-gencode=arch=compute_90a,code=sm_90a"]))
+    r = run_cli("lint", "--no-config", "--gpu", "H100", "--format", "json", "tile.py", cwd=tmp_path)
+    assert [d["code"] for d in json.loads(r.stdout)["diagnostics"]] == []
+
+
+_CACHE_CLASS = '''\
+from torch.utils.cpp_extension import load_inline
+
+KERNEL = r"""
+__global__ void tile(float* c) {
+    if (threadIdx.x == 0) { asm volatile("wgmma.fence.sync.aligned;"); }
+}
+"""
+
+
+class KernelCache:
+    def __init__(self, cflags):
+        self.cflags = ["-O3", *cflags]
+        self._mod = None
+
+    def get(self):
+        if self._mod is None:
+            self._mod = load_inline("tile", "", cuda_sources=KERNEL, extra_cuda_cflags=self.cflags)
+        return self._mod
+
+
+CACHE = KernelCache({arch})
+'''
+
+
+def test_flags_kept_on_self_choose_the_target_and_the_column_is_the_asm():
+    code = _CACHE_CLASS.replace("{arch}", '["-gencode=arch=compute_90,code=sm_90"]')
+    got = [(d.line, d.column, d.message) for d in lint(code, gpus=["H100"], select=["AIC301"])]
+    assert got == [(5, 43, "load_inline: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 3) is rejected when built for "
+                           "sm_90 (its -gencode/-arch flags): \"Instruction 'wgmma.fence' not supported on .target "
+                           "'sm_90'\"; fails on sm_90 (H100). Build with -gencode arch=compute_90a,code=sm_90a.")]
+
+
+def test_flags_kept_on_self_for_sm_90a_are_clean():
+    code = _CACHE_CLASS.replace("{arch}", '["-gencode=arch=compute_90a,code=sm_90a"]')
+    assert lint(code, gpus=["H100"], select=["AIC301"]) == []
+
+
+def test_flags_the_model_cannot_read_leave_the_target_unknown():
+    # The arch flag comes from the running GPU: what is built is not known, so nothing is said.
+    code = _CACHE_CLASS.replace("{arch}", '[f"-arch=sm_{torch.cuda.get_device_capability()[0]}0a"]')
+    assert lint("import torch\n" + code, gpus=["H100"], select=["AIC301"]) == []

@@ -67,3 +67,92 @@ def test_build_files(tmp_path):
     assert ("build.sh", 2, "AIC302") in got
     msgs = " ".join(d["message"] for d in json.loads(r.stdout)["diagnostics"])
     assert "Unknown CUDA arch (10.0f)" in msgs and "no code for sm_100 (B200)" in msgs
+
+
+def _build_script(arch_list):
+    return textwrap.dedent(f'''\
+        """Build the extension in place before launching the job."""
+        import os
+        import subprocess
+        import sys
+
+
+        def build_extension(root):
+            env = os.environ.copy()
+            env["TORCH_CUDA_ARCH_LIST"] = {arch_list!r}
+            env["MAX_JOBS"] = "8"
+            subprocess.check_call([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=root, env=env)
+    ''')
+
+
+def test_arch_list_in_an_env_dict_handed_to_a_build_process():
+    got = [(d.line, d.column, d.message) for d in aic302(_build_script("9.0"), ["A100", "H100"])]
+    assert got == [(11, 97, "TORCH_CUDA_ARCH_LIST='9.0' builds sm_90: no code for sm_80 (A100), which then fails with "
+                            "\"no kernel image is available for execution on the device\"; use "
+                            "TORCH_CUDA_ARCH_LIST=\"8.0;9.0+PTX\"")]
+
+
+def test_env_dict_that_covers_the_fleet_is_clean():
+    assert aic302(_build_script("8.0;9.0"), ["A100", "H100"]) == []
+
+
+def test_env_dict_literal_is_reported_once_where_it_is_written():
+    code = textwrap.dedent("""\
+        import os
+        import subprocess
+
+        BUILD_ENV = {**os.environ, "TORCH_CUDA_ARCH_LIST": "9.0"}
+        subprocess.run(["python", "setup.py", "develop"], env=BUILD_ENV)
+    """)
+    assert [(d.line, d.column) for d in aic302(code, ["A100", "H100"])] == [(4, 52)]
+
+
+def test_setdefault_through_a_constant():
+    code = "import os\nARCH_VAR = 'TORCH_CUDA_ARCH_LIST'\nos.environ.setdefault(ARCH_VAR, '9.0a')\n"
+    assert [(d.line, d.targets) for d in aic302(code, ["H100", "B200"])] == [(3, ["B200"])]
+    assert aic302(code.replace("'9.0a'", "'9.0a;10.0a'"), ["H100", "B200"]) == []
+
+
+_LOADER = textwrap.dedent('''\
+    from torch.utils.cpp_extension import load_inline
+
+
+    class FusedOps:
+        def __init__(self, source):
+            self.source = source
+            self.cflags = {flags}
+
+        def build(self):
+            return load_inline("fused", "", cuda_sources=self.source, extra_cuda_cflags=self.cflags)
+''')
+
+
+def test_nvcc_flags_kept_on_self():
+    code = _LOADER.replace("{flags}", '["-O3", "-gencode=arch=compute_90a,code=sm_90a"]')
+    got = [(d.line, d.column, d.message) for d in aic302(code, ["H100", "B200"])]
+    assert got == [(10, 85, "load_inline extra_cuda_cflags builds sm_90a: no code for sm_100 (B200), which then fails "
+                            "with \"no kernel image is available for execution on the device\"; use "
+                            "-gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_100a,code=sm_100a")]
+
+
+def test_nvcc_flags_kept_on_self_for_every_arch_are_clean():
+    code = _LOADER.replace("{flags}", '["-O3", "-gencode=arch=compute_90a,code=sm_90a",\n'
+                                      '                       "-gencode=arch=compute_100a,code=sm_100a"]')
+    assert aic302(code, ["H100", "B200"]) == []
+
+
+def test_nvcc_flags_from_the_running_gpu_are_not_judged():
+    code = "import torch\n" + _LOADER.replace(
+        "{flags}", '["-gencode=arch=compute_90a,code=sm_90a", f"-arch=sm_{torch.cuda.get_device_capability()[0]}0a"]')
+    assert aic302(code, ["H100", "B200"]) == []
+
+
+def test_extra_compile_args_built_by_dict_call():
+    code = textwrap.dedent("""\
+        from torch.utils.cpp_extension import CUDAExtension
+
+        def make_ext(name, sources):
+            args = dict(cxx=["-O3"], nvcc=["-O3", "-gencode=arch=compute_80,code=sm_80"])
+            return CUDAExtension(name, sources, extra_compile_args=args)
+    """)
+    assert [(d.line, d.targets) for d in aic302(code, ["A100", "H100"])] == [(5, ["H100"])]

@@ -751,11 +751,13 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
             pos = positions.get(fc.origins[id(f.node)])
         if pos is None:
             continue
-        if f.line_delta:
+        if f.line_delta:  # the node's lines below its first start at column 1
             line = pos.start.line + f.line_delta
-            start_col, end_line, end_col = 1, line, 1
+            start_col = end_col = 1 + f.col_delta
+            end_line = line
         else:
             line, start_col, end_line, end_col = pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1
+            start_col += f.col_delta
         message = f.message
         for ref, ref_node in f.refs.items():
             ref_pos = positions.get(ref_node)

@@ -1329,6 +1329,8 @@ class Evaluator:
             v = self.eval(pos[0])
             if name == "bool":
                 return truth(v)
+            if name == "str" and isinstance(v, PathValue):  # str(Path(__file__).with_suffix(".cu"))
+                return v.path
             if not _plain(v) or isinstance(v, tuple):
                 return PartialStr((UNKNOWN,)) if name == "str" and v is UNKNOWN else UNKNOWN
             return {"int": int, "float": float, "str": str}[name](v)

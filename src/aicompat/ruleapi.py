@@ -53,6 +53,7 @@ class Finding:
     extra_targets: tuple[str, ...] = ()  # non-GPU targets it fails on (releases)
     severity: str = "error"
     line_delta: int = 0  # report this many lines below the node (a line inside a CUDA string)
+    col_delta: int = 0  # and this many columns right of where the node's text starts on that line
     refs: dict = field(default_factory=dict)  # name -> node; "{line:name}" in the message becomes its line
     fix: str | None = None  # source text that replaces ``node`` and fixes the finding (--fix)
 

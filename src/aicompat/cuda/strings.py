@@ -9,12 +9,13 @@ Python line.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
 
-from ..values import PathValue
+from ..values import PartialStr, PathValue, Seq
 
 MAX_FILE = 2_000_000
 
@@ -100,22 +101,72 @@ def _model_text(expr, fc) -> Resolved | None:
     return Resolved(v, None) if isinstance(v, str) else None
 
 
+# Flags a list may hold with an unknown part that still names no compile target:
+# include dirs and macros (f"-I{ROOT}/csrc", f"-DBLOCK={n}").
+_HARMLESS_PREFIX = re.compile(r"-[IDL]\S|-isystem|--include-path=|--define-macro=")
+
+
+def string_list(expr, fc) -> list[str] | None:
+    """The strings of a flag list (``["-O3", *ARCH]``, ``self.cflags``, ``cfg["nvcc"]``)
+    as the value model knows them on every GPU of the fleet; None when any item
+    that could name a target is unknown (a list extended in a loop, a flag built
+    from the running GPU)."""
+    return strings_of(_model_value(expr, fc))
+
+
+def strings_of(v) -> list[str] | None:
+    """``string_list`` of a value."""
+    if isinstance(v, str):
+        return [v]
+    items = v if isinstance(v, tuple) else v.items if isinstance(v, Seq) and v.exact else None
+    if items is None:
+        return None
+    out = []
+    for x in items:
+        if isinstance(x, str):
+            out.append(x)
+        elif not (isinstance(x, PartialStr) and _HARMLESS_PREFIX.match(x.known_prefix())):
+            return None
+    return out
+
+
+def read_files(expr, fc) -> list[Resolved]:
+    """The files a ``sources=`` argument names: each item of a list literal as
+    ``read_file`` reads it, else the paths the value model gives the argument."""
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        found = [read_file(el.value, fc) for el in expr.elements if isinstance(el, cst.Element)]
+        return [r for r in found if r]
+    v = _model_value(expr, fc)
+    items = v if isinstance(v, tuple) else v.items if isinstance(v, Seq) else (v,)
+    found = [_read_model_path(x, fc) for x in items]
+    return [r for r in found if r]
+
+
 def read_file(path_expr, fc) -> Resolved | None:
     """The text of a file named by ``path_expr``, relative to the module's folder."""
     path = _path_value(path_expr, fc)
-    here = Path(fc.path).resolve().parent if fc.path and not fc.path.startswith("<") else None
+    here = _here(fc)
     if here is None:
         return None
     if path is None:
-        # Through the value model: a path built from __file__ (the linted path) by
-        # helpers, with_suffix, os.path.join ... is relative to where aicompat runs.
-        v = _model_value(path_expr, fc)
-        v = v.path if isinstance(v, PathValue) else v
-        if not isinstance(v, str) or not v:
-            return None
-        p = Path(v)
-    else:
-        p = (here / path) if not Path(path).is_absolute() else Path(path)
+        return _read_model_path(_model_value(path_expr, fc), fc)
+    return _read((here / path) if not Path(path).is_absolute() else Path(path), fc)
+
+
+def _here(fc) -> Path | None:
+    return Path(fc.path).resolve().parent if fc.path and not fc.path.startswith("<") else None
+
+
+def _read_model_path(v, fc) -> Resolved | None:
+    """A path the value model built from __file__ (the linted path) by helpers,
+    with_suffix, os.path.join ...: relative to where aicompat runs."""
+    v = v.path if isinstance(v, PathValue) else v
+    if not isinstance(v, str) or not v or _here(fc) is None:
+        return None
+    return _read(Path(v), fc)
+
+
+def _read(p: Path, fc) -> Resolved | None:
     try:
         if p.is_file() and p.stat().st_size <= MAX_FILE:
             text = p.read_text(encoding="utf-8", errors="replace")

@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+import libcst.matchers as matchers
 from packaging.version import Version
 
-from ..cuda.strings import resolve_text
+from ..cuda.strings import strings_of
 from ..cuda.targets import Build, code_for, parse_nvcc_flags, parse_torch_arch_list
 from ..ruleapi import Example, Finding, Rule
+from ..values import DictValue
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
 # Calls whose keyword carries nvcc flags: cpp_extension.load/load_inline(extra_cuda_cflags=[...]),
@@ -23,6 +25,9 @@ FLAG_CALLS = {
     "cupy.RawKernel": "options",
     "cupy.RawModule": "options",
 }
+# Calls that start a process with the environment ``env=`` (subprocess: Popen(args, ..., env=None, ...)
+# and the helpers that pass **kwargs to it; os.exec*e/spawn*e take it as their last argument).
+ENV_CALLS = {f"subprocess.{f}" for f in ("run", "Popen", "call", "check_call", "check_output")}
 
 
 class BuildArchFlags(Rule):
@@ -67,11 +72,19 @@ class BuildArchFlags(Rule):
                             'then fails with "no kernel image is available for execution on the device"; use '
                             'TORCH_CUDA_ARCH_LIST="8.0;8.9;9.0+PTX"'),
                 ]),
+        Example("import os\nimport subprocess\nenv = dict(os.environ)\nenv['TORCH_CUDA_ARCH_LIST'] = '9.0'\n"
+                "subprocess.run(['python', 'setup.py', 'build_ext'], env=env)\n", gpus=["A100", "H100"],
+                findings=[
+                    (5, 57, "TORCH_CUDA_ARCH_LIST='9.0' builds sm_90: no code for sm_80 (A100), which then fails "
+                            'with "no kernel image is available for execution on the device"; use '
+                            'TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX"'),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in FLAG_CALLS})
+        calls = {*FLAG_CALLS, *ENV_CALLS}
+        self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in calls})
 
     def known_names(self) -> set[str]:
         return set(FLAG_CALLS)
@@ -125,40 +138,44 @@ class BuildArchFlags(Rule):
 
     # -- Python ----------------------------------------------------------------------
     def check_call(self, site, qualname, fc):
-        if qualname in ("os.environ.setdefault", "os.putenv") and site.pos:
-            key = resolve_text(site.pos[0], fc)
-            if key and key.text == ENV_NAME and len(site.pos) > 1:
+        if qualname in ("os.environ.setdefault", "os.putenv") and len(site.pos) > 1:
+            if fc.value_everywhere(site.pos[0]) == ENV_NAME:
                 return self._env_value(site.pos[1], fc)
             return []
+        if qualname in ENV_CALLS:
+            return self._process_env(site.kw.get("env"), fc)
         kw = FLAG_CALLS.get(qualname)
-        if kw is None:
-            return []
-        expr = _deref(site.kw.get(kw), fc)
+        expr = site.kw.get(kw) if kw else None
         if expr is None:
             return []
-        if isinstance(expr, cst.Dict):  # extra_compile_args={"cxx": [...], "nvcc": [...]}
-            nv = [el.value for el in expr.elements if isinstance(el, cst.DictElement)
-                  and _text(el.key, fc) == "nvcc"]
-            expr = _deref(nv[0], fc) if nv else None
-        flags = []
-        items = expr.elements if isinstance(expr, (cst.List, cst.Tuple)) else []
-        for el in items:
-            if isinstance(el, cst.Element):
-                r = resolve_text(el.value, fc)
-                if r:
-                    flags.append(r.text)
-        if not any("arch" in f for f in flags):
+        value = fc.value_everywhere(expr)
+        if kw == "extra_compile_args":  # {"cxx": [...], "nvcc": [...]}: the nvcc list
+            value = value.get("nvcc", None) if isinstance(value, DictValue) else None
+        flags = strings_of(value)
+        if not flags or not any("arch" in f for f in flags):
             return []
         build = parse_nvcc_flags(flags)
         if build.empty():
             return []
         short = qualname.rsplit(".", 1)[-1]
-        found = self._findings(site.node, build, [], fc, f"{short} {kw}", "gencode")
-        fix = self._flag_list_fix(expr, build, fc) if any(f.archs and "no code for" in f.message for f in found) else None
-        if fix is not None:
-            for f in found:  # report at the list literal, which --fix rewrites
-                f.node, f.fix = expr, fix
+        found = self._findings(expr, build, [], fc, f"{short} {kw}", "gencode")
+        literal = _flag_literal(expr, kw, flags, fc)
+        if literal is not None and any(f.archs and "no code for" in f.message for f in found):
+            fix = self._flag_list_fix(literal, build, fc)
+            if fix is not None:
+                for f in found:
+                    f.node, f.fix = literal, fix
         return found
+
+    def _process_env(self, expr, fc) -> list[Finding]:
+        """``env=`` of a process start: the arch list in the dict the value model
+        gives it (``env = dict(os.environ); env["TORCH_CUDA_ARCH_LIST"] = "9.0"``).
+        A dict literal naming the list is judged where it is written (check_dict)."""
+        if expr is None or isinstance(expr, cst.Dict) or _has_env_dict_literal(fc):
+            return []
+        env = fc.value_everywhere(expr)
+        value = env.get(ENV_NAME) if isinstance(env, DictValue) else None
+        return self._judge_env_text(value, expr, fc) if isinstance(value, str) else []
 
     def _flag_list_fix(self, expr, build: Build, fc) -> str | None:
         """The flag list with its arch flags replaced by one -gencode per fleet arch.
@@ -204,25 +221,24 @@ class BuildArchFlags(Rule):
             tgt = t.target
             if isinstance(tgt, cst.Subscript) and fc.resolve(tgt.value) == "os.environ" and len(tgt.slice) == 1:
                 sl = tgt.slice[0].slice
-                key = resolve_text(sl.value, fc) if isinstance(sl, cst.Index) else None
-                if key and key.text == ENV_NAME:
+                if isinstance(sl, cst.Index) and fc.value_everywhere(sl.value) == ENV_NAME:
                     return self._env_value(node.value, fc)
         return []
 
     def check_dict(self, node: cst.Dict, fc) -> list[Finding]:
         for el in node.elements:
             if isinstance(el, cst.DictElement):
-                key = resolve_text(el.key, fc)
-                if key and key.text == ENV_NAME:
+                if fc.value_everywhere(el.key) == ENV_NAME:
                     return self._env_value(el.value, fc)
         return []
 
     def _env_value(self, expr, fc) -> list[Finding]:
-        r = resolve_text(expr, fc)
-        if r is None:
-            return []
-        build, bad = parse_torch_arch_list(r.text, self.matrix)
-        found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={r.text!r}", "torch")
+        value = fc.value_everywhere(expr)
+        return self._judge_env_text(value, expr, fc) if isinstance(value, str) else []
+
+    def _judge_env_text(self, text: str, expr, fc) -> list[Finding]:
+        build, bad = parse_torch_arch_list(text, self.matrix)
+        found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}", "torch")
         if found and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
             # The fix: the list that covers exactly the fleet, in the literal's own quotes.
             archs = sorted({w.arch for w in fc.ctx.worlds})
@@ -272,9 +288,28 @@ def _deref(expr, fc, depth: int = 0):
     return expr
 
 
-def _text(expr, fc) -> str | None:
-    r = resolve_text(expr, fc)
-    return r.text if r else None
+def _flag_literal(expr, kw: str, flags: list[str], fc):
+    """The list literal the flags come from, which --fix rewrites (``NVCC = [...]`` ...
+    ``flags=NVCC``), when the call receives exactly its strings; else None."""
+    lit = _deref(expr, fc)
+    if kw == "extra_compile_args" and isinstance(lit, cst.Dict):
+        nv = [el.value for el in lit.elements if isinstance(el, cst.DictElement)
+              and fc.value_everywhere(el.key) == "nvcc"]
+        lit = _deref(nv[0], fc) if nv else None
+    if isinstance(lit, (cst.List, cst.Tuple)) and strings_of(fc.value_everywhere(lit)) == flags:
+        return lit
+    return None
+
+
+def _has_env_dict_literal(fc) -> bool:
+    """Whether a dict literal in the file names TORCH_CUDA_ARCH_LIST (judged by check_dict)."""
+    if "AIC302.env_dict_literal" not in fc.state:
+        keys = matchers.findall(fc.module, matchers.DictElement(key=matchers.SimpleString())) \
+            if ENV_NAME in fc.text else []
+        fc.state["AIC302.env_dict_literal"] = any(el.key.evaluated_value == ENV_NAME for el in keys)
+    return fc.state["AIC302.env_dict_literal"]
+
+
 _ENV_ASSIGN = re.compile(r"(?:^|[\s;])(?:ENV\s+|export\s+|ARG\s+)?TORCH_CUDA_ARCH_LIST(?:=|\s+)(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'#]+)",
                          re.M)
 _CMAKE_ARCH = re.compile(r"(?:CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES)[\s\"]+(?P<v>\"[^\"\n]+\"|[\w;.\-]+)")

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..cuda.preprocessor import logical_lines
 from ..cuda.scan import CudaSource, Verdict, load_features
-from ..cuda.strings import Resolved, read_file, resolve_text
+from ..cuda.strings import Resolved, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
 from ..ruleapi import Example, Finding, Rule
 
@@ -81,7 +81,7 @@ class InlineCudaArch(Rule):
                 "def body(x):\n    return tl.inline_asm_elementwise('wgmma.fence.sync.aligned; mov.b32 $0, $1;',\n"
                 "        '=r,r', [x], dtype=tl.int32, is_pure=False, pack=1)\n", gpus=["H100", "B200"],
                 findings=[
-                    (3, 38, "inline_asm_elementwise: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 1) is rejected "
+                    (3, 39, "inline_asm_elementwise: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 1) is rejected "
                             "when built for sm_100a (Triton builds sm_XYa from sm_90 on, plain sm_XY below): "
                             "\"Instruction 'wgmma.fence' not supported on .target 'sm_100a'\"; fails on sm_100 "
                             "(B200). No compile target for sm_100 supports wgmma: guard it (#if on "
@@ -91,7 +91,7 @@ class InlineCudaArch(Rule):
         Example("from torch.utils.cpp_extension import load_inline\n" + _SRC +
                 "m = load_inline('k', '', cuda_sources=CUDA_SRC)\n", gpus=["H100"],
                 findings=[
-                    (4, 1, "load_inline: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 3) is rejected when built "
+                    (4, 17, "load_inline: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 3) is rejected when built "
                            "for sm_90 (no arch flags: built for the GPU it runs on): \"Instruction 'wgmma.fence' "
                            "not supported on .target 'sm_90'\"; fails on sm_90 (H100). Build with -gencode "
                            "arch=compute_90a,code=sm_90a."),
@@ -99,7 +99,7 @@ class InlineCudaArch(Rule):
         Example("import cupy\nK = cupy.RawModule(code='''\n__global__ void k() {\n  " + _TC + "\n}\n''')\n",
                 gpus=["H100", "B200"],
                 findings=[
-                    (4, 1, "cupy.RawModule: 'tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned' (tcgen05, "
+                    (4, 17, "cupy.RawModule: 'tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned' (tcgen05, "
                            "CUDA line 3) is rejected when built for sm_90, sm_100 (no arch flags: built for the "
                            "GPU it runs on): \"Instruction 'tcgen05.alloc' not supported on .target 'sm_100'\"; "
                            "fails on sm_90 (H100), sm_100 (B200). No compile target for sm_90 supports tcgen05: "
@@ -110,7 +110,7 @@ class InlineCudaArch(Rule):
                 "mod = SourceModule('__global__ void k() { " + _WGMMA.replace('"', '\\"') + " }', arch='sm_90')\n",
                 gpus=["H100"],
                 findings=[
-                    (2, 20, "SourceModule: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 1) is rejected when built "
+                    (2, 58, "SourceModule: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 1) is rejected when built "
                             "for sm_90 (arch='sm_90'): \"Instruction 'wgmma.fence' not supported on .target "
                             "'sm_90'\"; fails on sm_90 (H100). Build with -gencode arch=compute_90a,code=sm_90a."),
                 ]),
@@ -148,10 +148,7 @@ class InlineCudaArch(Rule):
         arg = site.arg(*mech.source)
         texts: list[Resolved] = []
         if mech.files:
-            for item in _list_items(arg):
-                r = read_file(item, fc)
-                if r and r.file.suffix in (".cu", ".cuh"):
-                    texts.append(r)
+            texts = [r for r in read_files(arg, fc) if r.file.suffix in (".cu", ".cuh")] if arg is not None else []
         else:
             r = resolve_text(arg, fc)
             if r:
@@ -159,6 +156,8 @@ class InlineCudaArch(Rule):
         if not texts:
             return []
         build, how = self._build(site, mech, fc)
+        if how is None:
+            return []  # flags the model cannot read: what is built is unknown
         findings = []
         for res in texts:
             src = self.source(res.text)
@@ -167,15 +166,15 @@ class InlineCudaArch(Rule):
             findings.extend(self._judge_python(site, mech, res, src, build, how, fc))
         return findings
 
-    def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str]:
-        """What gets built: from arch flags, TORCH_CUDA_ARCH_LIST, or the GPU itself (None)."""
-        flags = []
-        if mech.flags is not None:
-            fexpr = site.arg(*mech.flags)
-            for item in _list_items(fexpr):
-                r = resolve_text(item, fc)
-                if r:
-                    flags.append(r.text)
+    def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str | None]:
+        """What gets built: from arch flags, TORCH_CUDA_ARCH_LIST, or the GPU itself
+        (build None); ``how`` None when the flags are not known."""
+        flags: list[str] = []
+        fexpr = site.arg(*mech.flags) if mech.flags is not None else None
+        if fexpr is not None:
+            flags = string_list(fexpr, fc)
+            if flags is None:
+                return None, None
         if mech.arch_kw is not None:
             a = site.arg(*mech.arch_kw)
             r = resolve_text(a, fc) if a is not None else None
@@ -213,24 +212,24 @@ class InlineCudaArch(Rule):
                 dropped[arch] = (v, target)
         out = []
         node, delta = self._anchor(site, res)
+        where = f"{res.file.name} line" if res.file is not None else "CUDA line"
         if failing:
             v, target = next(iter(failing.values()))
             occ = v.failing[0]
             feat = self.features[occ.feature]
             targets = sorted({t for _, t in failing.values()}, key=_tnum)
             fix = self._fix(occ.feature, failing)
-            msg = (f"{mech.label}: {occ.token!r} ({occ.feature}, CUDA line {occ.line}) is rejected when built for "
+            msg = (f"{mech.label}: {occ.token!r} ({occ.feature}, {where} {occ.line}) is rejected when built for "
                    f"{', '.join(targets)} ({how}): \"{feat.error.format(target=target)}\"; fails on "
                    f"{fc.describe(failing)}. {fix}")
-            out.append(Finding(node, msg, frozenset(failing), line_delta=delta + occ.line - 1 if delta is not None else 0))
+            out.append(Finding(node, msg, frozenset(failing), **_inside(node, delta, occ)))
         if dropped:
             v, target = next(iter(dropped.values()))
             occ = v.dropped[0]
-            msg = (f"{mech.label}: {occ.feature} ({occ.token!r}, CUDA line {occ.line}) is compiled out by its #if guard, "
+            msg = (f"{mech.label}: {occ.feature} ({occ.token!r}, {where} {occ.line}) is compiled out by its #if guard, "
                    f"with no #else, when built for {target}: the kernel silently does nothing there; affects "
                    f"{fc.describe(dropped)}")
-            out.append(Finding(node, msg, frozenset(dropped), severity="warning",
-                               line_delta=delta + occ.line - 1 if delta is not None else 0))
+            out.append(Finding(node, msg, frozenset(dropped), severity="warning", **_inside(node, delta, occ)))
         return out
 
     def _anchor(self, site, res):
@@ -300,16 +299,28 @@ class InlineCudaArch(Rule):
         return out
 
 
+def _inside(node, delta: int | None, occ) -> dict:
+    """Where in the string literal ``node`` the occurrence's text is: the line below
+    the literal's first, and the column on that line (found in the literal's source
+    text, so escapes and the quotes count); the call itself where there is no literal."""
+    if delta is None:
+        return {}
+    lines = node.value.split("\n")
+    index = delta + occ.line - 1
+    col = 0
+    if index < len(lines):
+        raw = lines[index]
+        for tok in (occ.token.split(" ")[0], occ.token.split(".")[0]):
+            col = raw.find(tok) if tok else -1
+            if col >= 0:
+                break
+        else:  # a macro naming the feature: its use starts the line
+            col = len(raw) - len(raw.lstrip()) if index else 0
+    return {"line_delta": index, "col_delta": col}
+
+
 def _tnum(t: str):
     return (int(re.match(r"sm_(\d+)", t).group(1)), t)
-
-
-def _list_items(expr):
-    if expr is None:
-        return []
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        return [el.value for el in expr.elements if isinstance(el, cst.Element)]
-    return [expr]
 
 
 def _torch_arch_list(fc) -> str | None:
