@@ -268,3 +268,161 @@ def test_tensor_made_by_new_empty_and_filled_by_slices_keeps_its_shape():
     assert len(got) == 1 and got[0].startswith("17:AIC101 flash_attn_func: V head dim 128 != QK head dim 192")
     fixed = MLA_ASSEMBLE.replace("{fix}", "v = F.pad(v, [0, NOPE + ROPE - V_DIM])")
     assert messages(fixed, ["A100"]) == []
+
+
+# -- splats into known calls, classmethods, classes looked up in dicts ---------------------------------
+FA3_INPUTS = '''import torch
+from flash_attn_interface import flash_attn_func
+
+QK_HEAD_DIM, V_HEAD_DIM = 192, {v}
+
+
+def make_inputs(batch, seqlen, heads, device="cuda"):
+    opts = {{"device": device, "dtype": torch.bfloat16}}
+    q_shape = (batch, seqlen, heads, QK_HEAD_DIM)
+    v_shape = (batch, seqlen, heads, V_HEAD_DIM)
+    return torch.randn(*q_shape, **opts), torch.randn(*q_shape, **opts), torch.randn(*v_shape, **opts)
+
+
+def bench():
+    q, k, v = make_inputs(2, 4096, 16)
+    return flash_attn_func(q, k, v, causal=True)
+'''
+
+
+def test_factory_arguments_splatted_from_tuples_and_dicts():
+    assert messages(FA3_INPUTS.format(v=128), ["H100", "B200"]) == [
+        "16:AIC101 flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3); "
+        "fails on sm_100 (B200)"]
+    assert messages(FA3_INPUTS.format(v=192), ["H100", "B200"]) == []
+
+
+CONFIG_FROM_DICT = '''from dataclasses import dataclass
+
+import torch
+from flash_attn import flash_attn_func
+
+LITE = {{"heads": 16, "qk_head_dim": 192, "v_head_dim": {v}}}
+
+
+@dataclass
+class AttnConfig:
+    heads: int
+    qk_head_dim: int
+    v_head_dim: int
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AttnConfig":
+        return cls(**d)
+
+
+def prefill(x, config: dict = LITE):
+    cfg = AttnConfig.from_dict(config)
+    q = x.new_empty(x.shape[0], x.shape[1], cfg.heads, cfg.qk_head_dim)
+    v = x.new_empty(x.shape[0], x.shape[1], cfg.heads, cfg.v_head_dim)
+    return flash_attn_func(q, q, v)
+'''
+
+
+def test_config_built_by_a_classmethod_from_a_dict():
+    assert [m.split(" is ")[0] for m in messages(CONFIG_FROM_DICT.format(v=128), ["A100"])] == [
+        "24:AIC101 flash_attn_func: V head dim 128 != QK head dim 192"]
+    assert messages(CONFIG_FROM_DICT.format(v=192), ["A100"]) == []
+
+
+RECIPE_TABLE = '''import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+RECIPES = {{"delayed": recipe.DelayedScaling, "mxfp8": recipe.MXFP8BlockScaling}}
+PRECISION = {{"recipe": "{name}"}}
+
+
+def train_step(layer, x):
+    with te.fp8_autocast(enabled=True, fp8_recipe=RECIPES[PRECISION["recipe"]]()):
+        return layer(x)
+'''
+
+
+def test_recipe_class_looked_up_in_a_table_then_made():
+    got = messages(RECIPE_TABLE.format(name="mxfp8"), ["H100"], pins={"transformer-engine": "2.8.0"})
+    assert [m.split(" (")[0] for m in got] == ["9:AIC102 fp8_autocast with MXFP8BlockScaling"]
+    assert messages(RECIPE_TABLE.format(name="delayed"), ["H100"], pins={"transformer-engine": "2.8.0"}) == []
+
+
+# -- command-line defaults ---------------------------------------------------------------------------
+ARGS = '''import argparse
+
+import torch
+
+
+def get_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--compile-mode", {mode})
+    p.add_argument("--no-compile", dest="compile", action="store_false")
+    return p.parse_args()
+
+
+def main(model):
+    args = get_args()
+    if args.compile:
+        model = torch.compile(model, mode=args.compile_mode)
+    return model
+'''
+
+
+def test_argparse_default_is_the_value_of_a_run_without_arguments():
+    pins = {"torch": "2.5.0"}
+    got = messages(ARGS.format(mode='default="max_autotune"'), ["A100"], pins=pins)
+    assert len(got) == 1 and got[0].startswith('16:AIC103 torch.compile: mode="max_autotune" is not a mode of torch 2.5.0')
+    assert messages(ARGS.format(mode='default="max-autotune"'), ["A100"], pins=pins) == []
+    # No default: the user gives it; unknown stays unknown.
+    assert messages(ARGS.format(mode='help="torch.compile mode"'), ["A100"], pins=pins) == []
+    assert messages(ARGS.format(mode='default="max_autotune", required=True'), ["A100"], pins=pins) == []
+
+
+def test_store_true_flag_off_by_default_guards_like_false():
+    code = '''import argparse
+
+import torch
+import transformer_engine.pytorch as te
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fp8", action="{action}")
+args = parser.parse_args()
+
+
+def step(layer, x):
+    with te.fp8_autocast(enabled=args.fp8):
+        return layer(x)
+'''
+    assert messages(code.format(action="store_true"), ["A100"], pins={"transformer-engine": "2.8.0"}) == []
+    got = messages(code.format(action="store_false"), ["A100"], pins={"transformer-engine": "2.8.0"})
+    assert [m.split(" (")[0] for m in got] == ["12:AIC102 fp8_autocast with DelayedScaling"]
+
+
+# -- loops that build a list --------------------------------------------------------------------------
+GENCODE = '''from torch.utils.cpp_extension import load
+
+ARCHS = {archs}
+
+
+def arch_flags(archs):
+    flags = []
+    for arch in archs:
+        num = arch.replace(".", "")
+        flags.append(f"-gencode=arch=compute_{{num}},code=sm_{{num}}")
+    return flags
+
+
+ext = load(name="k", sources=["k.cu"], extra_cuda_cflags=["-O3"] + arch_flags(ARCHS))
+'''
+
+
+def test_flags_built_by_a_loop_over_a_constant_list():
+    got = messages(GENCODE.format(archs='["8.0", "8.9"]'), ["A100", "H100"])
+    assert len(got) == 1 and got[0].startswith("14:AIC302 load extra_cuda_cflags builds sm_80, sm_89: ")
+    assert "no code for sm_90 (H100)" in got[0]
+    assert messages(GENCODE.format(archs='["8.0", "9.0"]'), ["A100", "H100"]) == []
+    # Items the model does not know (read at run time): no finding, not a guess.
+    unknown = GENCODE.format(archs='["8.0", "8.9"]').replace("arch_flags(ARCHS)", "arch_flags(open('archs').read().split())")
+    assert messages(unknown, ["A100", "H100"]) == []

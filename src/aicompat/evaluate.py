@@ -19,7 +19,8 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
-from . import probes, returns_self, shapes
+from . import cli_args, probes, returns_self, shapes
+from .flow import is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
@@ -104,6 +105,14 @@ _CONST_NAMES = {"True": True, "False": False, "None": None}
 
 def _int_or_unknown(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else UNKNOWN
+
+
+@dataclass(frozen=True)
+class Given:
+    """An argument whose value is already known (an item of a ``*``/``**`` splat),
+    standing where an argument expression would."""
+
+    value: Any
 
 
 @dataclass(eq=False)
@@ -328,6 +337,8 @@ class Evaluator:
             return v
         if kind == "mutate":
             return self._mutated(d, loc)
+        if kind == "loop":
+            return self._loop_value(d, loc)
         if kind == "aug":
             prev = self._defs_value(d.extra) if d.extra else UNKNOWN
             node = d.node
@@ -356,6 +367,60 @@ class Evaluator:
         kwv = self.at(loc, self.bindings, lambda: {k: self.eval(a) for k, a in kw.items()})
         return _mutate(prev, method, vals, kwv)
 
+    _MAX_UNROLL = 32
+
+    def _loop_value(self, d, loc):
+        """A name a ``for`` loop builds up, replaying the body once per item when the
+        items are known (``for sm in ("80", "90a"): flags += [f"-gencode=...{sm}"]``);
+        else what the loop's definitions give joined (flow.py's two passes)."""
+        name, before, joined = d.extra
+        loop = d.node
+        steps = loop_steps(loop)
+        items = _as_items(self.at(loc, self.bindings, lambda: self.eval(loop.iter))) if steps else None
+        if items is None or len(items) > self._MAX_UNROLL:
+            return self._defs_value(joined)
+        frame = {}
+        for small in steps:  # every name the body sets starts from its value before the loop
+            n = _step_name(small)
+            if n is not None and n not in frame:
+                defs = before if n == name else d.scope.defs_at(n, loop)
+                frame[n] = self._defs_value(defs) if defs else UNKNOWN
+
+        def replay():
+            self._frames.append(frame)
+            try:
+                for item in items:
+                    frame[loop.target.value] = item
+                    for small in steps:
+                        self._step(small, frame)
+            finally:
+                self._frames.pop()
+
+        self.at(loc, self.bindings, replay)
+        return frame.get(name, UNKNOWN)
+
+    def _step(self, small, frame: dict) -> None:
+        """One replayed statement of a loop body, on the loop's frame."""
+        if isinstance(small, cst.AugAssign):
+            op = type(small.operator).__name__.replace("Assign", "")
+            frame[small.target.value] = _binop(op, frame.get(small.target.value, UNKNOWN), self.eval(small.value))
+        elif isinstance(small, cst.Assign):
+            t = small.targets[0].target
+            if isinstance(t, cst.Name):
+                frame[t.value] = self.eval(small.value)
+            elif isinstance(t.value, cst.Name) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
+                n = t.value.value
+                frame[n] = _set_item(frame.get(n, UNKNOWN), self.eval(t.slice[0].slice.value), self.eval(small.value))
+        else:
+            call = small.value
+            n = call.func.value.value
+            pos, kw = self._args(call)
+            if pos is None:
+                frame[n] = _widen(frame.get(n, UNKNOWN))
+            else:
+                frame[n] = _mutate(frame.get(n, UNKNOWN), call.func.attr.value, [self.eval(a) for a in pos],
+                                   {k: self.eval(a) for k, a in kw.items()})
+
     # -- parameters ----------------------------------------------------------
     def _param(self, d):
         scope, p = d.scope, d.node
@@ -367,6 +432,8 @@ class Evaluator:
                 return v
         if scope.self_name == name and scope.owner_class is not None:
             return Instance(ClassValue(scope.owner_class, key=id(scope.owner_class)))
+        if scope.cls_name == name and scope.owner_class is not None:
+            return ClassValue(scope.owner_class, key=id(scope.owner_class))
         sites = self._sites_value(scope, p)
         if sites is not NotImplemented:
             return sites
@@ -397,6 +464,12 @@ class Evaluator:
         if b.receiver is not None and positional and scope.self_name is not None:
             if name == positional[0].name.value:
                 return b.receiver
+            positional = positional[1:]
+        elif scope.cls_name is not None and positional:  # a classmethod: ``cls`` is the class
+            if name == scope.cls_name:
+                r = b.receiver
+                return r.cls if isinstance(r, Instance) else r if isinstance(r, ClassValue) else \
+                    ClassValue(scope.owner_class, key=id(scope.owner_class))
             positional = positional[1:]
         if b.given is not None:
             v = b.given.get(name, UNKNOWN)
@@ -583,6 +656,8 @@ class Evaluator:
             self.depth -= 1
 
     def _eval(self, node):
+        if isinstance(node, Given):
+            return node.value
         if isinstance(node, cst.Integer):
             return int(node.value.replace("_", ""), 0)
         if isinstance(node, cst.Float):
@@ -827,6 +902,8 @@ class Evaluator:
             return Module(f"{base.name}.{attr}")
         if isinstance(base, SourceModule):
             return self._module_attr(base, attr)
+        if isinstance(base, cli_args.Namespace):
+            return cli_args.attribute(base, attr)
         return UNKNOWN
 
     # -- classes and instances -----------------------------------------------
@@ -930,6 +1007,8 @@ class Evaluator:
         v = self._defs_value(defs)
         if isinstance(v, Function) and inst is not None:
             return Function(v.node, inst, v.key)
+        if isinstance(v, Function) and isinstance(v.node, cst.FunctionDef) and is_classmethod(v.node):
+            return Function(v.node, cls, v.key)  # bound to the class it is read from
         if isinstance(v, LibObject) and v.qualname in ("dataclasses.field",):
             default = v.kw("default", NotImplemented)
             return UNKNOWN if default is NotImplemented else default
@@ -992,11 +1071,21 @@ class Evaluator:
 
     # -- calls ---------------------------------------------------------------
     def _args(self, node: cst.Call):
+        """The call's argument expressions; ``*seq``/``**dict`` splats whose
+        contents the model knows become their items (as Given), else (None, None)."""
         pos, kw = [], {}
         for a in node.args:
-            if a.star:
-                return None, None
-            if a.keyword is not None:
+            if a.star == "*":
+                items = _as_items(self.eval(a.value))
+                if items is None:
+                    return None, None
+                pos.extend(Given(v) for v in items)
+            elif a.star == "**":
+                d = self.eval(a.value)
+                if not isinstance(d, DictValue) or not d.exact or not all(isinstance(k, str) for k, _ in d.items):
+                    return None, None
+                kw.update((k, Given(v)) for k, v in d.items)
+            elif a.keyword is not None:
                 kw[a.keyword.value] = a.value
             else:
                 pos.append(a.value)
@@ -1021,12 +1110,21 @@ class Evaluator:
             if callee is NotImplemented or isinstance(callee, SourceModule):
                 callee = UNKNOWN
         if isinstance(callee, Union):
-            return join([self._call_value(o, node, func) for o in callee.options])
+            return join([self._call_option(o, node, func) for o in callee.options])
         v = self._call_value(callee, node, func)
         if v is not NotImplemented:
             return v
         if q is not None and not q.startswith("builtins."):
             return LibObject(q, self._lib_kwargs(node), node)
+        return self._call_option(callee, node, func)
+
+    def _call_option(self, callee, node, func):
+        v = self._call_value(callee, node, func)
+        if v is not NotImplemented:
+            return v
+        if isinstance(callee, Module) and callee.name.rsplit(".", 1)[-1][:1].isupper():
+            # a library class reached through a value (``RECIPES[name]()``): an object of it
+            return LibObject(callee.name, self._lib_kwargs(node), node)
         return UNKNOWN
 
     def _call_value(self, callee, node, func):
@@ -1160,6 +1258,8 @@ class Evaluator:
             return UNKNOWN
         if isinstance(base, str):
             return self._str_method(base, method, pos, kw)
+        if method in cli_args.PARSE_METHODS and cli_args.parser(base) is not None:
+            return cli_args.parse(cli_args.parser(base), method)
         if isinstance(base, PathValue):
             return _path_method(base, method, [self.eval(a) for a in pos])
         if isinstance(base, DictValue):
@@ -1463,6 +1563,9 @@ def _seq_set(prev: Seq, i: int, val):
 def _mutate(prev, method: str, vals: list, kw: dict):
     if isinstance(prev, Union):
         return join([_mutate(o, method, vals, kw) for o in prev.options])
+    if method in cli_args.MUTATORS:
+        p = cli_args.parser(prev)
+        return cli_args.mutate(p, method, vals, kw) if p is not None else UNKNOWN
     if isinstance(prev, Seq):
         if method in ("append", "add") and len(vals) == 1:
             return Seq(prev.items + (vals[0],), prev.more, prev.kind)

@@ -17,10 +17,11 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from . import cli_args
 from .index import import_bindings
 
 # Methods that change the container they are called on (``lst.append(x)``).
-MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
+MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"}) | cli_args.MUTATORS
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +34,9 @@ class Def:
     iterable, extra: the unpack path), ``with`` (node: the context expression),
     ``mutate`` (node: the Call or Assign that changes the container, extra:
     the previous definitions), ``aug`` (node: the AugAssign, extra: the previous
-    definitions), ``opaque`` (not tracked).
+    definitions), ``loop`` (node: a For whose body builds the name up, extra:
+    (name, definitions before the loop, definitions after it joined)),
+    ``opaque`` (not tracked).
     """
 
     kind: str
@@ -71,6 +74,7 @@ class Scope:
     returns: list = field(default_factory=list)  # (expression or None, statement, conds)
     attr_defs: dict[str, list[Def]] = field(default_factory=dict)  # self.<attr> = ... in this method
     self_name: str | None = None  # the first parameter of a method
+    cls_name: str | None = None  # the first parameter of a classmethod (the class)
     params: dict[str, cst.Param] = field(default_factory=dict)
     is_generator: bool = False
     owner_class: Any = None  # the ClassDef a method belongs to
@@ -141,6 +145,9 @@ class _Builder:
                 self.bind_target(stmt.target, "iter", stmt.iter, stmt, again, conds)
             second = self.body(stmt.body, again, conds)
             out = _join(env, _join(first, second))
+            if out is not None and isinstance(stmt, cst.For) and stmt.orelse is None:
+                for name in _accumulators(stmt):  # replayed per item where the items are known
+                    out[name] = (self.d("loop", stmt, stmt, conds, (name, env.get(name, ()), out.get(name, ()))),)
             if stmt.orelse is not None:
                 out = self.body(stmt.orelse.body, out, conds)
             return (out if out is not None else env), conds
@@ -339,6 +346,8 @@ def build_scope(node, parent: Scope | None, is_exit: Callable[[cst.Call], bool],
                 env[star.name.value] = (b.d("param", star, None, ()),)
         if method and allp and not _is_static(node):
             scope.self_name = allp[0].name.value
+        elif method and allp and is_classmethod(node):
+            scope.cls_name = allp[0].name.value
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else None
         if body is None:
             out, conds = b.body(node.body, env, ()), ()
@@ -350,6 +359,63 @@ def build_scope(node, parent: Scope | None, is_exit: Callable[[cst.Call], bool],
     scope.falls_through = out is not None
     scope.final_conds = conds
     return scope
+
+
+def loop_steps(loop: cst.For) -> list | None:
+    """The small statements of a loop body the evaluator can replay per item
+    (``x = ...``, ``acc += [...]``, ``acc.append(...)``, ``acc[k] = v``), or None
+    when the body holds anything else (branches, nested loops, exits)."""
+    if not isinstance(loop.target, cst.Name) or not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    steps = []
+    for stmt in loop.body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                    isinstance(small.targets[0].target, (cst.Name, cst.Subscript)):
+                steps.append(small)
+            elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                steps.append(small)
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                    isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value in MUTATORS and \
+                    isinstance(small.value.func.value, cst.Name):
+                steps.append(small)
+            elif not isinstance(small, cst.Pass):
+                return None
+    return steps
+
+
+def step_name(small) -> str | None:
+    """The name a replayable loop statement sets or changes."""
+    if isinstance(small, cst.AugAssign):
+        return small.target.value
+    if isinstance(small, cst.Expr):
+        return small.value.func.value.value
+    t = small.targets[0].target
+    if isinstance(t, cst.Name):
+        return t.value
+    return t.value.value if isinstance(t.value, cst.Name) else None
+
+
+def _accumulators(loop: cst.For) -> list[str]:
+    """Names a replayable loop body builds up (``flags += [...]``, ``flags.append(...)``),
+    not those it rebinds each time (``num = arch.replace(".", "")``)."""
+    steps = loop_steps(loop)
+    if not steps:
+        return []
+    assigned = {s.targets[0].target.value for s in steps
+                if isinstance(s, cst.Assign) and isinstance(s.targets[0].target, cst.Name)}
+    out: list[str] = []
+    for small in steps:
+        name = step_name(small)
+        if name is not None and name not in out and name not in assigned and name != loop.target.value:
+            out.append(name)
+    return out
+
+
+def is_classmethod(fn: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in fn.decorators)
 
 
 def _is_static(fn: cst.FunctionDef) -> bool:

@@ -53,6 +53,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "queue": {"methods": (_LIST, True), "arg": (_LIST, True)},
         "hook": {"follow": (str, True), "sinks": (_LIST, False)},
     },
+    "argparse.toml": {
+        "action_default": {"value": (bool, True)},
+    },
     "returns_self.toml": {
         "returns_self": {"methods": (_LIST, True)},
     },
