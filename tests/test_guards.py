@@ -94,6 +94,25 @@ def test_torch_version_guard_with_packaging():
     assert fa3_failing(body) == ["A100", "B200"]
 
 
+@pytest.mark.parametrize("version", [
+    'tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])',
+    'tuple(map(int, torch.__version__.split(".")[:2]))',
+    '(int(torch.__version__.split(".")[0]), int(torch.__version__.split(".")[1]))',
+])
+def test_torch_version_tuple_guard(version):
+    body = f"TORCH_VERSION = {version}\nif TORCH_VERSION >= (2, 5):\n    flash_attn_func(q, q, v)\n"
+    assert fa3_failing(body, pins={"torch": "2.4.0"}) == []
+    assert fa3_failing(body, pins={"torch": "2.6.0"}) == ["A100", "B200"]
+
+
+def test_the_local_part_of_torch_version_is_unknown():
+    # torch.__version__ is "2.6.0+cu124" on CUDA wheels: nothing after the release is known.
+    for test in ['"cu12" in torch.__version__', 'torch.__version__.split("+")[1] == "cu124"',
+                 'torch.__version__.endswith("cu124")', 'int(torch.__version__.split(".")[2]) == 0']:
+        assert fa3_failing(f"if not ({test}):\n    flash_attn_func(q, q, v)\n", pins={"torch": "2.6.0"}) \
+            == ["A100", "B200"], test
+
+
 def test_torch_version_string_comparison_is_a_version_comparison():
     # torch.__version__ is a TorchVersion: "2.10.0" >= "2.9" holds although the strings do not compare so.
     body = "if torch.__version__ >= '2.9':\n    flash_attn_func(q, q, v)\n"

@@ -838,12 +838,12 @@ class Evaluator:
         if len(node.slice) != 1:
             return UNKNOWN
         sl = node.slice[0].slice
-        if isinstance(base, Union):
-            return UNKNOWN
         if isinstance(sl, cst.Index):
             i = self.eval(sl.value)
             return _item(base, i)
         if isinstance(sl, cst.Slice):
+            if isinstance(base, Union):
+                return UNKNOWN
             items = base if isinstance(base, tuple) else (base.items if isinstance(base, Seq) and base.exact else None)
             if isinstance(base, str):
                 items = base
@@ -1250,8 +1250,8 @@ class Evaluator:
             kwargs = {k: _seq_as_tuple(self.eval(v)) for k, v in kw.items()}
             v = shapes.tensor_method(base, method, args, kwargs)
             return UNKNOWN if v is NotImplemented else v
-        if isinstance(base, TorchVersion) and method == "split":
-            return UNKNOWN
+        if isinstance(base, TorchVersion):
+            return _torch_version_method(base, method, [self.eval(a) for a in pos])
         if isinstance(base, Instance):
             if method in MODULE_RETURNS_SELF:
                 return base  # not defined by the class (it would have resolved to a Function)
@@ -1458,6 +1458,12 @@ class Evaluator:
             return UNKNOWN
         if name == "isinstance":
             return UNKNOWN
+        if name == "map" and len(pos) == 2 and isinstance(pos[0], cst.Name) and pos[0].value in _CONVERTERS \
+                and not self._name_bound(pos[0].value):
+            items = _as_items(self.eval(pos[1]))
+            if items is None:
+                return UNKNOWN
+            return Seq(tuple(_convert(pos[0].value, x) for x in items))
         return NotImplemented
 
     def _name_bound(self, name: str) -> bool:
@@ -1514,7 +1520,9 @@ def _element(v):
 
 
 def _item(v, i):
-    if isinstance(v, Union) or v is UNKNOWN:
+    if isinstance(v, Union):
+        return join([_item_or_unknown(o, i) for o in v.options])
+    if v is UNKNOWN:
         return UNKNOWN
     if isinstance(v, DictValue):
         if i is UNKNOWN or not _hashable(i):
@@ -1530,6 +1538,26 @@ def _item(v, i):
     if isinstance(v, Seq) and v.exact:
         return v.items[i]
     return UNKNOWN
+
+
+_CONVERTERS = {"int": int, "float": float, "str": str}
+
+
+def _convert(name: str, v):
+    """``int(v)`` and the like on an abstract value; UNKNOWN where Python would raise or we cannot tell."""
+    if not _plain(v) or isinstance(v, (tuple, bool)) and name != "str":
+        return UNKNOWN
+    try:
+        return _CONVERTERS[name](v)
+    except (TypeError, ValueError, OverflowError):
+        return UNKNOWN
+
+
+def _item_or_unknown(v, i):
+    try:
+        return _item(v, i)
+    except (IndexError, KeyError, TypeError):
+        return UNKNOWN
 
 
 def _widen(v):
@@ -1654,6 +1682,19 @@ _BINOPS = {
 }
 
 
+def _torch_version_method(v: TorchVersion, method: str, args: list):
+    """``torch.__version__`` is the release plus a local part we do not know
+    ("2.5.0+cu124"): what follows the release stays unknown."""
+    if method == "split" and len(args) == 1 and args[0] == ".":
+        parts = str(v).split(".")
+        return Seq(tuple(parts[:-1]) + (PartialStr((parts[-1], UNKNOWN)),))
+    if method == "split" and len(args) == 1 and args[0] == "+":  # with or without a local part
+        return join([Seq((str(v),)), Seq((str(v), PartialStr((UNKNOWN,))))])
+    if method == "startswith" and len(args) == 1 and isinstance(args[0], str) and len(args[0]) <= len(str(v)):
+        return str(v).startswith(args[0])
+    return UNKNOWN
+
+
 def _compare_one(op, left, right):
     if left is UNKNOWN or right is UNKNOWN:
         return UNKNOWN
@@ -1674,6 +1715,8 @@ def _compare_one(op, left, right):
         return UNKNOWN
     if op in (cst.In, cst.NotIn):
         r = UNKNOWN
+        if isinstance(right, TorchVersion):
+            return UNKNOWN  # "cu12" in torch.__version__: the local part (+cu124) is not modelled
         if isinstance(right, (tuple, str)) and not isinstance(left, PartialStr):
             r = left in right
         elif isinstance(right, Seq) and right.exact and _plain(left):
