@@ -141,3 +141,45 @@ def test_real_modules_at_their_pins_have_no_aic2_findings(tmp_path):
     diags = lint_paths([str(tmp_path / "transformers")], target=target)
     found = [f"{Path(d.path).name}:{d.line} {d.code} {d.message}" for d in diags if d.code.startswith("AIC2")]
     assert found == []
+
+
+PRIORITY = """
+import inspect
+from inspect import signature
+
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+BACKENDS = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
+{flag}
+
+def attention_context():
+    kwargs = {{}}
+    if {test}:
+        kwargs["set_priority"] = True
+    return sdpa_kernel(BACKENDS, **kwargs)
+"""
+
+
+@pytest.mark.parametrize("flag, test", [
+    ("", '"set_priority" in inspect.signature(sdpa_kernel).parameters'),
+    ("", '"set_priority" in signature(sdpa_kernel).parameters'),
+    ("", 'not "set_priority" not in inspect.signature(sdpa_kernel).parameters'),
+    ('HAS_PRIORITY = "set_priority" in inspect.signature(sdpa_kernel).parameters', "HAS_PRIORITY"),
+    ("SDPA_PARAMS = inspect.signature(sdpa_kernel).parameters", '"set_priority" in SDPA_PARAMS'),
+])
+def test_signature_parameter_guard_keeps_the_keyword_quiet(flag, test):
+    code = PRIORITY.format(flag=flag, test=test)
+    assert codes(lint(code, pins={"torch": ">=2.4,<2.7"}), "AIC202") == []
+
+
+def test_keyword_without_the_signature_guard_is_reported():
+    d = [x for x in lint(PRIORITY.format(flag="", test="True"), pins={"torch": ">=2.4,<2.7"}) if x.code == "AIC202"]
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (14, 12, "torch.nn.attention.sdpa_kernel: keyword 'set_priority' is not accepted by torch 2.4.0–2.5.1 "
+                 "(accepted in torch 2.6.0–2.15.0); pins allow torch 2.4.0–2.6.0")]
+
+
+def test_signature_guard_on_another_parameter_proves_nothing():
+    # "backends" is in every release's signature: the guard is true everywhere, set_priority still fails on 2.4/2.5
+    code = PRIORITY.format(flag="", test='"backends" in inspect.signature(sdpa_kernel).parameters')
+    assert codes(lint(code, pins={"torch": ">=2.4,<2.7"}), "AIC202") == [("AIC202", 14)]

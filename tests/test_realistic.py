@@ -26,9 +26,7 @@ KNOWN_MISSES: set[str] = {
 }
 
 # ok_<name>.py that is reported although the fix is correct (guard or value not followed).
-KNOWN_FALSE_ALARMS: set[str] = {
-    "sdpa_set_priority_kwargs",  # keyword added only when inspect.signature(...).parameters has it
-}
+KNOWN_FALSE_ALARMS: set[str] = set()
 
 
 def _cases():
