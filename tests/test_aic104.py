@@ -280,3 +280,115 @@ def test_event_pickled_directly_still_fails():
     d = aic104(code)
     assert [(x.line, x.column, x.message) for x in d] == [
         (11, 9, _msg("pickle.dumps", "CUDA event", "obj['event']", 9, "Event"))]
+
+
+# -- processes started with spawn pickle their target and arguments (pickle.toml) ----------
+SPAWNED = """
+import threading
+
+import torch
+import torch.multiprocessing as mp
+
+
+def evaluate(rank: int, shared: dict):
+    torch.cuda.set_device(rank)
+    with shared["lock"]:
+        print(rank, shared["name"])
+
+
+def launch(world_size: int):
+    shared = {{"name": "eval", "lock": {lock}}}
+    {launch}
+"""
+
+SPAWN_FAILS = "TypeError: cannot pickle '_thread.lock' object"
+
+
+@pytest.mark.parametrize("launch, at, sink, what", [
+    ("mp.spawn(evaluate, args=(shared,), nprocs=world_size)", (16, 5), "torch.multiprocessing.spawn",
+     "an argument pickled for the spawned workers"),
+    ("mp.start_processes(evaluate, (shared,), world_size)", (16, 5), "torch.multiprocessing.start_processes",
+     "an argument pickled for the started workers"),
+    ("mp.get_context('spawn').Process(target=evaluate, args=(0, shared)).start()", (16, 5),
+     "torch.multiprocessing.Process", "the target or an argument pickled for the child process"),
+])
+def test_lock_handed_to_a_spawned_worker(launch, at, sink, what):
+    d = aic104(SPAWNED.format(lock="threading.Lock()", launch=launch))
+    via = "args[0]['lock']" if "Process" not in sink else "args[1]['lock']"
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (*at, f"{sink}: {what} holds a lock (via {via}) created at line 15: \"{SPAWN_FAILS}\"; "
+              f"create it in the {'target' if 'Process' in sink else 'worker'} function instead")]
+
+
+@pytest.mark.parametrize("launch", [
+    "mp.spawn(evaluate, args=(shared,), nprocs=world_size)",
+    "mp.start_processes(evaluate, (shared,), world_size)",
+    "mp.get_context('spawn').Process(target=evaluate, args=(0, shared)).start()",
+])
+def test_worker_made_lock_is_clean(launch):
+    # the fix: the worker makes its own lock (a fresh one per process is all it can share anyway)
+    assert aic104(SPAWNED.format(lock="None", launch=launch)) == []
+
+
+@pytest.mark.parametrize("launch", [
+    "mp.start_processes(evaluate, (shared,), world_size, start_method='fork')",  # fork copies, never pickles
+    "mp.get_context('fork').Process(target=evaluate, args=(0, shared)).start()",
+    "mp.Process(target=evaluate, args=(0, shared)).start()",  # default start method: not known here
+])
+def test_forked_or_unknown_start_method_is_silent(launch):
+    assert aic104(SPAWNED.format(lock="threading.Lock()", launch=launch)) == []
+
+
+def test_set_start_method_spawn_makes_process_pickle():
+    code = SPAWNED.format(lock="threading.Lock()", launch="mp.Process(target=evaluate, args=(0, shared)).start()")
+    code += "\n\nif __name__ == '__main__':\n    mp.set_start_method('spawn')\n    launch(2)\n"
+    assert [(x.line, x.column) for x in aic104(code)] == [(16, 5)]
+
+
+# -- AveragedModel deep-copies the module it wraps (swa_utils.py L280) ----------------------
+SWA_EMA = """
+import torch
+from torch import nn
+from torch.optim.swa_utils import AveragedModel
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 64)
+        self.copy_stream = {init}
+
+    @property
+    def stream(self):
+        if self.copy_stream is None:
+            self.copy_stream = torch.cuda.Stream()
+        return self.copy_stream
+
+
+def train(steps: int):
+    model = Encoder().cuda()
+    ema = AveragedModel(model)
+    for _ in range(steps):
+        model(torch.randn(8, 64, device="cuda")).sum().backward()
+        ema.update_parameters(model)
+    return ema
+"""
+
+
+def test_averaged_model_of_a_module_holding_a_stream():
+    d = aic104(SWA_EMA.format(init="torch.cuda.Stream()"))
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (22, 11, "torch.optim.swa_utils.AveragedModel: the module it deep-copies holds a CUDA stream (via "
+                 "model.copy_stream) created at line 11: \"TypeError: cannot pickle 'Stream' object\"; create it "
+                 "outside the module, or lazily on first use")]
+
+
+def test_averaged_model_before_the_lazy_stream_is_made_is_clean():
+    assert aic104(SWA_EMA.format(init="None")) == []
+
+
+def test_lazy_stream_is_there_once_a_method_ran():
+    # the property ran (model.stream) before the copy: the stream is copied
+    code = SWA_EMA.format(init="None").replace("    ema = AveragedModel(model)\n",
+                                           "    model.stream.synchronize()\n    ema = AveragedModel(model)\n")
+    assert [(x.line, x.column) for x in aic104(code)] == [(23, 11)]

@@ -64,6 +64,35 @@ def test_guards_and_try_keep_version_gated_names_quiet():
     assert codes(lint(caught, pins={"torch": "2.4.0"})) == []
 
 
+
+FLASH_ONLY = """
+import torch
+{guard}
+def flash_only():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel(SDPBackend.FLASH_ATTENTION)
+"""
+
+
+def test_a_failing_import_is_reported_once_not_again_at_each_use():
+    # On 2.1-2.2 the import raises, so line 6 never runs there: only the import is reported.
+    d = [x for x in lint(FLASH_ONLY.format(guard=""), pins={"torch": ">=2.1,<2.4"}) if x.code == "AIC201"]
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (5, 36, "torch.nn.attention.SDPBackend is not in torch 2.1.0–2.2.2 (added in 2.3.0); pins allow torch "
+                "2.1.0–2.3.1"),
+        (5, 48, "torch.nn.attention.sdpa_kernel is not in torch 2.1.0–2.2.2 (added in 2.3.0); pins allow torch "
+                "2.1.0–2.3.1"),
+    ]
+    # the fix: import (and use) it only where the release has it
+    guarded = FLASH_ONLY.format(guard="HAS_SDPA_KERNEL = hasattr(torch.nn, 'attention')\n").replace(
+        "def flash_only():\n", "def flash_only():\n    if not HAS_SDPA_KERNEL:\n        return None\n")
+    assert codes(lint(guarded, pins={"torch": ">=2.1,<2.4"}), "AIC201") == []
+
+
+def test_a_use_is_still_reported_where_its_name_was_imported_fine():
+    code = "import torch\nfrom torch import nn\nctx = nn.attention.sdpa_kernel\n"
+    assert codes(lint(code, pins={"torch": ">=2.1,<2.4"}), "AIC201") == [("AIC201", 3)]
+
 def test_runtime_and_numpy_style_names_are_not_flagged():
     code = ("import torch\nif torch.npu.is_available():\n    pass\n"
             "m = torch.mean(x, axis=1, keepdims=True)\ns = torch.sum(x, axis=0)\n")
@@ -112,3 +141,45 @@ def test_real_modules_at_their_pins_have_no_aic2_findings(tmp_path):
     diags = lint_paths([str(tmp_path / "transformers")], target=target)
     found = [f"{Path(d.path).name}:{d.line} {d.code} {d.message}" for d in diags if d.code.startswith("AIC2")]
     assert found == []
+
+
+PRIORITY = """
+import inspect
+from inspect import signature
+
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+BACKENDS = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
+{flag}
+
+def attention_context():
+    kwargs = {{}}
+    if {test}:
+        kwargs["set_priority"] = True
+    return sdpa_kernel(BACKENDS, **kwargs)
+"""
+
+
+@pytest.mark.parametrize("flag, test", [
+    ("", '"set_priority" in inspect.signature(sdpa_kernel).parameters'),
+    ("", '"set_priority" in signature(sdpa_kernel).parameters'),
+    ("", 'not "set_priority" not in inspect.signature(sdpa_kernel).parameters'),
+    ('HAS_PRIORITY = "set_priority" in inspect.signature(sdpa_kernel).parameters', "HAS_PRIORITY"),
+    ("SDPA_PARAMS = inspect.signature(sdpa_kernel).parameters", '"set_priority" in SDPA_PARAMS'),
+])
+def test_signature_parameter_guard_keeps_the_keyword_quiet(flag, test):
+    code = PRIORITY.format(flag=flag, test=test)
+    assert codes(lint(code, pins={"torch": ">=2.4,<2.7"}), "AIC202") == []
+
+
+def test_keyword_without_the_signature_guard_is_reported():
+    d = [x for x in lint(PRIORITY.format(flag="", test="True"), pins={"torch": ">=2.4,<2.7"}) if x.code == "AIC202"]
+    assert [(x.line, x.column, x.message) for x in d] == [
+        (14, 12, "torch.nn.attention.sdpa_kernel: keyword 'set_priority' is not accepted by torch 2.4.0–2.5.1 "
+                 "(accepted in torch 2.6.0–2.15.0); pins allow torch 2.4.0–2.6.0")]
+
+
+def test_signature_guard_on_another_parameter_proves_nothing():
+    # "backends" is in every release's signature: the guard is true everywhere, set_priority still fails on 2.4/2.5
+    code = PRIORITY.format(flag="", test='"backends" in inspect.signature(sdpa_kernel).parameters')
+    assert codes(lint(code, pins={"torch": ">=2.4,<2.7"}), "AIC202") == [("AIC202", 14)]

@@ -15,16 +15,10 @@ from aicompat.toml_compat import tomllib
 CORPUS = Path(__file__).resolve().parent / "realistic"
 
 # fail_<name>.py whose expected findings are not all reported (value not followed through the form).
-KNOWN_MISSES: set[str] = {
-    "stream_mp_spawn_args",  # torch.multiprocessing.spawn pickles args for the spawned workers
-    "averaged_model_stream",  # AveragedModel deep-copies the module it wraps
-    "sdpa_kernel_version_parse",  # expected at the import only; an extra duplicate is reported at the use
-}
+KNOWN_MISSES: set[str] = set()
 
 # ok_<name>.py that is reported although the fix is correct (guard or value not followed).
-KNOWN_FALSE_ALARMS: set[str] = {
-    "sdpa_set_priority_kwargs",  # keyword added only when inspect.signature(...).parameters has it
-}
+KNOWN_FALSE_ALARMS: set[str] = set()
 
 
 def _cases():

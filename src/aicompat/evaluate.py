@@ -19,7 +19,7 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import InvalidVersion, Version
 
-from . import cli_args, probes, returns_self, shapes
+from . import cli_args, probes, returns_self, shapes, signatures
 from .flow import is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
@@ -821,7 +821,14 @@ class Evaluator:
         for target in node.comparisons:
             right = self.eval(target.comparator)
             op = type(target.operator)
-            r = _compare_one(op, left, right)
+            r = NotImplemented
+            if op in (cst.In, cst.NotIn):  # "p" in inspect.signature(f).parameters: the release's API table
+                r = signatures.contains(left, right, self.world, self.attr_exists)
+                if r is not NotImplemented:
+                    self.touched = True
+                    r = (not r) if op is cst.NotIn and r is not UNKNOWN else r
+            if r is NotImplemented:
+                r = _compare_one(op, left, right)
             if r is UNKNOWN:
                 result = UNKNOWN
             elif not r:
@@ -904,7 +911,8 @@ class Evaluator:
             return self._module_attr(base, attr)
         if isinstance(base, cli_args.Namespace):
             return cli_args.attribute(base, attr)
-        return UNKNOWN
+        v = signatures.attribute_value(base, attr)
+        return UNKNOWN if v is NotImplemented else v
 
     # -- classes and instances -----------------------------------------------
     def _classes(self, cls: ClassValue) -> list:
@@ -1322,6 +1330,9 @@ class Evaluator:
         v = probes.call_value(q, arch_cap, self.cuda, pos, kw, self.eval)  # te.is_fp8_available() ... (probes.toml)
         if v is not NotImplemented:
             self.touched = True
+            return v
+        v = signatures.call_value(q, pos, kw, self.resolve)  # inspect.signature(f) of a library function
+        if v is not NotImplemented:
             return v
         if q == "torch.cuda.get_device_capability":
             return arch_cap

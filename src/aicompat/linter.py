@@ -44,6 +44,26 @@ def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
     return True if found.have else False if found.lack else None
 
 
+def api_param(matrix: Matrix, qualname: str, param: str, version) -> bool | None:
+    """``"param" in inspect.signature(f).parameters`` in one torch release: whether the
+    release's one signature of the function ``qualname`` names ``param`` (``*args`` /
+    ``**kwargs`` count by their names, as in inspect), from the generated API table;
+    None when the table has no single function signature for it there."""
+    from . import apiquery
+
+    api = matrix.api("torch") if version is not None else None
+    i = api.index_of(version) if api else None
+    where = apiquery.split(api, qualname) if i is not None else None
+    if where is None or len(where[1]) != 1:
+        return None
+    m = api.module(where[0])
+    sigs = [sig for rng, kind, sigs in (m.entries(where[1][0]) if m else None) or () if i in rng and kind == "f"
+            for sig in sigs or ()]
+    if len(sigs) != 1:
+        return None
+    return any(p.name == param for p in sigs[0].params)
+
+
 def selected(code: str, select: list[str], ignore: list[str]) -> bool:
     """Ruff-style prefix selection: ``AIC1`` selects AIC101, AIC102, ..."""
     if select and not any(code.startswith(s) for s in select):
@@ -88,6 +108,12 @@ class Linter:
         self._attr_sources = [r for r in self.providers if hasattr(r, "attr_exists")]
 
     def attr_exists(self, qualname: str, world):
+        """``hasattr`` of ``qualname`` in ``world``; ``"<f>(<param>)"`` asks whether
+        function ``f`` takes a parameter named ``param`` there (signatures.py)."""
+        if qualname.endswith(")") and "(" in qualname:
+            f, _, param = qualname[:-1].partition("(")
+            got = api_param(self.matrix, f, param, world.torch) if f.startswith("torch.") else None
+            return UNKNOWN if got is None else got
         if qualname.startswith("torch."):
             known = self.matrix.symbol_exists(qualname, world.torch)
             if known is not None:

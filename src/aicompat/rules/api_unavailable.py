@@ -7,6 +7,10 @@ module whose namespace a static read cannot close (``sys.modules`` games)
 proves nothing about a missing name, and neither does code under ``try:``
 that catches ImportError / AttributeError, or a guard that excludes the
 releases concerned (``if hasattr(torch.nn.attention, "sdpa_kernel")``).
+
+A name bound by an import reported here is not reported again where it is
+used, in the releases where the import fails: there the use never runs (the
+import raised first).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import apiquery as q
-from ..index import dotted
+from ..index import Qual, dotted
 from ..ruleapi import Example, Finding, Rule
 
 
@@ -95,7 +99,11 @@ class ApiUnavailable(Rule):
                 _mark_inner(alias.name, done)  # the dotted name is an Attribute too: judged here, not again
                 name = dotted(alias.name)
                 if name:
-                    out += judge(alias.name, name, fc)
+                    found = judge(alias.name, name, fc)
+                    out += found
+                    if found:
+                        bound = alias.asname.name.value if alias.asname else name.split(".", 1)[0]
+                        self._record(node, bound, name, fc)
         elif not node.relative:
             base = dotted(node.module) if node.module is not None else None
             if not base:
@@ -104,8 +112,59 @@ class ApiUnavailable(Rule):
             if isinstance(node.names, cst.ImportStar):
                 return judge(node.module, base, fc)
             for alias in node.names:
-                out += judge(alias.name, f"{base}.{alias.name.value}", fc)
+                found = judge(alias.name, f"{base}.{alias.name.value}", fc)
+                out += found
+                if found:
+                    bound = alias.asname.name.value if isinstance(alias.asname, cst.AsName) else alias.name.value
+                    self._record(node, bound, f"{base}.{alias.name.value}", fc)
         return out
+
+    # -- names whose import fails -----------------------------------------------------
+    def _record(self, node, bound, qualname: str, fc) -> None:
+        """Remember the releases in which importing ``qualname`` (bound to ``bound`` by
+        ``node``, whose ImportError nothing catches) raises."""
+        lack = self._lack(qualname, fc)
+        if lack is not None:
+            fc.state.setdefault(self.code + ".imports", {})[(id(node), bound)] = lack
+
+    def _lack(self, qualname: str, fc):
+        """(package, indices of the releases in scope without ``qualname``), or None."""
+        package = fc.matrix.api_package(qualname)
+        scope = q.scope(fc, package) if package is not None else None
+        where = q.split(scope.api, qualname) if scope is not None else None
+        if where is None:
+            return None
+        module, rest = where
+        if not rest:
+            if "." not in module:
+                return None
+            module, name = module.rsplit(".", 1)
+        else:
+            name = rest[0]
+        return package, frozenset(q.presence(scope.api, module, name, scope.indices).lack)
+
+    def _unreached(self, node, package: str, fc) -> frozenset:
+        """The releases in which the use ``node`` cannot run: its root name is bound only by
+        imports that fail there (uncaught)."""
+        failed = fc.state.get(self.code + ".imports")
+        root = node
+        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+            root = root.value if not isinstance(root, cst.Call) else root.func
+        if not failed or not isinstance(root, cst.Name) or fc.model is None:
+            return frozenset()
+        owner, here = fc.loc
+        scope, at = fc.model.scope(owner), here
+        defs = None
+        while scope is not None and defs is None:
+            defs = scope.defs_at(root.value, at)
+            scope, at = scope.parent, None  # a free name: the enclosing scope's final bindings
+        out = None
+        for d in defs or ():
+            got = failed.get((id(d.stmt), root.value)) if d.kind == "import" and isinstance(d.node, Qual) else None
+            if got is None or got[0] != package:
+                return frozenset()
+            out = got[1] if out is None else out & got[1]
+        return out or frozenset()
 
     def _judge(self, node: cst.CSTNode, qualname: str, fc) -> list[Finding]:
         package = fc.matrix.api_package(qualname)
@@ -131,7 +190,8 @@ class ApiUnavailable(Rule):
         if name.startswith("__") and name.endswith("__"):
             return []  # __version__, __file__...: module attributes the table does not list
         found = q.presence(api, module, name, scope.indices)
-        if not found.lack:
+        lack = found.lack - self._unreached(node, package, fc) if isinstance(node, cst.Attribute) else found.lack
+        if not lack:
             return []
         full = f"{module}.{name}"
         if full in self.owned or full in self.runtime:
@@ -154,14 +214,14 @@ class ApiUnavailable(Rule):
             msg = (f"{full} does not exist in any {package} release ({api.labels[0]}–{api.labels[-1]}){hint}")
         else:
             first, last = min(ever), max(ever)
-            if all(i < first for i in found.lack):
+            if all(i < first for i in lack):
                 why = f"added in {api.labels[first]}"
-            elif all(i > last for i in found.lack) and last + 1 < len(api.labels):
+            elif all(i > last for i in lack) and last + 1 < len(api.labels):
                 why = f"removed in {api.labels[last + 1]}; last in {api.labels[last]}"
             else:
                 why = f"present in {api.label(ever)}"
-            msg = f"{full} is not in {package} {api.label(found.lack)} ({why}); {scope.pin_text()}"
-        return [Finding(node, msg, extra_targets=scope.targets(found.lack))]
+            msg = f"{full} is not in {package} {api.label(lack)} ({why}); {scope.pin_text()}"
+        return [Finding(node, msg, extra_targets=scope.targets(lack))]
 
 
 def _mark_inner(node, done: set[int]) -> None:

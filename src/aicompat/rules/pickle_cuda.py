@@ -13,6 +13,7 @@ value in the model, are followed by syntax.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -25,6 +26,10 @@ from .pickled import Pickled
 
 # The builtin container mutations (list.append, dict.update, set.add, list.extend).
 _MUTATORS = frozenset({"update", "append", "extend", "add"})
+# How queues, spawned workers and started processes pickle (multiprocessing's ForkingPickler).
+_MP = "multiprocessing"
+_SAVED = "the saved object"
+_ADVICE = "save state_dict()s and plain values instead"
 
 
 @dataclass
@@ -117,12 +122,23 @@ class PickleCudaObject(Rule):
         super().__init__(matrix)
         self.sources = matrix.section("pickle.toml", "unpicklable")
         # Serialisers and queues: qualified name -> (positional index, keyword) of the object.
-        self.sinks = {q: tuple(e["arg"]) for q, e in matrix.section("pickle.toml", "sink").items()}
-        self.atomic = {q: frozenset(e.get("atomic", ())) for q, e in matrix.section("pickle.toml", "sink").items()}
+        self.sink_entries = matrix.section("pickle.toml", "sink")
+        self.sinks = {q: [tuple(a) for a in e["args"]] if "args" in e else [tuple(e["arg"])]
+                      for q, e in self.sink_entries.items()}
+        self.atomic = {q: frozenset(e.get("atomic", ())) for q, e in self.sink_entries.items()}
+        self.start_methods = next(iter(matrix.section("pickle.toml", "start_methods").values()), {})
+        # Sinks reached as a context's attribute (mp.get_context("spawn").Process): tail -> module.
+        self.context_tails = {q.rsplit(".", 1)[-1] for q, e in self.sink_entries.items() if e.get("context")}
         self.queues = matrix.section("pickle.toml", "queue")
         self.hooks = matrix.section("pickle.toml", "hook")
         self.put_methods = frozenset(m for e in self.queues.values() for m in e["methods"])
         self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in self.sinks} | self.put_methods | _MUTATORS)
+
+    @classmethod
+    def prefilter_patterns(cls, target, matrix) -> tuple[bytes, ...]:
+        # Also the last names of the sinks in the data (spawn, Process, AveragedModel).
+        tails = {q.rsplit(".", 1)[-1].encode() for q in matrix.section("pickle.toml", "sink")}
+        return tuple(re.escape(t) for t in sorted(set(cls.tokens) | tails))
 
     def known_names(self) -> set[str]:
         return set(self.sinks)
@@ -148,21 +164,85 @@ class PickleCudaObject(Rule):
             return []
         queue = self._queue(func.value, fc) if isinstance(func, cst.Attribute) \
             and func.attr.value in self.put_methods else None
+        if qualname not in self.sinks and isinstance(func, cst.Attribute) and func.attr.value in self.context_tails:
+            qualname = self._context_sink(func, fc) or qualname
         if qualname in self.sinks:
-            obj = site.arg(*self.sinks[qualname])
-            label = sink = qualname
+            entry = self.sink_entries[qualname]
+            if not self._pickles(entry, site, func, fc):
+                return []
+            objs = [(site.arg(i, k), k) for i, k in self.sinks[qualname]]
+            label, sink = qualname, entry.get("via", qualname)
+            what, advice = entry.get("object", _SAVED), entry.get("advice", _ADVICE)
         elif queue is not None and func.attr.value in queue["methods"]:
-            obj = site.arg(*queue["arg"])
-            label, sink = "multiprocessing queue put", "queue"
+            objs = [(site.arg(*queue["arg"]), "obj")]
+            label, sink, what, advice = "multiprocessing queue put", _MP, _SAVED, _ADVICE
         else:
             return []
-        if obj is None:
-            return []
-        for src in self._sources(obj, fc, sink):
-            found = self._finding(site, src, label, sink, fc)
-            if found is not None:
-                return [found]
+        for obj, name in objs:
+            if obj is None:
+                continue
+            for src in self._sources(obj, fc, sink):
+                found = self._finding(site, src, label, sink, fc, what, advice, name if len(objs) > 1 else "obj")
+                if found is not None:
+                    return [found]
         return []
+
+    # -- multiprocessing start methods ----------------------------------------------
+    def _context_sink(self, func: cst.Attribute, fc) -> str | None:
+        """``ctx.Process`` where ``ctx`` is ``multiprocessing.get_context(...)``: the sink
+        of the context's module (``multiprocessing.Process``)."""
+        ctx = self._context(func.value, fc)
+        return f"{fc.resolve(ctx.func).rsplit('.', 1)[0]}.{func.attr.value}" if ctx is not None else None
+
+    def _context(self, expr, fc, depth: int = 0) -> cst.Call | None:
+        """The ``get_context(...)`` call ``expr`` is, directly or through a name (the
+        model gives library calls no value: followed by syntax)."""
+        if isinstance(expr, cst.Name) and depth < 4:
+            b = fc.lookup(expr.value)
+            return self._context(b, fc, depth + 1) if isinstance(b, cst.BaseExpression) else None
+        if isinstance(expr, cst.Call) and fc.resolve(expr.func) in self.start_methods.get("contexts", ()):
+            return expr
+        return None
+
+    def _pickles(self, entry, site, func, fc) -> bool:
+        """Whether the sink pickles: always, or only under a start method that pickles
+        (spawn, forkserver); an unknown start method stays silent."""
+        if "start_method" in entry:
+            index, keyword, default = entry["start_method"]
+            arg = site.arg(index, keyword)
+            method = default if arg is None else self._value(arg, fc)
+        elif entry.get("context"):
+            ctx = self._context(func.value, fc) if isinstance(func, cst.Attribute) else None
+            if ctx is not None:
+                method = self._first_arg(ctx, "method", fc)
+            elif isinstance(func, cst.Attribute) and fc.resolve(func) is None:
+                return False  # some other object's Process attribute
+            else:
+                method = self._default_start_method(fc)
+        else:
+            return True
+        return isinstance(method, str) and method in self.start_methods["pickling"]
+
+    def _default_start_method(self, fc):
+        """The method every ``set_start_method(...)`` call of the file sets, when they agree."""
+        if "default_start_method" not in fc.state:
+            setters = _Calls(fc, frozenset(self.start_methods["setters"]))
+            fc.module.visit(setters)
+            methods = {self._first_arg(c, "method", fc) for c in setters.found}
+            fc.state["default_start_method"] = methods.pop() if len(methods) == 1 else None
+        return fc.state["default_start_method"]
+
+    def _first_arg(self, call, keyword: str, fc):
+        if not isinstance(call, cst.Call):
+            return None
+        for i, a in enumerate(call.args):
+            if (a.keyword is not None and a.keyword.value == keyword) or (i == 0 and a.keyword is None and not a.star):
+                return a.value.evaluated_value if isinstance(a.value, cst.SimpleString) else self._value(a.value, fc)
+        return None
+
+    def _value(self, expr, fc):
+        worlds = sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch)))
+        return fc.evaluator(worlds[0]).eval(expr) if worlds and fc.model is not None else None
 
     def _sources(self, obj, fc, sink: str):
         """What the serialised object may hold that cannot be pickled: first as the value
@@ -172,22 +252,24 @@ class PickleCudaObject(Rule):
         if worlds and fc.model is not None:
             root, expr = _root(obj, fc)
             ev = fc.evaluator(worlds[0])
-            for leaf, path in Pickled(ev, self.hooks, sink).leaves(ev.eval(expr), root):
+            fresh = _fresh(expr, fc)
+            for leaf, path in Pickled(ev, self.hooks, sink).leaves(ev.eval(expr), root, fresh):
                 key = "<lambda>" if isinstance(leaf, Function) else leaf.qualname
                 if key in self.sources:
                     yield Source(key, leaf.node if isinstance(leaf, Function) else leaf.origin, path)
         skip = self.atomic.get(sink, frozenset())
-        if sink == "queue":
+        if sink == _MP:
             skip |= {k for k, e in self.sources.items() if e.get("queue_picklable")}
         src = self._taint(obj, fc, set(), 0, skip=skip)
         if src is not None:
             yield src
 
-    def _finding(self, site, src: Source, label: str, sink: str, fc) -> Finding | None:
+    def _finding(self, site, src: Source, label: str, sink: str, fc, what_obj: str = _SAVED,
+                 advice: str = _ADVICE, name: str = "obj") -> Finding | None:
         entry = self.sources[src.key]
         if src.node is None or src.key in self.atomic.get(sink, ()):
             return None
-        if sink == "queue" and entry.get("queue_picklable"):
+        if sink == _MP and entry.get("queue_picklable"):
             return None  # torch's ForkingPickler reducer (pickle.toml)
         if fc.ctx.caught(entry["error"].split(":", 1)[0]):
             return None
@@ -199,13 +281,13 @@ class PickleCudaObject(Rule):
                 return None  # unpinned: the newest torch pickles it
             failing_versions = sorted(t for t in torches if t < fixed)
         what = entry["kind"]
-        path = f"obj{src.path}" if src.path.startswith("[") else src.path
+        path = f"{name}{src.path}" if src.path.startswith("[") else src.path
         via = f" (via {path})" if path else ""
         article = "an" if what[:1].lower() in "aeio" or what.startswith("RNG") else "a"
         # A release-dependent failure names the releases it fails in (as AIC201 does).
         where = f" in torch {span(failing_versions)} (picklable from {fixed})" if failing_versions else ""
-        msg = (f"{label}: the saved object holds {article} {what}{via} created at line {{line:created}}: "
-               f"\"{entry['error']}\"{where}; save state_dict()s and plain values instead")
+        msg = (f"{label}: {what_obj} holds {article} {what}{via} created at line {{line:created}}: "
+               f"\"{entry['error']}\"{where}; {advice}")
         return Finding(site.node, msg, frozenset(w.arch for w in fc.ctx.worlds),
                        extra_targets=tuple(f"torch=={v}" for v in failing_versions), refs={"created": src.node})
 
@@ -282,6 +364,68 @@ class PickleCudaObject(Rule):
                     return s
         return None
 
+def _fresh(expr, fc) -> tuple[cst.Call, list[str]] | None:
+    """When ``expr`` is a name bound, by an earlier statement of the same block, to a
+    constructor call (with methods chained on it: ``M().cuda()``) and not used in
+    between: that call and the chained method names (Pickled: only what the
+    constructor stores is there yet)."""
+    owner, here = fc.loc
+    if not isinstance(expr, cst.Name) or fc.model is None or here is None:
+        return None
+    defs = fc.model.scope(owner).defs_at(expr.value, here)
+    if not defs or len(defs) != 1 or defs[0].kind != "expr" or defs[0].scope.node is not owner:
+        return None
+    block = _block_of(owner, defs[0].stmt)
+    made, used = _line_index(block, defs[0].stmt), _line_index(block, here)
+    if made is None or used is None or used <= made or any(_mentions(s, expr.value) for s in block[made + 1:used]):
+        return None
+    call, chained = defs[0].node, []
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        chained.append(call.func.attr.value)
+        call = call.func.value
+    return (call, chained) if isinstance(call, cst.Call) else None
+
+
+def _line_index(block, small) -> int | None:
+    """The index in ``block`` of the simple statement line holding ``small``."""
+    for i, s in enumerate(block or ()):
+        if isinstance(s, cst.SimpleStatementLine) and any(x is small for x in s.body):
+            return i
+    return None
+
+
+def _block_of(owner, small) -> list | None:
+    """The statement list of ``owner`` (a def or the module) whose lines hold ``small``."""
+    todo = [owner.body.body if isinstance(owner, cst.FunctionDef) and isinstance(owner.body, cst.IndentedBlock)
+            else owner.body if isinstance(owner, cst.Module) else ()]
+    while todo:
+        stmts = list(todo.pop())
+        if _line_index(stmts, small) is not None:
+            return stmts
+        for s in stmts:
+            if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            for suite in (getattr(s, "body", None), getattr(s, "orelse", None), getattr(s, "finalbody", None)):
+                if isinstance(suite, cst.IndentedBlock):
+                    todo.append(suite.body)
+                elif isinstance(suite, (cst.If, cst.Else, cst.Finally)):
+                    todo.append([suite])
+            todo.extend([h] for h in getattr(s, "handlers", ()))
+    return None
+
+
+def _mentions(node, name: str) -> bool:
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                found.append(n)
+
+    node.visit(_Find())
+    return bool(found)
+
+
 def _root(obj, fc) -> tuple[str, cst.BaseExpression]:
     """How the finding names the serialised object, and the expression whose value is
     serialised (``vars(t)`` and ``t.__dict__`` serialise ``t``'s attributes)."""
@@ -310,3 +454,14 @@ def _key_text_expr(expr) -> str:
     if isinstance(expr, cst.Integer):
         return expr.value
     return "..."
+
+
+class _Calls(cst.CSTVisitor):
+    """The calls of a module to one of ``names`` (``mp.set_start_method("spawn")``)."""
+
+    def __init__(self, fc, names: frozenset) -> None:
+        self.fc, self.names, self.found = fc, names, []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.fc.resolve(node.func) in self.names:
+            self.found.append(node)

@@ -7,6 +7,10 @@ the class decides itself with a pickling hook (pickle.toml ``[hook]``): then
 what ``__reduce__`` returns, or what ``__getstate__`` returns (often
 ``self.__dict__`` less some keys) is serialised instead. Each leaf comes with
 the path it is reached by (``runner.graphs[...]``).
+
+An instance serialised right after it is made (``fresh``: ``m = M().cuda()``
+then ``AveragedModel(m)``, nothing in between) holds only what its
+constructor stores: attributes that other methods set lazily are not there yet.
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ class Pickled:
         # The hooks this serialiser looks for, in the order it looks.
         self.hooks = [(name, e["follow"]) for name, e in hooks.items() if sink in e.get("sinks", (sink,))]
 
-    def leaves(self, value, path: str = "") -> Iterator[tuple[Any, str]]:
-        """Library objects and lambdas ``value`` may hold, each with its path."""
-        yield from self._walk(value, path, 0, frozenset())
+    def leaves(self, value, path: str = "", fresh=None) -> Iterator[tuple[Any, str]]:
+        """Library objects and lambdas ``value`` may hold, each with its path. ``fresh``:
+        (constructor call, names of the methods chained on it) of an instance made just
+        before being serialised."""
+        yield from self._walk(value, path, 0, frozenset(), fresh)
 
-    def _walk(self, v, path: str, depth: int, seen: frozenset):
+    def _walk(self, v, path: str, depth: int, seen: frozenset, fresh=None):
         if depth > _MAX_DEPTH:
             return
         for o in options(v):
@@ -51,11 +57,13 @@ class Pickled:
             elif isinstance(o, Instance) and self.model is not None:
                 key = (o.cls.key, o.ctor_key)
                 if key not in seen:
-                    yield from self._instance(o, path or o.cls.name, depth + 1, seen | {key})
+                    yield from self._instance(o, path or o.cls.name, depth + 1, seen | {key}, fresh)
 
     # -- instances -------------------------------------------------------------
-    def _instance(self, inst: Instance, path: str, depth: int, seen: frozenset):
+    def _instance(self, inst: Instance, path: str, depth: int, seen: frozenset, fresh=None):
         chain = self.ev.classes(inst.cls)
+        only = self._ctor_methods(chain) if fresh is not None and inst.ctor is fresh[0] \
+            and not any(name in self.ev.model_of(c.node).methods(c.node) for c in chain for name in fresh[1]) else None
         for name, follow in self.hooks:
             fn = next((self.ev.model_of(c.node).methods(c.node)[name] for c in chain
                        if name in self.ev.model_of(c.node).methods(c.node)), None)
@@ -66,9 +74,31 @@ class Pickled:
             elif follow == "state":
                 yield from self._state(inst, chain, fn, path, depth, seen)
             return  # "opaque": the class copies itself
-        yield from self._attrs(inst, chain, path, depth, seen, frozenset())
+        yield from self._attrs(inst, chain, path, depth, seen, frozenset(), only)
 
-    def _attrs(self, inst: Instance, chain, path: str, depth: int, seen: frozenset, skip: frozenset):
+    def _ctor_methods(self, chain) -> frozenset:
+        """The ids of the methods that run while the instance is made: each ``__init__``
+        (and ``__post_init__``) of the classes and, transitively, the methods and
+        properties they reach through ``self.<name>``."""
+        methods: dict[str, cst.FunctionDef] = {}
+        for c in reversed(chain):  # the class's own definitions win over its bases'
+            methods.update(self.ev.model_of(c.node).methods(c.node))
+        todo = [fn for c in chain for name, fn in self.ev.model_of(c.node).methods(c.node).items()
+                if name in ("__init__", "__post_init__")]
+        done: set[int] = set()
+        while todo:
+            fn = todo.pop()
+            if id(fn) in done:
+                continue
+            done.add(id(fn))
+            self_name = self.ev.model_of(fn).scope(fn).self_name
+            names = _SelfAttrs(self_name)
+            fn.body.visit(names)
+            todo.extend(methods[n] for n in names.found if n in methods)
+        return frozenset(done)
+
+    def _attrs(self, inst: Instance, chain, path: str, depth: int, seen: frozenset, skip: frozenset,
+               only: frozenset | None = None):
         defs: dict[str, list] = {}
         for c in chain:
             for name, ds in self.ev.model_of(c.node).attr_defs(c.node).items():
@@ -79,7 +109,11 @@ class Pickled:
             if name in skip:
                 continue
             p = f"{path}.{name}"
-            if not any(d.kind == "mutate" for d in ds):
+            if only is not None and any(id(d.scope.node) not in only for d in ds):
+                ds = [d for d in ds if id(d.scope.node) in only]  # set later, by a method not run yet
+                if not ds:
+                    continue
+            elif not any(d.kind == "mutate" for d in ds):
                 yield from self._walk(self.ev.attribute(inst, name), p, depth, seen)
                 continue
             # Filled by other methods: the model has no one value, but each store is known.
@@ -110,6 +144,17 @@ class Pickled:
                 v = self.ev.in_method(inst, fn, at, value)
                 if v is not NotImplemented:
                     yield from self._walk(v, f"{path}.{fn.name.value}()[{key!r}]", depth, seen)
+
+
+class _SelfAttrs(cst.CSTVisitor):
+    """The names ``n`` of ``self.n`` in a method body (calls, reads, properties)."""
+
+    def __init__(self, self_name) -> None:
+        self.self_name, self.found = self_name, set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if _is_name(node.value, self.self_name):
+            self.found.add(node.attr.value)
 
 
 def _fields(cls: cst.ClassDef) -> list[str]:
