@@ -216,3 +216,50 @@ def test_compiled_only_under_a_capability_guard():
     loose = guarded.replace("(8, 9)", "(8, 0)")
     d = lint(FP8_QUANT.format(pick=loose), gpus=["A100", "H100"])
     assert [(x.code, x.line, x.targets) for x in d] == [("AIC102", 5, ["A100"])]
+
+
+def test_availability_flag_set_by_try_import_guards_its_uses():
+    # The flag is True where the import succeeds and False where the except handler ran.
+    code = textwrap.dedent("""
+        import torch
+
+        try:
+            import torch.distributed._symmetric_memory as symm_mem
+
+            HAS_SYMM_MEM = True
+        except ImportError:
+            HAS_SYMM_MEM = False
+
+
+        def alloc(n, group):
+            if not HAS_SYMM_MEM:
+                raise RuntimeError("torch.distributed._symmetric_memory is unavailable")
+            t = symm_mem.empty(n, device="cuda")
+            symm_mem.rendezvous(t, group=group)
+            return t
+
+
+        def alloc_unchecked(n, group):
+            return symm_mem.empty(n, device="cuda")
+        """)
+    found = [(d.code, d.line) for d in lint(code, gpus=["H100"], pins={"torch": ">=2.1"})]
+    assert found == [("AIC201", 21)]
+
+
+def test_a_handler_that_cannot_see_the_import_error_proves_nothing():
+    code = textwrap.dedent("""
+        import torch
+
+        try:
+            import torch.distributed._symmetric_memory as symm_mem
+
+            HAS_SYMM_MEM = True
+        except (KeyError, ValueError):
+            HAS_SYMM_MEM = False
+
+
+        def alloc(n):
+            if HAS_SYMM_MEM:
+                return symm_mem.empty(n, device="cuda")
+        """)
+    assert [(d.code, d.line) for d in lint(code, gpus=["H100"], pins={"torch": ">=2.1"})] == [("AIC201", 5)]

@@ -128,6 +128,7 @@ class FileContext:
             memo=self._memos.setdefault(world, {}),
             bindings=bindings,
             project=self.project,
+            handlers=self.ctx.handlers,
         )
 
     def scenarios(self):

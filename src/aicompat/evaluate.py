@@ -20,7 +20,7 @@ import libcst as cst
 from packaging.version import InvalidVersion, Version
 
 from . import cli_args, probes, returns_self, shapes, signatures
-from .flow import is_classmethod, loop_steps, step_name as _step_name
+from .flow import ImportsOK, is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
@@ -168,10 +168,12 @@ class Evaluator:
         memo: dict | None = None,
         bindings: dict | None = None,
         project=None,
+        handlers: dict | None = None,
     ) -> None:
         self.lookup = lookup
         self.resolve = resolve
         self.project = project  # the project's own modules (project.py), followed on demand
+        self.handlers = handlers  # exception name -> the handler names that catch it (exceptions.toml)
         self.world = world
         self.capability = capability
         self.python = python
@@ -620,6 +622,22 @@ class Evaluator:
             return PyVersionInfo((self.python[0], self.python[1], 0, "final", 0))
         return Module(q)
 
+    def _imports_ok(self, probe: ImportsOK):
+        """Do a ``try`` body's imports all exist in this world (flow.ImportsOK)?"""
+        if probe.handler and self.handlers is not None:
+            catching = self.handlers.get("ImportError", {"ImportError", "Exception", "BaseException"})
+            if not catching & set(probe.handler):
+                return UNKNOWN  # this handler never sees an ImportError
+        self.touched = True
+        result = True
+        for q in probe.names:
+            v = self.attr_exists(q, self.world)
+            if v is False:
+                return False
+            if v is not True:
+                result = UNKNOWN
+        return result
+
     def _project_value(self, q: str):
         """A name of the project's own modules (``.utils.torch_version``,
         ``mypkg.config.V_DIM``): its value there; NotImplemented when ``q`` is no
@@ -658,6 +676,8 @@ class Evaluator:
     def _eval(self, node):
         if isinstance(node, Given):
             return node.value
+        if isinstance(node, ImportsOK):
+            return self._imports_ok(node)
         if isinstance(node, cst.Integer):
             return int(node.value.replace("_", ""), 0)
         if isinstance(node, cst.Float):

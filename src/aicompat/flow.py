@@ -18,7 +18,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from . import cli_args
-from .index import import_bindings
+from .index import dotted, import_bindings
 
 # Methods that change the container they are called on (``lst.append(x)``).
 MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"}) | cli_args.MUTATORS
@@ -152,18 +152,21 @@ class _Builder:
                 out = self.body(stmt.orelse.body, out, conds)
             return (out if out is not None else env), conds
         if isinstance(stmt, cst.Try) or type(stmt).__name__ == "TryStar":
-            after_body = self.body(stmt.body, dict(env), conds)
+            probe = _imports_probe(stmt)
+            body_c = conds + ((probe, True, stmt),) if probe else conds
+            after_body = self.body(stmt.body, dict(env), body_c)
             seen = _join(env, after_body)
             outs = []
             if stmt.orelse is not None and after_body is not None:
-                outs.append(self.body(stmt.orelse.body, after_body, conds))
+                outs.append(self.body(stmt.orelse.body, after_body, body_c))
             else:
                 outs.append(after_body)
             for h in stmt.handlers:
                 henv = dict(seen)
+                h_c = conds + ((ImportsOK(probe.names, _handler_types(h)), False, stmt),) if probe else conds
                 if h.name is not None and isinstance(h.name.name, cst.Name):
-                    henv[h.name.name.value] = (self.d("opaque", h, h, conds),)
-                outs.append(self.body(h.body, henv, conds))
+                    henv[h.name.name.value] = (self.d("opaque", h, h, h_c),)
+                outs.append(self.body(h.body, henv, h_c))
             out = None
             for o in outs:
                 out = _join(out, o)
@@ -384,6 +387,41 @@ def loop_steps(loop: cst.For) -> list | None:
             elif not isinstance(small, cst.Pass):
                 return None
     return steps
+
+
+@dataclass(frozen=True)
+class ImportsOK:
+    """A branch condition standing for "the imports of this ``try`` body all
+    succeed": its body runs where they exist, an ``except`` handler that catches
+    ImportError where one is missing (the evaluator asks the API tables)."""
+
+    names: tuple  # dotted names the body imports
+    handler: tuple | None = None  # exception names the handler catches (() for a bare except)
+
+
+def _imports_probe(stmt) -> ImportsOK | None:
+    names = []
+    for s in stmt.body.body:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                if isinstance(small, cst.Import):
+                    names += [dotted(a.name) for a in small.names]
+                elif isinstance(small, cst.ImportFrom) and not small.relative:
+                    names += [q.name for n, q in import_bindings(small) if n != "*"]
+    names = [n for n in names if n]
+    return ImportsOK(tuple(names)) if names and stmt.handlers else None
+
+
+def _handler_types(h) -> tuple:
+    if h.type is None:
+        return ()
+    types = h.type.elements if isinstance(h.type, cst.Tuple) else [h.type]
+    out = []
+    for t in types:
+        e = t.value if isinstance(t, cst.Element) else t
+        name = dotted(e)
+        out.append(name.rsplit(".", 1)[-1] if name else "?")
+    return tuple(out)
 
 
 def step_name(small) -> str | None:
