@@ -594,3 +594,53 @@ def test_probe_table_answers_per_capability():
     block = calls["transformer_engine.pytorch.is_fp8_block_scaling_available"]
     assert block.answer((9, 0), "12.4", [], {}) is False
     assert attrs["torch.version.hip"].answer((9, 0), None, [], {}) is None
+
+
+# -- pytest.mark.parametrize rows are scenarios ---------------------------------------------------
+PARAMETRIZED = """
+    import pytest
+    import torch
+    import transformer_engine.pytorch as te
+    from transformer_engine.common import recipe
+
+    fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+    mxfp8_available, reason_for_no_mxfp8 = te.is_mxfp8_available(return_reason=True)
+
+
+    def _run(layer, x, fp8_recipe):
+        use_fp8 = fp8_recipe is not None
+        with te.autocast(enabled=use_fp8, recipe=fp8_recipe):
+            return layer(x)
+
+
+    @pytest.mark.parametrize("quantization", [None, "fp8_delayed_scaling", "mxfp8"])
+    def test_linear(quantization):
+        if quantization == "fp8_delayed_scaling" and not fp8_available:
+            pytest.skip(reason_for_no_fp8)
+        if quantization == "mxfp8" and not {mx_guard}:
+            pytest.skip(reason_for_no_mxfp8)
+        fp8_recipe = None
+        if quantization == "fp8_delayed_scaling":
+            fp8_recipe = recipe.DelayedScaling()
+        elif quantization == "mxfp8":
+            fp8_recipe = recipe.MXFP8BlockScaling()
+        layer = te.Linear(64, 64)
+        x = torch.randn(16, 64, device="cuda")
+        with te.autocast(enabled=quantization is not None, recipe=fp8_recipe):
+            layer(x)
+        _run(layer, x, fp8_recipe)
+    """
+
+
+def test_each_parametrize_row_is_judged_with_its_own_skip():
+    code = PARAMETRIZED.replace("{mx_guard}", "mxfp8_available")
+    assert failing(code, "AIC102", gpus=["A100", "H100"], pins={"transformer-engine": "2.8.0"}) == []
+
+
+def test_a_row_whose_skip_tests_the_wrong_flag_is_reported():
+    # The MXFP8 row is skipped only where FP8 (not MXFP8) is missing: it runs and fails on the H100.
+    code = PARAMETRIZED.replace("{mx_guard}", "fp8_available")
+    got = [(d.code, d.line, d.message.split(" (")[0]) for d in lint(textwrap.dedent(code), gpus=["A100", "H100"],
+                                                                      pins={"transformer-engine": "2.8.0"})
+           if d.code == "AIC102"]
+    assert got == [("AIC102", 13, "autocast with MXFP8BlockScaling"), ("AIC102", 30, "autocast with MXFP8BlockScaling")]

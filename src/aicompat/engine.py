@@ -17,15 +17,16 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import guard_forms
 from .diagnostics import Diagnostic
-from .evaluate import Evaluator
+from .evaluate import Binding, Evaluator
 from .guards import Ctx, is_exit_call, orelse_terminates, split_worlds, terminates
+from . import test_params
 from .project import Project
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
 from .model import FileModel
 from .ruleapi import CallSite, Finding, Rule
 from .target import ResolvedTarget, World
-from .values import UNKNOWN, DictValue, Seq
+from .values import UNKNOWN, ClassValue, DictValue, Instance, Seq
 from .walk import walk
 
 __all__ = ["CallSite", "FileContext", "Walker", "check_module", "internal_error"]
@@ -131,23 +132,73 @@ class FileContext:
             handlers=self.ctx.handlers,
         )
 
+    MAX_SCENARIOS = 32
+
     def scenarios(self):
-        """The ways the current function is called in this file: ``(call node,
-        bindings)`` per call site, or ``[(None, None)]`` when it has none (its
-        parameters then take their defaults or stay unknown). Rules that relate
-        several arguments (q and v of one attention call) evaluate them under one
-        scenario so values of different callers are never mixed."""
+        """The ways the current function runs: ``(call node, bindings)`` per call
+        site in this file (and, a level up, per way its caller runs), per row of
+        its ``@pytest.mark.parametrize`` table, or ``[(None, None)]`` when nothing
+        calls it (its parameters then take their defaults or stay unknown). Rules
+        that relate several values (q and v of one attention call, a recipe and
+        the skip above it) judge each scenario on its own, so values of different
+        callers or rows are never mixed."""
         fn = self.def_stack[-1] if self.def_stack else None
         if not isinstance(fn, cst.FunctionDef):
             return [(None, None)]
         w = min(self.ctx.worlds, key=_world_key) if self.ctx.worlds else None
         if w is None:
             return [(None, None)]
-        sites = self.evaluator(w).call_bindings(fn)
-        if not sites:
-            return [(None, None)]
+        return self._scenarios_of(fn, w, 0)
+
+    def _scenarios_of(self, fn: cst.FunctionDef, w: World, depth: int):
+        key = ("scenarios", id(fn))
+        hit = self.state.get(key)
+        if hit is not None:
+            return hit
+        self.state[key] = [(None, None)]  # recursion: a function reached again has no new scenarios
         scope = self.model.scope(fn)
-        return [(b.call, {id(scope): b}) for b in sites]
+        table = test_params.rows(fn, self, w)  # @pytest.mark.parametrize: one run per row
+        if table is not None:
+            recv = Instance(ClassValue(scope.owner_class, key=id(scope.owner_class))) \
+                if scope.owner_class is not None and scope.self_name else None
+            out = [(None, {id(scope): Binding(None, None, {}, recv, row)}) for row in table]
+        else:
+            sites = self.evaluator(w).call_bindings(fn)
+            out = [(b.call, {id(scope): b}) for b in sites] if sites else [(None, None)]
+            if sites and depth < 2:
+                nested = []
+                for b in sites:  # each call under each way its caller runs
+                    caller = b.loc[0] if b.loc else None
+                    outer = self._scenarios_of(caller, w, depth + 1) if isinstance(caller, cst.FunctionDef) \
+                        else [(None, None)]
+                    for _c, ob in outer:
+                        if not ob:
+                            nested.append((b.call, {id(scope): b}))
+                        else:
+                            nb = Binding(b.call, b.loc, ob, b.receiver, b.given)
+                            nested.append((b.call, {**ob, id(scope): nb}))
+                if len(nested) <= self.MAX_SCENARIOS:
+                    out = nested
+        self.state[key] = out
+        return out
+
+    def reachable(self, world: World, bindings=None) -> bool:
+        """Can the current statement run in ``world`` under ``bindings`` (one scenario)?
+        False when a branch it sits in, or an early exit before it (``pytest.skip``,
+        ``return``), rules it out there, or rules out the call that made the scenario."""
+        node = self.def_stack[-1] if self.def_stack else self.module
+        stmt = self.loc[1]
+        ev = self.evaluator(world, bindings=bindings)
+        for _ in range(4):
+            scope = self.model.scope(node)
+            conds = scope.conds_at.get(id(stmt), ())
+            if conds and not ev.feasible(conds, scope):
+                return False
+            b = (bindings or {}).get(id(scope))
+            if b is None or b.call is None or not b.loc or b.loc[0] is None:
+                return True
+            node, stmt = b.loc
+        return True
 
     def value_of(self, expr: cst.BaseExpression, world: World, bindings=None):
         """The abstract value of ``expr`` at the current node in ``world``."""

@@ -273,6 +273,10 @@ class Evaluator:
             vals.append(self._def_value(d))
         return join(vals) if vals else UNKNOWN
 
+    def feasible(self, conds, scope) -> bool:
+        """Can code under ``conds`` (flow conditions of ``scope``) run in this world?"""
+        return self._feasible(conds, scope)
+
     def _feasible(self, conds, scope) -> bool:
         """False when this world rules out a branch a definition was made in."""
         b = self.bindings.get(id(scope))

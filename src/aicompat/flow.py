@@ -70,6 +70,7 @@ class Scope:
     node: Any  # Module, ClassDef or FunctionDef
     parent: "Scope | None"
     env_at: dict[int, Env] = field(default_factory=dict)  # id(statement) -> definitions before it
+    conds_at: dict[int, tuple] = field(default_factory=dict)  # id(statement) -> conditions it runs under
     final: Env = field(default_factory=dict)  # definitions when the body falls off its end
     returns: list = field(default_factory=list)  # (expression or None, statement, conds)
     attr_defs: dict[str, list[Def]] = field(default_factory=dict)  # self.<attr> = ... in this method
@@ -120,17 +121,20 @@ class _Builder:
                 if env is None:
                     return None
                 self.scope.env_at[id(small)] = env
+                self.scope.conds_at[id(small)] = conds
                 env = self.small(small, suite, dict(env), conds)
             return env
         return self.block(suite.body, env, conds)
 
     def stmt(self, stmt, env: Env, conds: tuple):
         self.scope.env_at[id(stmt)] = env
+        self.scope.conds_at[id(stmt)] = conds
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if env is None:
                     break
                 self.scope.env_at[id(small)] = env
+                self.scope.conds_at[id(small)] = conds
                 env = self.small(small, stmt, dict(env), conds)
             return env, conds
         if isinstance(stmt, cst.If):

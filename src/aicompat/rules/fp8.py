@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from ..evaluate import UNKNOWN
+from ..evaluate import UNKNOWN, truth
 from ..guard_forms import enabled_worlds
 from ..ruleapi import Example, Finding, Rule
 from ..values import LibObject, options
@@ -190,9 +190,15 @@ class Fp8Unsupported(Rule):
         # The recipes that may reach this call, per world: one picked by a conditional
         # or a helper is a Union, and the call fails on a GPU if any of them fails there.
         failing: dict[str, set] = {}
-        scenarios = fc.scenarios() if rexpr is not None else [(None, None)]
+        scenarios = fc.scenarios() if rexpr is not None or enabled is not None else [(None, None)]
         for w in worlds:
-            for name in self._recipes_in(rexpr, w, fc, scenarios):
+            # A scenario (call site, parametrize row) in which this line cannot run
+            # here, or runs with FP8 off, says nothing about it.
+            live = [(c, b) for c, b in scenarios if fc.reachable(w, b)
+                    and (enabled is None or truth(fc.value_of(enabled, w, b)) is not False)]
+            if not live:
+                continue
+            for name in self._recipes_in(rexpr, w, fc, live):
                 if w.arch not in self.matrix.feature_archs(self.recipes[name]["feature"]):
                     failing.setdefault(name, set()).add(w.arch)
         if not failing:
