@@ -132,6 +132,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "compiled_cast": {"feature": (str, True), "error": (str, True), "summary": (str, True), "dtypes": (_LIST, True),
                           "exception": (str, False)},
         "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False)},
+        "te_autocast": {"recipe_kw": (str, True), "enabled_default": (bool, True)},
     },
 }
 

@@ -38,6 +38,9 @@ class Fp8Unsupported(Rule):
                 gpus=["A100", "H100"]),
         Example(_T + "if hasattr(torch, 'float8_e4m3fn'):\n    DT = torch.float8_e4m3fn\n", pins={"torch": ">=2.0,<2.3"}),
         Example(_TE + "with te.fp8_autocast(enabled=False):\n    pass\n", gpus=["A100"]),
+        # TE JAX's autocast is off unless enabled=True is given.
+        Example("import transformer_engine.jax as tej\nfrom transformer_engine.common import recipe\n"
+                "with tej.autocast(recipe=recipe.DelayedScaling(), mesh_resource=None):\n    pass\n", gpus=["A100"]),
         Example(_TE + "r = recipe.DelayedScaling()\nwith te.fp8_autocast(enabled=True, fp8_recipe=r):\n    pass\n",
                 gpus=["H100", "RTX 4090"]),
         # An FP8 cast outside compiled code is eager: works anywhere.
@@ -103,6 +106,7 @@ class Fp8Unsupported(Rule):
         self.ops = matrix.section("fp8.toml", "op")
         self.casts = matrix.section("fp8.toml", "compiled_cast")
         self.recipes = matrix.section("fp8.toml", "te_recipe")
+        self.autocasts = matrix.section("fp8.toml", "te_autocast")
         self.attr_tails = frozenset(k.rsplit(".", 1)[-1] for k in self.dtypes)
         self.call_tails = frozenset({k.rsplit(".", 1)[-1] for k in self.ops} | {"to", "fp8_autocast", "autocast"})
         self.default_recipe = next((k for k, e in self.recipes.items() if e.get("default")), None)
@@ -151,11 +155,12 @@ class Fp8Unsupported(Rule):
             return self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}",
                             op["error"])
         tail = qualname.rsplit(".", 1)[-1] if qualname else None
-        if tail in ("fp8_autocast", "autocast") and qualname.startswith("transformer_engine"):
+        entry = self._autocast(qualname) if tail in ("fp8_autocast", "autocast") else None
+        if entry is not None:
             # TE asserts on autocast entry (v2.16+ raises RuntimeError from check_recipe_support).
             if fc.ctx.caught("AssertionError") or fc.ctx.caught("RuntimeError"):
                 return []
-            return self._te(site, qualname, fc)
+            return self._te(site, qualname, fc, entry)
         if isinstance(site.node.func, cst.Attribute) and site.node.func.attr.value == "to" \
                 and fc.ctx.facts.get("compiled"):  # marked by AIC103's compile entry points
             if fc.ctx.caught("RuntimeError"):
@@ -179,14 +184,28 @@ class Fp8Unsupported(Rule):
                                 f".to({q}) inside torch.compile: {e['summary']}", e["error"], worlds)
         return []
 
-    def _te(self, site, qualname, fc):
+    def _autocast(self, qualname: str):
+        """The te_autocast entry ``qualname`` names, also through a submodule
+        (``transformer_engine.pytorch.quantization.autocast``)."""
+        if qualname in self.autocasts:
+            return self.autocasts[qualname]
+        tail = qualname.rsplit(".", 1)[-1]
+        for key, e in self.autocasts.items():
+            package, name = key.rsplit(".", 1)
+            if name == tail and qualname.startswith(package + "."):
+                return e
+        return None
+
+    def _te(self, site, qualname, fc, entry):
         enabled = site.kw.get("enabled")
+        if enabled is None and not entry["enabled_default"]:
+            return []  # off unless asked for (TE JAX)
         # Judged only where FP8 may be on: enabled=FP8_OK from the capability, or a
         # switch that is off by default (store_true flag, fp8=False parameter).
         worlds = fc.ctx.worlds if enabled is None else enabled_worlds(enabled, fc)
         if not worlds:
             return []
-        rexpr = site.kw.get("fp8_recipe") if qualname.endswith("fp8_autocast") else site.kw.get("recipe")
+        rexpr = site.kw.get(entry["recipe_kw"])
         # The recipes that may reach this call, per world: one picked by a conditional
         # or a helper is a Union, and the call fails on a GPU if any of them fails there.
         failing: dict[str, set] = {}
