@@ -12,7 +12,8 @@ Markdown table:
   reported in a fail_ file that the case does not expect.
 
 Findings are compared as (code, line) pairs: two findings of one rule on one
-line count once. Not run in CI; tests/test_realistic.py pins the same numbers
+line count once. A package case (fail_<name>/ and ok_<name>/ folders, linted as
+a whole) compares (code, file, line) with file relative to the case folder. Not run in CI; tests/test_realistic.py pins the same numbers
 case by case.
 """
 
@@ -38,21 +39,21 @@ CORPUS = HERE.parent / "tests" / "realistic"
 class CaseResult:
     name: str
     form: str
-    expected: set[tuple[str, int]]
-    found: set[tuple[str, int]]  # reported in the fail_ file
-    twin_found: set[tuple[str, int]]  # reported in the ok_ twin
+    expected: set[tuple]  # (code, line), or (code, file, line) for a package case
+    found: set[tuple]  # reported in the fail_ file
+    twin_found: set[tuple]  # reported in the ok_ twin
     messages: dict[str, list[str]] = field(default_factory=dict)
 
     @property
-    def hits(self) -> set[tuple[str, int]]:
+    def hits(self) -> set[tuple]:
         return self.expected & self.found
 
     @property
-    def misses(self) -> set[tuple[str, int]]:
+    def misses(self) -> set[tuple]:
         return self.expected - self.found
 
     @property
-    def unexpected(self) -> set[tuple[str, int]]:
+    def unexpected(self) -> set[tuple]:
         return self.found - self.expected
 
 
@@ -61,17 +62,28 @@ def load_cases(corpus: Path = CORPUS) -> list[dict]:
         return tomllib.load(f)["case"]
 
 
-def findings(path: Path, case: dict) -> tuple[set[tuple[str, int]], list[str]]:
-    """(code, line) pairs aicompat reports for ``path`` on the case's target, and the messages."""
+def findings(path: Path, case: dict) -> tuple[set[tuple], list[str]]:
+    """(code, line) pairs aicompat reports for ``path`` on the case's target (for a package
+    folder (code, file, line), file relative to it), and the messages."""
     target = Target(gpus=list(case["gpus"]), pins=dict(case.get("pins", {})))
     diags = lint_paths([path], target, use_config=False)
+    if path.is_dir():
+        rel = [Path(d.path).resolve().relative_to(path.resolve()).as_posix() for d in diags]
+        return ({(d.code, r, d.line) for d, r in zip(diags, rel)},
+                [f"{d.code} {r}:L{d.line}: {d.message}" for d, r in zip(diags, rel)])
     return {(d.code, d.line) for d in diags}, [f"{d.code} L{d.line}: {d.message}" for d in diags]
+
+
+def expected_of(case: dict, corpus: Path = CORPUS) -> set[tuple]:
+    if (corpus / case["file"]).is_dir():
+        return {(e["code"], e["file"], e["line"]) for e in case["expect"]}
+    return {(e["code"], e["line"]) for e in case["expect"]}
 
 
 def run_case(case: dict, corpus: Path = CORPUS) -> CaseResult:
     found, fail_msgs = findings(corpus / case["file"], case)
     twin_found, twin_msgs = findings(corpus / case["twin"], case)
-    expected = {(e["code"], e["line"]) for e in case["expect"]}
+    expected = expected_of(case, corpus)
     name = case["file"].removeprefix("fail_").removesuffix(".py")
     return CaseResult(name, case["form"], expected, found, twin_found, {"fail": fail_msgs, "twin": twin_msgs})
 
@@ -122,7 +134,8 @@ def markdown(s: dict) -> str:
     lines += ["", "| case | form | missed | unexpected in fail | false alarms in twin |", "|---|---|---|---|---|"]
     for c in s["cases_detail"]:
         if c["missed"] or c["unexpected_in_fail"] or c["twin_false_alarms"]:
-            fmt = lambda pairs: ", ".join(f"{code} L{line}" for code, line in pairs) or "-"  # noqa: E731
+            fmt = lambda keys: ", ".join(  # noqa: E731
+                f"{k[0]} {k[1]}:L{k[2]}" if len(k) == 3 else f"{k[0]} L{k[1]}" for k in keys) or "-"
             lines.append(f"| {c['case']} | {c['form']} | {fmt(c['missed'])} | {fmt(c['unexpected_in_fail'])} | "
                          f"{fmt(c['twin_false_alarms'])} |")
     return "\n".join(lines)

@@ -1,0 +1,7 @@
+"""CUDA archs the fused kernels are compiled for."""
+CUDA_ARCHS = ["80", "90"]
+
+
+def gencode_flags(archs=CUDA_ARCHS) -> list:
+    flags = [f"-gencode=arch=compute_{arch},code=sm_{arch}" for arch in archs]
+    return flags

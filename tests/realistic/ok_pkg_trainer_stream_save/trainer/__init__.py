@@ -1,0 +1,3 @@
+from .engine import Trainer
+
+__all__ = ["Trainer"]
