@@ -113,6 +113,15 @@ def test_the_local_part_of_torch_version_is_unknown():
             == ["A100", "B200"], test
 
 
+def test_installed_distribution_version_of_torch_is_the_release():
+    body = ("from importlib.metadata import version\nfrom packaging.version import Version\n"
+            "if Version(version('torch')) >= Version('2.5'):\n    flash_attn_func(q, q, v)\n")
+    assert fa3_failing(body, pins={"torch": "2.4.0"}) == []
+    assert fa3_failing(body, pins={"torch": "2.6.0"}) == ["A100", "B200"]
+    # Another distribution's version is not torch's.
+    assert fa3_failing(body.replace("version('torch')", "version('numpy')"), pins={"torch": "2.4.0"}) == ["A100", "B200"]
+
+
 def test_torch_version_string_comparison_is_a_version_comparison():
     # torch.__version__ is a TorchVersion: "2.10.0" >= "2.9" holds although the strings do not compare so.
     body = "if torch.__version__ >= '2.9':\n    flash_attn_func(q, q, v)\n"

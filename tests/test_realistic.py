@@ -26,10 +26,7 @@ KNOWN_MISSES: set[str] = {
 }
 
 # ok_<name>[.py] that is reported although the fix is correct (guard or value not followed).
-KNOWN_FALSE_ALARMS: set[str] = {
-    # importlib.metadata.version("torch") is not read as the torch release (torch.__version__ is)
-    "pkg_sdpa_gqa_helper",
-}
+KNOWN_FALSE_ALARMS: set[str] = set()
 
 
 def _cases():

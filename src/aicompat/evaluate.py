@@ -1350,6 +1350,12 @@ class Evaluator:
     def _known_call(self, q: str, pos, kw):
         if q.startswith("torch.cuda.get_device") or q == "torch.cuda.is_bf16_supported":
             self.touched = True
+        if probes.is_dist_version(q):  # importlib.metadata.version("torch"): the world's release
+            name = self.eval(pos[0]) if pos else UNKNOWN
+            if name != "torch" or self.world.torch is None:
+                return UNKNOWN
+            self.touched = True
+            return TorchVersion(str(self.world.torch))
         arch_cap = self.capability(self.world.arch)
         v = probes.call_value(q, arch_cap, self.cuda, pos, kw, self.eval)  # te.is_fp8_available() ... (probes.toml)
         if v is not NotImplemented:

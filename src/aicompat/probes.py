@@ -21,7 +21,7 @@ from .errors import MatrixError
 from .toml_compat import tomllib
 from .values import UNKNOWN
 
-_KINDS = {"table", "constant", "at_least", "equals"}
+_KINDS = {"table", "constant", "at_least", "equals", "dist_version"}
 _RETURNS = {"bool", "pair", "bool_or_pair"}
 _SPEC = re.compile(r"^(>=|<=|==|<|>)(\d+)\.(\d+)$")
 _OPS = {
@@ -115,10 +115,16 @@ def load(directory: str | None = None) -> tuple[dict[str, Probe], dict[str, Prob
     return calls, attrs
 
 
+def is_dist_version(q: str) -> bool:
+    """Does ``q`` return the installed version of the distribution its argument names?"""
+    p = load()[0].get(q)
+    return p is not None and p.kind == "dist_version"
+
+
 def call_value(q: str, cap: tuple[int, int], cuda: str | None, pos, kw, eval_arg: Callable):
     """The value of a probe call in a world with capability ``cap``; NotImplemented if ``q`` is no probe."""
     p = load()[0].get(q)
-    if p is None:
+    if p is None or p.kind == "dist_version":
         return NotImplemented
     args = [eval_arg(a) for a in pos] if p.kind in ("at_least", "equals") else []
     kwargs = {k: eval_arg(v) for k, v in kw.items()}
