@@ -272,3 +272,38 @@ def test_library_function_re_exported_by_a_project_module(tmp_path, v_dim, expec
             """,
     })
     assert [(c, ln) for c, n, ln, m in findings(tmp_path)] == expected
+
+
+# -- parameters bound by calls in the package's other modules -------------------------------------------
+@pytest.mark.parametrize("v_dim, expected", [(128, [("AIC101", "flash.py", 6)]), (192, [])])
+def test_helper_parameters_from_calls_in_another_module(tmp_path, v_dim, expected):
+    write(tmp_path, {
+        "vlm/__init__.py": "",
+        "vlm/ops/__init__.py": "from .flash import varlen_attention\n",
+        "vlm/ops/flash.py": """
+            from flash_attn import flash_attn_varlen_func
+
+
+            def varlen_attention(q, k, v, cu_seqlens, max_seqlen):
+                # q, k, v: (total_tokens, heads, head_dim)
+                return flash_attn_varlen_func(
+                    q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, causal=True
+                )
+            """,
+        "vlm/models/mla.py": f"""
+            import torch
+
+            from ..ops import varlen_attention
+
+
+            def prefill(hidden, cu_seqlens, max_seqlen, heads=16):
+                n = hidden.shape[0]
+                q = hidden.new_empty(n, heads, 192)
+                v = hidden.new_empty(n, heads, {v_dim})
+                return varlen_attention(q, q, v, cu_seqlens, max_seqlen)
+            """,
+    })
+    found = findings(tmp_path / "vlm/ops/flash.py")
+    assert [(c, n, ln) for c, n, ln, m in found] == expected
+    if expected:
+        assert "(called at line 10 of ../models/mla.py)" in found[0][3]

@@ -19,11 +19,7 @@ from aicompat.toml_compat import tomllib
 CORPUS = Path(__file__).resolve().parent / "realistic"
 
 # fail_<name>[.py] whose expected findings are not all reported (value not followed through the form).
-KNOWN_MISSES: set[str] = {
-    # a helper's parameters are bound from call sites in its own module only, not from another module's calls
-    "pkg_prefetcher_checkpoint",
-    "pkg_flash_wrapper_reexport",
-}
+KNOWN_MISSES: set[str] = set()
 
 # ok_<name>[.py] that is reported although the fix is correct (guard or value not followed).
 KNOWN_FALSE_ALARMS: set[str] = set()

@@ -20,7 +20,7 @@ from .diagnostics import Diagnostic
 from .evaluate import Binding, Evaluator
 from .guards import Ctx, is_exit_call, orelse_terminates, split_worlds, terminates
 from . import test_params
-from .project import Project
+from .project import HomeEnv, Project
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
 from .model import FileModel
@@ -110,7 +110,8 @@ class FileContext:
     def project(self) -> Project:
         """The project's own modules, which the value model follows into (project.py)."""
         if self._project is None:
-            self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads)
+            home = HomeEnv(self.path, self.module, self.model, self.lookup, self.resolve)
+            self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads, home)
         return self._project
 
     def evaluator(self, world: World, loc=None, bindings=None) -> Evaluator:
@@ -813,7 +814,8 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
         message = f.message
         for ref, ref_node in f.refs.items():
             ref_pos = positions.get(ref_node)
-            message = message.replace("{line:" + ref + "}", str(ref_pos.start.line) if ref_pos else "?")
+            where = str(ref_pos.start.line) if ref_pos else fc.project.locate(ref_node) if fc._project else None
+            message = message.replace("{line:" + ref + "}", where or "?")
         out.append(
             Diagnostic(
                 path=path,

@@ -573,9 +573,26 @@ class Evaluator:
                     found.append(self._keep(Binding(call, loc, {}, opt)))
             if len(found) > _MAX_SITES:
                 break
+        if not found and cls is None and self.project is not None and isinstance(model.parent_of(fn_node), cst.Module):
+            found = self._project_sites(fn_node, name)
         if len(found) <= _MAX_SITES:
             out.extend(found)
         return out
+
+    def _project_sites(self, fn_node, name: str) -> list:
+        """Calls of a module-level function from the package's other modules
+        (``save_checkpoint(prefetcher)`` in train.py for checkpoint.py's function)."""
+        env = self.project.env_of(fn_node)
+        found = []
+        for other in self.project.callers(env.path if env is not None else None, name):
+            for call, owner, stmt in other.model.calls_named(name):
+                loc = (owner, stmt)
+                callee = self.at(loc, {}, lambda: self.eval(call.func))
+                if any(isinstance(o, Function) and o.node is fn_node for o in options(callee)):
+                    found.append(self._keep(Binding(call, loc, {}, None)))
+                if len(found) > _MAX_SITES:
+                    return found
+        return found
 
     def _sites_value(self, scope, p):
         fn = scope.node

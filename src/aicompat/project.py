@@ -33,6 +33,18 @@ from .model import FileModel
 MAX_BYTES = 1_000_000  # a module bigger than this is not followed (parse cost)
 MAX_MODULES = 24  # modules one checked file may pull in
 _PROCESS_CACHE = 64  # parsed modules kept per process (LRU)
+MAX_SCAN_FILES = 400  # files of a package searched for callers of a function
+MAX_CALLER_MODULES = 6  # modules parsed to bind one function's parameters
+_SKIP_DIRS = frozenset({".git", ".hg", ".tox", ".venv", "venv", "node_modules", "build", "dist", "__pycache__",
+                        ".aicompat_cache", "site-packages"})
+
+
+class HomeEnv:
+    """The checked file, as a module another project module imports."""
+
+    def __init__(self, path: str, module: cst.Module, model: FileModel, lookup, resolve) -> None:
+        self.path, self.module, self.model, self.lookup, self.resolve = path, module, model, lookup, resolve
+        self.index = None
 
 
 class ModuleEnv:
@@ -43,9 +55,17 @@ class ModuleEnv:
         self.module = module
         self.index: ModuleIndex = build_index(module)
         self.model = FileModel(module, path, lambda call: is_exit(call.func, self.resolve))
+        self._positions = None
 
     def lookup(self, name: str):
         return self.index.bindings.get(name)
+
+    def positions(self):
+        if self._positions is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._positions
 
     def resolve(self, node: cst.BaseExpression, _depth: int = 0) -> str | None:
         if _depth > 6:
@@ -94,6 +114,37 @@ def _load(path: Path, is_exit) -> ModuleEnv | None:
     return env
 
 
+_files: dict[str, list] = {}
+
+
+def _package_files(root: Path) -> list:
+    """(path, bytes) of the package's .py files (bounded), read once per process."""
+    hit = _files.get(str(root))
+    if hit is not None:
+        return hit
+    out: list = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for fn in sorted(filenames):
+            if not fn.endswith(".py"):
+                continue
+            p = Path(dirpath) / fn
+            try:
+                st = os.stat(p, follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+                    continue
+                out.append((p, p.read_bytes()))
+            except OSError:
+                continue
+            if len(out) >= MAX_SCAN_FILES:
+                _files[str(root)] = out
+                return out
+    if len(_files) > 8:
+        _files.clear()
+    _files[str(root)] = out
+    return out
+
+
 def _package_root(here: Path) -> Path:
     """The folder holding the importer's top-level package (its own folder for a script)."""
     root = here
@@ -105,14 +156,56 @@ def _package_root(here: Path) -> Path:
 class Project:
     """The modules one checked file may follow into (one instance per checked file)."""
 
-    def __init__(self, path: str, libraries: frozenset[str], is_exit, reads: list | None = None) -> None:
+    def __init__(self, path: str, libraries: frozenset[str], is_exit, reads: list | None = None,
+                 home_env=None) -> None:
         self.home = Path(path).resolve() if path and not path.startswith("<") else None
+        self.home_env = home_env  # the checked file, when another module imports it back
         self.libraries = libraries  # top-level names that are libraries, never project modules
         self.is_exit = is_exit
         self.reads = reads if reads is not None else []
         self._envs: dict[str, ModuleEnv | None] = {}
         self._by_node: dict[int, ModuleEnv] = {}
         self._found: dict[tuple, tuple[ModuleEnv, tuple[str, ...]] | None] = {}
+
+    def callers(self, fn_path: str | None, name: str) -> list[ModuleEnv]:
+        """Other modules of the package that may call the function ``name`` of the
+        module at ``fn_path`` (None: the checked file): those whose text names both
+        the function and its module, parsed (bounded). The evaluator checks each
+        call really reaches the function."""
+        path = Path(fn_path).resolve() if fn_path else self.home
+        if path is None:
+            return []
+        key = ("callers", str(path), name)
+        if key in self._found:
+            return self._found[key]
+        stem = (path.parent.name if path.name == "__init__.py" else path.stem).encode()
+        needle = name.encode() + b"("
+        out: list[ModuleEnv] = []
+        limit = _package_root(path.parent)
+        # Modules naming the function's module first; a re-export (``from ..ops import f``) names only f.
+        files = [(c, d) for c, d in _package_files(limit) if c != path and needle in d]
+        files.sort(key=lambda cd: stem not in cd[1])
+        for cand, _data in files:
+            env = self._env(cand, limit)
+            if env is not None:
+                out.append(env)
+            if len(out) >= MAX_CALLER_MODULES:
+                break
+        self._found[key] = out
+        return out
+
+    def locate(self, node) -> str | None:
+        """``"12 of pkg/streams.py"`` for a node of a project module (a finding's
+        reference, e.g. the call that makes a helper fail); positions are computed
+        only here, for modules a finding points into."""
+        for env in self._envs.values():
+            if not isinstance(env, ModuleEnv):
+                continue
+            pos = env.positions().get(node)
+            if pos is not None:
+                where = os.path.relpath(env.path, self.home.parent) if self.home is not None else env.path
+                return f"{pos.start.line} of {where}"
+        return None
 
     def env_of(self, node) -> ModuleEnv | None:
         """The project module a definition or module node belongs to; None for the checked file."""
@@ -138,7 +231,7 @@ class Project:
         b = env.lookup(name)
         if isinstance(b, Qual):
             return b.name
-        rel = env.index.relative.get(name) if b is None else None
+        rel = env.index.relative.get(name) if b is None and env.index is not None else None
         return self.library_name(env.path, rel, depth + 1) if rel else None
 
     def _find(self, importer: str | None, qualname: str):
@@ -153,6 +246,8 @@ class Project:
                 base = base.parent
             roots = [base]
             limit = _package_root(here)
+            if base != limit and limit not in base.parents:  # a namespace package (no __init__.py) on the way
+                limit = _package_root(base)
         else:
             if not parts or parts[0] in self.libraries:
                 return None
@@ -187,7 +282,9 @@ class Project:
             inside = real == cand.absolute() and (real == limit or limit in real.parents)
         except (OSError, RuntimeError):
             inside = False
-        if inside and real != self.home and len(self._envs) < MAX_MODULES and real.is_file():
+        if inside and real == self.home:
+            return self.home_env  # not registered: its nodes are read as the checked file's
+        if inside and len(self._envs) < MAX_MODULES and real.is_file():
             env = _load(real, self.is_exit)
             if env is not None:
                 self.reads.append(str(cand))
