@@ -34,7 +34,8 @@ MAX_BYTES = 1_000_000  # a module bigger than this is not followed (parse cost)
 MAX_MODULES = 24  # modules one checked file may pull in
 _PROCESS_CACHE = 64  # parsed modules kept per process (LRU)
 MAX_SCAN_FILES = 400  # files of a package searched for callers of a function
-MAX_CALLER_MODULES = 6  # modules parsed to bind one function's parameters
+MAX_CALLER_MODULES = 4  # modules parsed to bind one function's parameters
+CALLER_BUDGET = 8  # modules one checked file may parse only to find callers (parse cost)
 _SKIP_DIRS = frozenset({".git", ".hg", ".tox", ".venv", "venv", "node_modules", "build", "dist", "__pycache__",
                         ".aicompat_cache", "site-packages"})
 
@@ -166,6 +167,7 @@ class Project:
         self._envs: dict[str, ModuleEnv | None] = {}
         self._by_node: dict[int, ModuleEnv] = {}
         self._found: dict[tuple, tuple[ModuleEnv, tuple[str, ...]] | None] = {}
+        self._caller_budget = CALLER_BUDGET
 
     def callers(self, fn_path: str | None, name: str) -> list[ModuleEnv]:
         """Other modules of the package that may call the function ``name`` of the
@@ -186,6 +188,10 @@ class Project:
         files = [(c, d) for c, d in _package_files(limit) if c != path and needle in d]
         files.sort(key=lambda cd: stem not in cd[1])
         for cand, _data in files:
+            if str(cand) not in self._envs:
+                if self._caller_budget <= 0:
+                    break
+                self._caller_budget -= 1
             env = self._env(cand, limit)
             if env is not None:
                 out.append(env)
