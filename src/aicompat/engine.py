@@ -27,7 +27,7 @@ from .target import ResolvedTarget, World
 from .values import UNKNOWN, DictValue, Seq
 from .walk import walk
 
-__all__ = ["CallSite", "FileContext", "Walker", "check_module", "internal_error"]
+__all__ = ["CallSite", "FileContext", "Walker", "analyse", "check_module", "diagnostics", "internal_error"]
 
 
 class FileContext:
@@ -669,6 +669,14 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
                  attr_exists, known: set[str], text: str, reads: list | None = None,
                  providers: list[Rule] | None = None) -> list[Diagnostic]:
+    walker = analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers)
+    return diagnostics(path, module, walker, target)
+
+
+def analyse(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
+            attr_exists, known: set[str], text: str, reads: list | None = None,
+            providers: list[Rule] | None = None) -> Walker:
+    """The traversal and the rules: findings on nodes, no positions yet."""
     index = build_index(module)
     fc = FileContext(path, module, index, target, matrix, known, attr_exists, text)
     if reads is not None:
@@ -677,6 +685,12 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
     walk(module, walker)
     _rewalk_marked(walker, fc)
     _narrow_helpers(text, walker, fc)
+    return walker
+
+
+def diagnostics(path: str, module: cst.Module, walker: Walker, target: ResolvedTarget) -> list[Diagnostic]:
+    """Findings with their positions, computed only for a file that has findings."""
+    fc = walker.fc
     findings = [f for group in walker.findings_by_owner.values() for f in group]
     if not findings and not walker.errors:
         return []
