@@ -127,6 +127,40 @@ def measure(linter: Linter, name: str, data: bytes, reps: int) -> dict:
             "ratio": e / p if p else 0.0, "diagnostics": rows}
 
 
+
+WIDE = Target(gpus=["T4", "A10", "A100", "H100", "B200"], pins={"torch": ">=2.1"})
+
+
+def findings(linter: Linter, name: str, data: bytes) -> list:
+    res = linter.lint_bytes(data, name)
+    return [diag_row(d) for d in res.diagnostics]
+
+
+def realistic_findings(matrix) -> dict[str, list]:
+    """tests/realistic, failing cases and twins, each under its case's fleet and pins."""
+    from aicompat.toml_compat import tomllib
+
+    corpus = HERE.parent / "tests" / "realistic"
+    out = {}
+    with open(corpus / "cases.toml", "rb") as f:
+        cases = tomllib.load(f)["case"]
+    for case in cases:
+        t = Target(gpus=list(case["gpus"]), pins=dict(case.get("pins", {})))
+        linter = Linter(build_settings(matrix, cli=t, no_config=True).target, matrix)
+        for name in (case["file"], case.get("twin")):
+            if name and name.endswith(".py"):
+                out[f"realistic/{name}"] = findings(linter, name, (corpus / name).read_bytes())
+    return out
+
+
+def check_sets(matrix, kept) -> dict[str, dict[str, list]]:
+    """Diagnostics that must not change: the files under a wide fleet and old torch
+    pins (where guards and the value model decide), and the realistic corpus."""
+    wide = Linter(build_settings(matrix, cli=WIDE, no_config=True).target, matrix)
+    return {"wide": {name: findings(wide, name, data) for name, data in kept},
+            "realistic": realistic_findings(matrix)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="*")
@@ -136,6 +170,8 @@ def main() -> int:
     ap.add_argument("--worst", type=int, default=12)
     ap.add_argument("--json", help="write numbers and diagnostics here")
     ap.add_argument("--check-against", help="a --json file: exit 1 if any file's diagnostics differ")
+    ap.add_argument("--no-check-sets", action="store_true",
+                    help="skip the untimed wide-fleet and realistic-corpus lint runs that --json/--check-against compare")
     args = ap.parse_args()
 
     matrix = default_matrix()
@@ -182,16 +218,24 @@ def main() -> int:
     for r in sorted(rows, key=lambda r: -r["engine"])[: args.worst]:
         print(f"| {r['file']} | {r['bytes'] // 1024} | {r['parse']:.3f} | {r['engine']:.3f} | {r['positions']:.3f} "
               f"| {r['ratio']:.0%} |")
+    sets = {"fleet": {r["file"]: r["diagnostics"] for r in rows}}
+    if not args.no_check_sets and (args.json or args.check_against):
+        sets.update(check_sets(matrix, kept))
     if args.json:
-        Path(args.json).write_text(json.dumps({"reps": args.reps, "total": {**tot, "ratio": ratio}, "files": rows},
-                                              indent=1))
+        Path(args.json).write_text(json.dumps({"reps": args.reps, "total": {**tot, "ratio": ratio}, "files": rows,
+                                               "diagnostics": sets}, indent=1))
     if args.check_against:
-        base = {r["file"]: r["diagnostics"] for r in json.loads(Path(args.check_against).read_text())["files"]}
-        now = {r["file"]: r["diagnostics"] for r in rows}
-        diff = sorted(f for f in base.keys() | now.keys() if base.get(f) != now.get(f))
-        n = sum(len(v or []) for v in now.values())
-        if diff:
-            print(f"\nDIAGNOSTICS DIFFER in {len(diff)} files:")
+        base_sets = json.loads(Path(args.check_against).read_text())["diagnostics"]
+        bad = 0
+        for label, now in sets.items():
+            base = base_sets.get(label, {})
+            diff = sorted(f for f in base.keys() | now.keys() if base.get(f) != now.get(f))
+            n = sum(len(v or []) for v in now.values())
+            if not diff:
+                print(f"\n{label}: diagnostics identical to {args.check_against} ({len(now)} files, {n} diagnostics).")
+                continue
+            bad += 1
+            print(f"\n{label}: DIAGNOSTICS DIFFER in {len(diff)} files:")
             for f in diff:
                 b, a = base.get(f) or [], now.get(f) or []
                 for d in b:
@@ -200,8 +244,7 @@ def main() -> int:
                 for d in a:
                     if d not in b:
                         print(f"  + {f}: {d}")
-            return 1
-        print(f"\nDiagnostics identical to {args.check_against} ({len(now)} files, {n} diagnostics).")
+        return 1 if bad else 0
     return 0
 
 
