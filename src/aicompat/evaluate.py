@@ -226,7 +226,17 @@ class Evaluator:
         if isinstance(b, (cst.FunctionDef, cst.ClassDef)):
             return UNKNOWN
         if isinstance(b, cst.BaseExpression):
-            return self.eval(b)
+            # The traversal's binding of a name the flow does not see: ``x = x if x is not
+            # None else d`` read from a nested def finds itself again; without this it
+            # recursed to MAX_DEPTH on every branch and burnt the question's fuel.
+            key = ("bind", id(b))
+            if key in self._active:
+                return UNKNOWN
+            self._active.add(key)
+            try:
+                return self.eval(b)
+            finally:
+                self._active.discard(key)
         return UNKNOWN
 
     def _defs_value(self, defs):
