@@ -14,6 +14,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from .flow import Def, Scope, build_scope
+from .walk import children
 
 _DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
 
@@ -26,6 +27,7 @@ class FileModel:
         self._scopes: dict[int, Scope] = {}
         self._parent: dict[int, Any] | None = None  # id(def) -> enclosing def or the module
         self._calls: list | None = None  # (Call, enclosing def or module, statement)
+        self._by_name: dict[str, list] | None = None  # callee name or attribute -> entries of _calls
         self._class_attrs: dict[int, dict[str, list[Def]]] = {}
 
     # -- structure -----------------------------------------------------------
@@ -94,12 +96,14 @@ class FileModel:
 
     def calls_named(self, name: str) -> list:
         """Calls whose callee is the name ``name`` or an attribute ``x.name``."""
-        out = []
-        for call, owner, stmt in self.calls():
-            f = call.func
-            if (isinstance(f, cst.Name) and f.value == name) or (isinstance(f, cst.Attribute) and f.attr.value == name):
-                out.append((call, owner, stmt))
-        return out
+        if self._by_name is None:
+            self._by_name = {}
+            for entry in self.calls():
+                f = entry[0].func
+                key = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+                if key is not None:
+                    self._by_name.setdefault(key, []).append(entry)
+        return list(self._by_name.get(name, ()))
 
 
 def _suites(stmt):
@@ -142,7 +146,6 @@ def _collect_calls(node, owner, stmt, out: list) -> None:
             own = n
         if isinstance(n, _STMT):
             st = n
-        for child in reversed(n.children):
-            if isinstance(child, (cst.BaseParenthesizableWhitespace, cst.Comment, cst.Newline, cst.EmptyLine)):
-                continue
+        kids = list(children(n))
+        for child in reversed(kids):
             stack.append((child, own, st))
