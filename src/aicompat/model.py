@@ -133,6 +133,17 @@ def _suites(stmt):
 
 
 _STMT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+_LEAVES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
+_ROLE: dict[type, int] = {}  # per node type: 1 a call, 2 a def, 4 a statement, 8 no child can hold a call
+
+
+def _role(tp: type) -> int:
+    r = _ROLE.get(tp)
+    if r is None:  # isinstance against LibCST's ABCs is slow: decide once per type
+        r = ((1 if issubclass(tp, cst.Call) else 0) | (2 if issubclass(tp, _DEF_TYPES) else 0)
+             | (4 if issubclass(tp, _STMT) else 0) | (8 if issubclass(tp, _LEAVES) else 0))
+        _ROLE[tp] = r
+    return r
 
 
 def _collect_calls(node, owner, stmt, out: list) -> None:
@@ -140,12 +151,16 @@ def _collect_calls(node, owner, stmt, out: list) -> None:
     stack = [(node, owner, stmt)]
     while stack:
         n, own, st = stack.pop()
-        if isinstance(n, cst.Call):
-            out.append((n, own, st))
-        if isinstance(n, _DEF_TYPES) and n is not node:
-            own = n
-        if isinstance(n, _STMT):
-            st = n
+        r = _ROLE.get(type(n)) or _role(type(n))
+        if r:
+            if r & 8:
+                continue
+            if r & 1:
+                out.append((n, own, st))
+            if r & 2 and n is not node:
+                own = n
+            if r & 4:
+                st = n
         kids = list(children(n))
-        for child in reversed(kids):
-            stack.append((child, own, st))
+        kids.reverse()
+        stack.extend([(child, own, st) for child in kids])
