@@ -245,10 +245,13 @@ class Walker(cst.CSTVisitor):
         if self._node_rules:
             for r in self._node_rules.get(type(node), ()):  # syntax: judged whatever the guards say
                 self._run(r, node, r.check_node, node, self.fc)
-        return super().on_visit(node)
+        fn = _handler(type(self), "visit_", type(node))
+        return fn is None or fn(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
+        fn = _handler(type(self), "leave_", type(original_node))
+        if fn is not None:
+            fn(self, original_node)
         if self._stack and self._stack[-1][0] == id(original_node):
             _, self.fc.ctx = self._stack.pop()
         if self.fc.stmt_stack and self.fc.stmt_stack[-1] is original_node:
@@ -556,6 +559,20 @@ class Walker(cst.CSTVisitor):
             return
         for r in rules:
             self._run(r, node, r.check_attribute, node, qual, self.fc)
+
+
+_HANDLERS: dict[tuple, Any] = {}
+
+
+def _handler(cls: type, prefix: str, tp: type):
+    """``cls.visit_<Type>``/``leave_<Type>``, looked up once per node type (CSTVisitor
+    formats the name and looks it up on every node)."""
+    key = (cls, prefix, tp)
+    try:
+        return _HANDLERS[key]
+    except KeyError:
+        fn = _HANDLERS[key] = getattr(cls, prefix + tp.__name__, None)
+        return fn
 
 
 def constant_node(v) -> cst.BaseExpression | None:
