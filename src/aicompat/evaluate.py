@@ -463,7 +463,7 @@ class Evaluator:
         found = []
         for call, owner, stmt in targets:
             loc = (owner, stmt)
-            callee = self.at(loc, {}, lambda: self.eval(call.func))
+            callee = self._callee(call, loc)
             for opt in options(callee):
                 if isinstance(opt, Function) and opt.node is fn_node:
                     found.append(self._keep(Binding(call, loc, {}, opt.owner)))
@@ -480,6 +480,22 @@ class Evaluator:
         if len(found) <= _MAX_SITES:
             out.extend(found)
         return out
+
+    def _callee(self, call, loc):
+        """What a call of the file calls, as seen where it is made; memoised per world:
+        every function's call sites are searched among the same calls (a ``forward``'s
+        among all of them)."""
+        key = ("callee", id(call))
+        hit = self.memo.get(key)
+        if hit is not None:
+            self.touched |= hit[1]
+            return hit[0]
+        touched, self.touched = self.touched, False
+        v = self.at(loc, {}, lambda: self.eval(call.func))
+        if self.fuel > 0:
+            self.memo[key] = (v, self.touched)
+        self.touched |= touched
+        return v
 
     def _sites_value(self, scope, p):
         fn = scope.node
