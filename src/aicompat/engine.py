@@ -83,10 +83,11 @@ class FileContext:
         """Qualified name of a Name/Attribute chain through imports and aliases."""
         if _depth > 6:
             return None
-        if isinstance(node, cst.Attribute):
+        tp = type(node)  # exact types: LibCST's ABC isinstance is slow, and these have no subclasses
+        if tp is cst.Attribute:
             base = self.resolve(node.value, _depth + 1)
             return f"{base}.{node.attr.value}" if base else None
-        if isinstance(node, cst.Name):
+        if tp is cst.Name:
             b = self.lookup(node.value)
             if isinstance(b, Qual):
                 return b.name

@@ -555,6 +555,15 @@ class Evaluator:
             self.depth -= 1
 
     def _eval(self, node):
+        # The commonest nodes first, by exact type: isinstance against LibCST's ABCs is
+        # slow, and these types have no subclasses, so the chain below picks the same branch.
+        tp = type(node)
+        if tp is cst.Name:
+            return self._name(node.value)
+        if tp is cst.Attribute:
+            return self._attribute(node)
+        if tp is cst.Call:
+            return self._call(node)
         if isinstance(node, cst.Integer):
             return int(node.value.replace("_", ""), 0)
         if isinstance(node, cst.Float):
