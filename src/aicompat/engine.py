@@ -8,6 +8,7 @@ computed only when a file has findings).
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import replace
 from typing import Any
@@ -29,7 +30,7 @@ from .target import ResolvedTarget, World
 from .values import UNKNOWN, ClassValue, DictValue, Instance, Seq
 from .walk import walk
 
-__all__ = ["CallSite", "FileContext", "Walker", "check_module", "internal_error"]
+__all__ = ["CallSite", "FileContext", "Walker", "analyse", "check_module", "diagnostics", "internal_error"]
 
 
 class FileContext:
@@ -86,10 +87,11 @@ class FileContext:
         """Qualified name of a Name/Attribute chain through imports and aliases."""
         if _depth > 6:
             return None
-        if isinstance(node, cst.Attribute):
+        tp = type(node)  # exact types: LibCST's ABC isinstance is slow, and these have no subclasses
+        if tp is cst.Attribute:
             base = self.resolve(node.value, _depth + 1)
             return f"{base}.{node.attr.value}" if base else None
-        if isinstance(node, cst.Name):
+        if tp is cst.Name:
             b = self.lookup(node.value)
             if isinstance(b, Qual):
                 return b.name
@@ -340,10 +342,13 @@ class Walker(cst.CSTVisitor):
         if self._node_rules:
             for r in self._node_rules.get(type(node), ()):  # syntax: judged whatever the guards say
                 self._run(r, node, r.check_node, node, self.fc)
-        return super().on_visit(node)
+        fn = _handler(type(self), "visit_", type(node))
+        return fn is None or fn(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
+        fn = _handler(type(self), "leave_", type(original_node))
+        if fn is not None:
+            fn(self, original_node)
         if self._stack and self._stack[-1][0] == id(original_node):
             _, self.fc.ctx = self._stack.pop()
         if self.fc.stmt_stack and self.fc.stmt_stack[-1] is original_node:
@@ -664,6 +669,20 @@ class Walker(cst.CSTVisitor):
             self._run(r, node, r.check_attribute, node, qual, self.fc)
 
 
+_HANDLERS: dict[tuple, Any] = {}
+
+
+def _handler(cls: type, prefix: str, tp: type):
+    """``cls.visit_<Type>``/``leave_<Type>``, looked up once per node type (CSTVisitor
+    formats the name and looks it up on every node)."""
+    key = (cls, prefix, tp)
+    try:
+        return _HANDLERS[key]
+    except KeyError:
+        fn = _HANDLERS[key] = getattr(cls, prefix + tp.__name__, None)
+        return fn
+
+
 def constant_node(v) -> cst.BaseExpression | None:
     """A literal expression for a constant value (what a spliced ``**kwargs`` passes)."""
     if v is None or isinstance(v, bool):
@@ -753,18 +772,20 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
     Functions referenced any other way (passed as a value, exported, named in
     a string) may be called from anywhere and keep their definition's worlds.
     """
-    code = text
     defs = {name: b for name, b in fc.index.bindings.items() if isinstance(b, cst.FunctionDef)}
     done: dict[str, frozenset] = {}
+    uses = None
     for _ in range(rounds):
         changed = False
         for name, calls in list(walker.calls.items()):
             node = defs.get(name)
             if node is None or not calls:
                 continue
+            if uses is None:
+                uses = _name_uses(text)
             # Every occurrence of the name (the def included) is followed by "(".
-            refs = len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", code))
-            if refs != len(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\(", code)):
+            refs, called = uses.get(name, (0, 0))
+            if refs != called:
                 continue
             worlds = frozenset().union(*calls.values())
             if done.get(name) == worlds or worlds >= fc.target.worlds():
@@ -780,9 +801,47 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             return
 
 
+_WORD = re.compile(r"(?<![\w.])(\w+)(\s*\()?")
+
+
+def _name_uses(text: str) -> dict[str, tuple[int, int]]:
+    """Per word of the text not after a dot: how often it occurs, and how often a ``(``
+    follows it. One scan of the file, instead of two per helper and round."""
+    counts: dict[str, list[int]] = {}
+    for m in _WORD.finditer(text):
+        c = counts.get(m.group(1))
+        if c is None:
+            c = counts[m.group(1)] = [0, 0]
+        c[0] += 1
+        if m.group(2) is not None:
+            c[1] += 1
+    return {k: (a, b) for k, (a, b) in counts.items()}
+
+
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
                  attr_exists, known: set[str], text: str, reads: list | None = None,
                  providers: list[Rule] | None = None) -> list[Diagnostic]:
+    walker = analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers)
+    return diagnostics(path, module, walker, target)
+
+
+def analyse(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
+            attr_exists, known: set[str], text: str, reads: list | None = None,
+            providers: list[Rule] | None = None) -> Walker:
+    """The traversal and the rules: findings on nodes, no positions yet."""
+    # Cyclic garbage collection waits until the file is done: the tree and the value
+    # model's memo stay alive throughout, so each full collection walked them for
+    # nothing (about a fifth of the engine's time on transformers and torch sources).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers) -> Walker:
     index = build_index(module)
     fc = FileContext(path, module, index, target, matrix, known, attr_exists, text)
     if reads is not None:
@@ -791,6 +850,12 @@ def check_module(path: str, module: cst.Module, rules: list[Rule], target: Resol
     walk(module, walker)
     _rewalk_marked(walker, fc)
     _narrow_helpers(text, walker, fc)
+    return walker
+
+
+def diagnostics(path: str, module: cst.Module, walker: Walker, target: ResolvedTarget) -> list[Diagnostic]:
+    """Findings with their positions, computed only for a file that has findings."""
+    fc = walker.fc
     findings = [f for group in walker.findings_by_owner.values() for f in group]
     if not findings and not walker.errors:
         return []

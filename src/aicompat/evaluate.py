@@ -262,7 +262,17 @@ class Evaluator:
         if isinstance(b, (cst.FunctionDef, cst.ClassDef)):
             return UNKNOWN
         if isinstance(b, cst.BaseExpression):
-            return self.eval(b)
+            # The traversal's binding of a name the flow does not see: ``x = x if x is not
+            # None else d`` read from a nested def finds itself again; without this it
+            # recursed to MAX_DEPTH on every branch and burnt the question's fuel.
+            key = ("bind", id(b))
+            if key in self._active:
+                return UNKNOWN
+            self._active.add(key)
+            try:
+                return self.eval(b)
+            finally:
+                self._active.discard(key)
         return UNKNOWN
 
     def _defs_value(self, defs):
@@ -559,7 +569,7 @@ class Evaluator:
         found = []
         for call, owner, stmt in targets:
             loc = (owner, stmt)
-            callee = self.at(loc, {}, lambda: self.eval(call.func))
+            callee = self._callee(call, loc)
             for opt in options(callee):
                 if isinstance(opt, Function) and opt.node is fn_node:
                     found.append(self._keep(Binding(call, loc, {}, opt.owner)))
@@ -587,12 +597,28 @@ class Evaluator:
         for other in self.project.callers(env.path if env is not None else None, name):
             for call, owner, stmt in other.model.calls_named(name):
                 loc = (owner, stmt)
-                callee = self.at(loc, {}, lambda: self.eval(call.func))
+                callee = self._callee(call, loc)
                 if any(isinstance(o, Function) and o.node is fn_node for o in options(callee)):
                     found.append(self._keep(Binding(call, loc, {}, None)))
                 if len(found) > _MAX_SITES:
                     return found
         return found
+
+    def _callee(self, call, loc):
+        """What a call of the file calls, as seen where it is made; memoised per world:
+        every function's call sites are searched among the same calls (a ``forward``'s
+        among all of them)."""
+        key = ("callee", id(call))
+        hit = self.memo.get(key)
+        if hit is not None:
+            self.touched |= hit[1]
+            return hit[0]
+        touched, self.touched = self.touched, False
+        v = self.at(loc, {}, lambda: self.eval(call.func))
+        if self.fuel > 0:
+            self.memo[key] = (v, self.touched)
+        self.touched |= touched
+        return v
 
     def _sites_value(self, scope, p):
         fn = scope.node
@@ -695,6 +721,15 @@ class Evaluator:
             self.depth -= 1
 
     def _eval(self, node):
+        # The commonest nodes first, by exact type: isinstance against LibCST's ABCs is
+        # slow, and these types have no subclasses, so the chain below picks the same branch.
+        tp = type(node)
+        if tp is cst.Name:
+            return self._name(node.value)
+        if tp is cst.Attribute:
+            return self._attribute(node)
+        if tp is cst.Call:
+            return self._call(node)
         if isinstance(node, Given):
             return node.value
         if isinstance(node, ImportsOK):

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from .flow import Def, Scope, build_scope
+from .walk import children
 
 _DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
 
@@ -26,6 +27,7 @@ class FileModel:
         self._scopes: dict[int, Scope] = {}
         self._parent: dict[int, Any] | None = None  # id(def) -> enclosing def or the module
         self._calls: list | None = None  # (Call, enclosing def or module, statement)
+        self._by_name: dict[str, list] | None = None  # callee name or attribute -> entries of _calls
         self._class_attrs: dict[int, dict[str, list[Def]]] = {}
 
     # -- structure -----------------------------------------------------------
@@ -99,12 +101,14 @@ class FileModel:
 
     def calls_named(self, name: str) -> list:
         """Calls whose callee is the name ``name`` or an attribute ``x.name``."""
-        out = []
-        for call, owner, stmt in self.calls():
-            f = call.func
-            if (isinstance(f, cst.Name) and f.value == name) or (isinstance(f, cst.Attribute) and f.attr.value == name):
-                out.append((call, owner, stmt))
-        return out
+        if self._by_name is None:
+            self._by_name = {}
+            for entry in self.calls():
+                f = entry[0].func
+                key = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+                if key is not None:
+                    self._by_name.setdefault(key, []).append(entry)
+        return list(self._by_name.get(name, ()))
 
 
 def _suites(stmt):
@@ -134,6 +138,17 @@ def _suites(stmt):
 
 
 _STMT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+_LEAVES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
+_ROLE: dict[type, int] = {}  # per node type: 1 a call, 2 a def, 4 a statement, 8 no child can hold a call
+
+
+def _role(tp: type) -> int:
+    r = _ROLE.get(tp)
+    if r is None:  # isinstance against LibCST's ABCs is slow: decide once per type
+        r = ((1 if issubclass(tp, cst.Call) else 0) | (2 if issubclass(tp, _DEF_TYPES) else 0)
+             | (4 if issubclass(tp, _STMT) else 0) | (8 if issubclass(tp, _LEAVES) else 0))
+        _ROLE[tp] = r
+    return r
 
 
 def _collect_calls(node, owner, stmt, out: list) -> None:
@@ -141,13 +156,16 @@ def _collect_calls(node, owner, stmt, out: list) -> None:
     stack = [(node, owner, stmt)]
     while stack:
         n, own, st = stack.pop()
-        if isinstance(n, cst.Call):
-            out.append((n, own, st))
-        if isinstance(n, _DEF_TYPES) and n is not node:
-            own = n
-        if isinstance(n, _STMT):
-            st = n
-        for child in reversed(n.children):
-            if isinstance(child, (cst.BaseParenthesizableWhitespace, cst.Comment, cst.Newline, cst.EmptyLine)):
+        r = _ROLE.get(type(n)) or _role(type(n))
+        if r:
+            if r & 8:
                 continue
-            stack.append((child, own, st))
+            if r & 1:
+                out.append((n, own, st))
+            if r & 2 and n is not node:
+                own = n
+            if r & 4:
+                st = n
+        kids = list(children(n))
+        kids.reverse()
+        stack.extend([(child, own, st) for child in kids])

@@ -67,3 +67,49 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
                     if (_KIND.get(type(item)) or _kind(type(item))) == _NODE:
                         walk(item, visitor)
     visitor.on_leave(node)
+
+
+class _FieldRecorder(cst.CSTVisitor):
+    """Records the fields LibCST visits, in its order, without descending."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute not in self.names:
+            self.names.append(attribute)
+
+
+_SOURCE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def source_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The walked fields of ``node``'s type in source order (decorators before a def's
+    body, an ``IfExp``'s body before its test), as LibCST's ``children`` gives them,
+    learnt once per type from LibCST's own visit; ``children`` rebuilds every node."""
+    tp = type(node)
+    names = _SOURCE_FIELDS.get(tp)
+    if names is None:
+        rec = _FieldRecorder()
+        node._visit_and_replace_children(rec)
+        walked = _fields(tp)
+        order = [n for n in rec.names if n in walked]
+        names = tuple(order + [n for n in walked if n not in order])
+        _SOURCE_FIELDS[tp] = names
+    return names
+
+
+def children(node: cst.CSTNode):
+    """The child nodes ``walk`` would visit, in source order."""
+    for name in source_fields(node):
+        value = getattr(node, name)
+        k = _KIND.get(type(value)) or _kind(type(value))
+        if k == _NODE:
+            yield value
+        elif k == _SEQ:
+            for item in value:
+                if (_KIND.get(type(item)) or _kind(type(item))) == _NODE:
+                    yield item
