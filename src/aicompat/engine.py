@@ -116,7 +116,7 @@ class FileContext:
             self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads, home)
         return self._project
 
-    def evaluator(self, world: World, loc=None, bindings=None) -> Evaluator:
+    def evaluator(self, world: World, loc=None, bindings=None, guard: bool = False) -> Evaluator:
         return Evaluator(
             lookup=self.lookup,
             resolve=self.resolve,
@@ -129,11 +129,15 @@ class FileContext:
             loc=loc if loc is not None else self.loc,
             path=self.path,
             shadow=self.shadow() if loc is None else frozenset(),
-            memo=self._memos.setdefault(world, {}),
+            memo=self._memos.setdefault((world, guard), {}),  # a guard's answers may know less
             bindings=bindings,
             project=self.project,
             handlers=self.ctx.handlers,
+            guard=guard,
         )
+
+    def guard_evaluator(self, world: World) -> Evaluator:
+        return self.evaluator(world, guard=True)
 
     MAX_SCENARIOS = 32
 
@@ -226,7 +230,7 @@ class FileContext:
         return {w: self.evaluator(w).eval(expr) for w in sorted(worlds, key=_world_key)}
 
     def split(self, test: cst.BaseExpression) -> tuple[frozenset[World], frozenset[World]]:
-        return split_worlds(test, self.ctx.worlds, self.evaluator)
+        return split_worlds(test, self.ctx.worlds, self.guard_evaluator)
 
     def describe(self, archs) -> str:
         return self.target.describe(archs)

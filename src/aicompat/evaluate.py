@@ -169,11 +169,15 @@ class Evaluator:
         bindings: dict | None = None,
         project=None,
         handlers: dict | None = None,
+        guard: bool = False,
     ) -> None:
         self.lookup = lookup
         self.resolve = resolve
         self.project = project  # the project's own modules (project.py), followed on demand
         self.handlers = handlers  # exception name -> the handler names that catch it (exceptions.toml)
+        # Splitting a guard: follow only project modules that can differ between worlds, and
+        # no callers in other modules (guards are asked at every ``if``; rules far less often).
+        self.guard = guard
         self.world = world
         self.capability = capability
         self.python = python
@@ -583,7 +587,8 @@ class Evaluator:
                     found.append(self._keep(Binding(call, loc, {}, opt)))
             if len(found) > _MAX_SITES:
                 break
-        if not found and cls is None and self.project is not None and isinstance(model.parent_of(fn_node), cst.Module):
+        if not found and cls is None and self.project is not None and not self.guard \
+                and isinstance(model.parent_of(fn_node), cst.Module):
             found = self._project_sites(fn_node, name)
         if len(found) <= _MAX_SITES:
             out.extend(found)
@@ -689,7 +694,7 @@ class Evaluator:
         """A name of the project's own modules (``.utils.torch_version``,
         ``mypkg.config.V_DIM``): its value there; NotImplemented when ``q`` is no
         project name (a library), UNKNOWN for a relative name not found."""
-        found = self.project.find(self.path, q)
+        found = self.project.find(self.path, q, self.guard)
         if found is None:
             return UNKNOWN if q.startswith(".") else NotImplemented
         env, attrs = found

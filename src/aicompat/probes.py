@@ -115,6 +115,20 @@ def load(directory: str | None = None) -> tuple[dict[str, Probe], dict[str, Prob
     return calls, attrs
 
 
+# What the evaluator itself answers per world (evaluate._known_call/_qual_value),
+# besides the probes of probes.toml: a module naming none of these, nor a probe,
+# cannot make a guard differ between worlds.
+_BUILTIN_WORLD_TOKENS = (b"get_device_capability", b"get_device_properties", b"is_bf16_supported", b"__version__",
+                         b"version_info", b"torch.version", b"cuda.is_available", b"hasattr")
+
+
+def world_tokens() -> tuple[bytes, ...]:
+    """Byte strings one of which a module's text holds if a guard can depend on it."""
+    calls, attrs = load()
+    tails = {q.rsplit(".", 1)[-1].encode() for q in (*calls, *attrs)}
+    return tuple(sorted(tails)) + _BUILTIN_WORLD_TOKENS
+
+
 def is_dist_version(q: str) -> bool:
     """Does ``q`` return the installed version of the distribution its argument names?"""
     p = load()[0].get(q)

@@ -15,6 +15,14 @@ What is followed, and what never is:
   copy of torch is still torch to the rules.
 Nothing is imported or executed. Each module read is recorded in ``reads`` so
 the per-file cache is invalidated when it changes.
+
+Cost: guards are split at every ``if``, so when a guard is being split only
+modules whose text names something that differs between worlds (a probe, the
+device capability, ``__version__``; probes.world_tokens) or a package's
+``__init__`` are read, and no callers are searched; a flag kept in a plain
+config module then stays unknown to the guard (as before modules were followed).
+Callers of a function are searched only in its own top-level package, within a
+per-file budget.
 """
 
 from __future__ import annotations
@@ -146,6 +154,26 @@ def _package_files(root: Path) -> list:
     return out
 
 
+_REFUSED = object()
+_world_dep: dict[str, bool] = {}
+
+
+def _world_dependent(path: Path) -> bool:
+    hit = _world_dep.get(str(path))
+    if hit is None:
+        from .probes import world_tokens
+
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_BYTES + 1)
+        except OSError:
+            data = b""
+        hit = _world_dep[str(path)] = any(t in data for t in world_tokens())
+        if len(_world_dep) > 4096:
+            _world_dep.clear()
+    return hit
+
+
 def _package_root(here: Path) -> Path:
     """The folder holding the importer's top-level package (its own folder for a script)."""
     root = here
@@ -168,6 +196,7 @@ class Project:
         self._by_node: dict[int, ModuleEnv] = {}
         self._found: dict[tuple, tuple[ModuleEnv, tuple[str, ...]] | None] = {}
         self._caller_budget = CALLER_BUDGET
+        self._world_only = False
 
     def callers(self, fn_path: str | None, name: str) -> list[ModuleEnv]:
         """Other modules of the package that may call the function ``name`` of the
@@ -185,7 +214,10 @@ class Project:
         out: list[ModuleEnv] = []
         limit = _package_root(path.parent)
         # Modules naming the function's module first; a re-export (``from ..ops import f``) names only f.
-        files = [(c, d) for c, d in _package_files(limit) if c != path and needle in d]
+        top = path.parent  # the top-level package (a script's folder): not the tests and examples beside it
+        while (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file():
+            top = top.parent
+        files = [(c, d) for c, d in _package_files(top) if c != path and needle in d]
         files.sort(key=lambda cd: stem not in cd[1])
         for cand, _data in files:
             if str(cand) not in self._envs:
@@ -193,7 +225,7 @@ class Project:
                     break
                 self._caller_budget -= 1
             env = self._env(cand, limit)
-            if env is not None:
+            if isinstance(env, ModuleEnv):
                 out.append(env)
             if len(out) >= MAX_CALLER_MODULES:
                 break
@@ -217,13 +249,19 @@ class Project:
         """The project module a definition or module node belongs to; None for the checked file."""
         return self._by_node.get(id(node))
 
-    def find(self, importer: str | None, qualname: str) -> tuple[ModuleEnv, tuple[str, ...]] | None:
+    def find(self, importer: str | None, qualname: str, world_only: bool = False):
         """The module a (possibly relative, ``..pkg.mod.name``) dotted name starts
-        with, and the attribute chain after it; None when it is not the project's."""
-        key = (importer, qualname)
+        with, and the attribute chain after it; None when it is not the project's.
+        ``world_only`` (a guard being split): only a module whose text could make a
+        guard differ between worlds (probes.world_tokens) is read."""
+        key = (importer, qualname, world_only)
         if key in self._found:
             return self._found[key]
-        out = self._find(importer, qualname)
+        self._world_only = world_only
+        try:
+            out = self._find(importer, qualname)
+        finally:
+            self._world_only = False
         self._found[key] = out
         return out
 
@@ -274,6 +312,8 @@ class Project:
                 cands = [base.with_name(base.name + ".py"), base / "__init__.py"]
             for cand in cands:
                 env = self._env(cand, limit)
+                if env is _REFUSED:
+                    return None  # the module exists but is not read for a guard
                 if env is not None:
                     return env, tuple(parts[i:])
         return None
@@ -282,6 +322,9 @@ class Project:
         name = str(cand)
         if name in self._envs:
             return self._envs[name]
+        if self._world_only and cand.name != "__init__.py" and cand.is_file() and not _world_dependent(cand):
+            # (a package's __init__ is read: it mostly re-exports what its modules define)
+            return _REFUSED  # not cached: a rule's question may still read it
         env = None
         try:
             real = cand.resolve()
