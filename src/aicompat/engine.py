@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import guard_forms
 from .diagnostics import Diagnostic
@@ -25,6 +24,7 @@ from .project import HomeEnv, Project
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
 from .matrix import Matrix
 from .model import FileModel
+from .positions import Positions
 from .ruleapi import CallSite, Finding, Rule
 from .target import ResolvedTarget, World
 from .values import UNKNOWN, ClassValue, DictValue, Instance, Seq
@@ -292,6 +292,7 @@ class Walker(cst.CSTVisitor):
         self.calls: dict[str, dict[int | None, set[World]]] = {}
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
+        self.stmt_paths: dict[int, tuple] = {}  # id(finding node) -> enclosing statements, outermost first
         self._classes: list[cst.ClassDef] = []
         self._pending: dict[int, Ctx] = {}
         self._stack: list[tuple[int, Ctx]] = []
@@ -659,6 +660,8 @@ class Walker(cst.CSTVisitor):
             return
         for f in found:
             self.findings_by_owner.setdefault(self._owner, []).append((rule, f))
+            # Where it sits, so its position is found by generating this statement only.
+            self.stmt_paths.setdefault(id(f.node), tuple(self.fc.stmt_stack))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         rules = self._attr_rules.get(node.attr.value)
@@ -863,9 +866,8 @@ def diagnostics(path: str, module: cst.Module, walker: Walker, target: ResolvedT
     findings = [f for group in walker.findings_by_owner.values() for f in group]
     if not findings and not walker.errors:
         return []
-    # Positions only now, for a file that has findings.
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    # Positions only now, for a file that has findings, and only of the statements they sit in.
+    positions = Positions(module, fc.text, walker.stmt_paths)
     out = []
     for rule, f in findings:
         pos = positions.get(f.node)
