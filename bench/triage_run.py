@@ -73,6 +73,8 @@ def table() -> None:
     classes: collections.Counter = collections.Counter()
     examples: dict = collections.defaultdict(list)
     overall = collections.defaultdict(lambda: [0, 0, 0])
+    by_code = collections.defaultdict(lambda: [0, 0])
+    weighted = collections.defaultdict(lambda: [0.0, 0])  # estimated true findings, findings judged
     names = sorted({p.name.split(".")[0] for p in OUT.glob("*.json") if p.name.count(".") == 2})
     print("| repo | fleet | files | seconds | findings per code | sampled | true | false | n/a | untriaged |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -90,13 +92,19 @@ def table() -> None:
                     u += 1
                 elif v["verdict"] == "TRUE":
                     t += 1
+                    by_code[(fleet, d["code"])][0] += 1
                 elif v["verdict"] == "NA":  # AIC001/AIC002: says nothing about a GPU
                     na += 1
                 else:
                     f += 1
+                    by_code[(fleet, d["code"])][1] += 1
                     classes[(fleet, v["class"])] += 1
                     if len(examples[v["class"]]) < 2 and f"{d['path']}:{d['line']}" not in examples[v["class"]]:
                         examples[v["class"]].append(f"{d['path']}:{d['line']}")
+            judged = sum(n for c, n in data["summary"]["by_code"].items() if c not in ("AIC001", "AIC002"))
+            if t + f:
+                weighted[fleet][0] += judged * t / (t + f)
+                weighted[fleet][1] += judged
             o = overall[fleet]
             o[0] += t; o[1] += f; o[2] += u
             codes = ", ".join(f"{c} {n}" for c, n in sorted(data["summary"]["by_code"].items()))
@@ -108,9 +116,16 @@ def table() -> None:
     for cls in sorted({c for _, c in classes}, key=lambda c: -sum(n for (fl, k), n in classes.items() if k == c)):
         print(f"| {cls} | {classes[('A100+H100', cls)]} | {classes[('H100+B200', cls)]} | {'; '.join(examples[cls])} |")
     print()
+    print("| fleet | code | true | false |")
+    print("|---|---|---|---|")
+    for (fleet, code), (t, f) in sorted(by_code.items()):
+        print(f"| {fleet} | {code} | {t} | {f} |")
+    print()
     for fleet, (t, f, u) in overall.items():
         ratio = f"{t / (t + f):.0%}" if t + f else "-"
-        print(f"{fleet}: true {t}, false {f}, untriaged {u}, true ratio {ratio}")
+        est, n = weighted[fleet]
+        print(f"{fleet}: sampled true {t}, false {f}, untriaged {u}, true ratio {ratio}; "
+              f"weighted by each repo's finding count: {est:.0f} of {n} findings true ({est / n:.0%})")
 
 
 def main(argv: list[str]) -> None:
