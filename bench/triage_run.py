@@ -85,6 +85,8 @@ def table() -> None:
                 continue
             data = json.loads(p.read_text())
             picked = sample(name, fleet)
+            # a subtree run whose whole-package run exists is shown, not counted twice
+            counted = not (OUT / f"{name}-full.{fleet}.json").exists()
             t = f = u = na = 0
             for d in picked:
                 v = verdicts.get((fleet, d["path"], d["line"], d["code"]))
@@ -92,23 +94,24 @@ def table() -> None:
                     u += 1
                 elif v["verdict"] == "TRUE":
                     t += 1
-                    by_code[(fleet, d["code"])][0] += 1
+                    by_code[(fleet, d["code"])][0] += counted
                 elif v["verdict"] == "NA":  # AIC001/AIC002: says nothing about a GPU
                     na += 1
                 else:
                     f += 1
-                    by_code[(fleet, d["code"])][1] += 1
-                    classes[(fleet, v["class"])] += 1
+                    by_code[(fleet, d["code"])][1] += counted
+                    classes[(fleet, v["class"])] += counted
                     if len(examples[v["class"]]) < 2 and f"{d['path']}:{d['line']}" not in examples[v["class"]]:
                         examples[v["class"]].append(f"{d['path']}:{d['line']}")
             judged = sum(n for c, n in data["summary"]["by_code"].items() if c not in ("AIC001", "AIC002"))
-            if t + f:
+            if t + f and counted:
                 weighted[fleet][0] += judged * t / (t + f)
                 weighted[fleet][1] += judged
             o = overall[fleet]
-            o[0] += t; o[1] += f; o[2] += u
+            if counted:
+                o[0] += t; o[1] += f; o[2] += u
             codes = ", ".join(f"{c} {n}" for c, n in sorted(data["summary"]["by_code"].items()))
-            print(f"| {name} | {fleet} | {data['summary']['files']} | {data['seconds']} | {codes or '-'} "
+            print(f"| {name}{'' if counted else ' (subset, not counted)'} | {fleet} | {data['summary']['files']} | {data['seconds']} | {codes or '-'} "
                   f"| {len(picked)} | {t} | {f} | {na} | {u} |")
     print()
     print("| false class | A100+H100 | H100+B200 | examples |")
