@@ -1,0 +1,148 @@
+"""Lint real repositories, sample findings for hand triage, tabulate verdicts.
+
+  python3 bench/triage_run.py run NAME DIR [DIR...]   lint DIRs (both fleets) -> /tmp/triage/NAME.<fleet>.json
+  python3 bench/triage_run.py sample NAME              print the fixed-seed sample to triage
+  python3 bench/triage_run.py table                    tables from the JSON + bench/real_repos_verdicts.tsv
+
+Runs the worktree's own src, one process (--jobs 1), no cache, repo config ignored.
+The sample: all findings when a repo/fleet has at most SAMPLE, else
+random.Random(f"{NAME}:{fleet}").sample(sorted findings, SAMPLE).
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = Path(os.environ.get("TRIAGE_OUT", "/tmp/triage"))
+VERDICTS = ROOT / "bench" / "real_repos_verdicts.tsv"
+FLEETS = {"A100+H100": ["A100", "H100"], "H100+B200": ["H100", "B200"]}
+SAMPLE = 40
+
+
+def run(name: str, dirs: list[str]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    for fleet, gpus in FLEETS.items():
+        cmd = [sys.executable, "-m", "aicompat", "lint", *dirs, "--format", "json",
+               "--no-cache", "--no-config", "--jobs", "1", "--exit-zero"]
+        for g in gpus:
+            cmd += ["--gpu", g]
+        start = time.monotonic()
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        seconds = time.monotonic() - start
+        data = json.loads(proc.stdout)
+        data["seconds"] = round(seconds, 1)
+        data["dirs"] = dirs
+        (OUT / f"{name}.{fleet}.json").write_text(json.dumps(data, indent=1))
+        print(f"{name} {fleet}: {data['summary']['files']} files, {seconds:.1f}s, "
+              f"{data['summary']['by_code']}", flush=True)
+
+
+def key(d: dict) -> tuple:
+    return (d["path"], d["line"], d["column"], d["code"])
+
+
+def sample(name: str, fleet: str) -> list[dict]:
+    data = json.loads((OUT / f"{name}.{fleet}.json").read_text())
+    diags = sorted(data["diagnostics"], key=key)
+    if len(diags) <= SAMPLE:
+        return diags
+    return sorted(random.Random(f"{name}:{fleet}").sample(diags, SAMPLE), key=key)
+
+
+def load_verdicts() -> dict:
+    out = {}
+    if VERDICTS.exists():
+        with VERDICTS.open() as f:
+            for row in csv.DictReader((l for l in f if not l.startswith("#")), delimiter="\t"):
+                out[(row["fleet"], row["path"], int(row["line"]), row["code"])] = row
+    return out
+
+
+def table() -> None:
+    verdicts = load_verdicts()
+    classes: collections.Counter = collections.Counter()
+    examples: dict = collections.defaultdict(list)
+    overall = collections.defaultdict(lambda: [0, 0, 0])
+    by_code = collections.defaultdict(lambda: [0, 0])
+    weighted = collections.defaultdict(lambda: [0.0, 0])  # estimated true findings, findings judged
+    names = sorted({p.name.split(".")[0] for p in OUT.glob("*.json") if p.name.count(".") == 2})
+    print("| repo | fleet | files | seconds | findings per code | sampled | true | false | n/a | untriaged |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        for fleet in FLEETS:
+            p = OUT / f"{name}.{fleet}.json"
+            if not p.exists():
+                continue
+            data = json.loads(p.read_text())
+            picked = sample(name, fleet)
+            # a subtree run whose whole-package run exists is shown, not counted twice
+            counted = not (OUT / f"{name}-full.{fleet}.json").exists()
+            t = f = u = na = 0
+            for d in picked:
+                v = verdicts.get((fleet, d["path"], d["line"], d["code"]))
+                if v is None:
+                    u += 1
+                elif v["verdict"] == "TRUE":
+                    t += 1
+                    by_code[(fleet, d["code"])][0] += counted
+                elif v["verdict"] == "NA":  # AIC001/AIC002: says nothing about a GPU
+                    na += 1
+                else:
+                    f += 1
+                    by_code[(fleet, d["code"])][1] += counted
+                    classes[(fleet, v["class"])] += counted
+                    if len(examples[v["class"]]) < 2 and f"{d['path']}:{d['line']}" not in examples[v["class"]]:
+                        examples[v["class"]].append(f"{d['path']}:{d['line']}")
+            judged = sum(n for c, n in data["summary"]["by_code"].items() if c not in ("AIC001", "AIC002"))
+            if t + f and counted:
+                weighted[fleet][0] += judged * t / (t + f)
+                weighted[fleet][1] += judged
+            o = overall[fleet]
+            if counted:
+                o[0] += t; o[1] += f; o[2] += u
+            codes = ", ".join(f"{c} {n}" for c, n in sorted(data["summary"]["by_code"].items()))
+            print(f"| {name}{'' if counted else ' (subset, not counted)'} | {fleet} | {data['summary']['files']} | {data['seconds']} | {codes or '-'} "
+                  f"| {len(picked)} | {t} | {f} | {na} | {u} |")
+    print()
+    print("| false class | A100+H100 | H100+B200 | examples |")
+    print("|---|---|---|---|")
+    for cls in sorted({c for _, c in classes}, key=lambda c: -sum(n for (fl, k), n in classes.items() if k == c)):
+        print(f"| {cls} | {classes[('A100+H100', cls)]} | {classes[('H100+B200', cls)]} | {'; '.join(examples[cls])} |")
+    print()
+    print("| fleet | code | true | false |")
+    print("|---|---|---|---|")
+    for (fleet, code), (t, f) in sorted(by_code.items()):
+        print(f"| {fleet} | {code} | {t} | {f} |")
+    print()
+    for fleet, (t, f, u) in overall.items():
+        ratio = f"{t / (t + f):.0%}" if t + f else "-"
+        est, n = weighted[fleet]
+        print(f"{fleet}: sampled true {t}, false {f}, untriaged {u}, true ratio {ratio}; "
+              f"weighted by each repo's finding count: {est:.0f} of {n} findings true ({est / n:.0%})")
+
+
+def main(argv: list[str]) -> None:
+    if argv[0] == "run":
+        run(argv[1], argv[2:])
+    elif argv[0] == "sample":
+        for fleet in FLEETS:
+            if not (OUT / f"{argv[1]}.{fleet}.json").exists():
+                continue
+            for d in sample(argv[1], fleet):
+                print(f"{fleet}\t{d['path']}\t{d['line']}\t{d['code']}\t{d['message']}")
+    elif argv[0] == "table":
+        table()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
