@@ -195,6 +195,8 @@ class PythonSyntax(Rule):
         Example("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from typing import Self\n", python="3.10"),
         Example("import itertools\nif hasattr(itertools, 'batched'):\n    f = itertools.batched\n", python="3.11"),
         Example("x = f\"{d['a']}\"\ny = f'{n:#x}'\n", python="3.8"),
+        # A '#' inside a nested string is no comment (CPython 3.8-3.11 skip quoted text in a field).
+        Example("header = f\"{'#':<3} {'Memory':>10}\"\n", python="3.8"),
         Example("with (a, b):\n    pass\n", python="3.8"),
         Example("from itertools import *\nbatched = None\n", python="3.11"),
     ]
@@ -240,6 +242,8 @@ class PythonSyntax(Rule):
                     (1, 7, "f-string reusing its own quote inside a replacement field needs Python 3.12; target is "
                            "Python 3.11"),
                 ]),
+        Example("x = f\"\"\"{a  # the total\n}\"\"\"\n", python="3.11",
+                findings=[(1, 9, "comment inside an f-string replacement field needs Python 3.12; target is Python 3.11")]),
         Example("import imp\n", python="3.12",
                 findings=[
                     (1, 8, "imp was removed in Python 3.12; target is Python 3.12 (guard the import or use a "

@@ -9,7 +9,9 @@ so the walker's single traversal is enough.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from typing import Callable
 
@@ -126,6 +128,15 @@ def _except(node: cst.ExceptHandler | cst.ExceptStarHandler, code) -> Found:
     return []
 
 
+def _has_comment(text: str) -> bool:
+    """A ``#`` that starts a comment, not one inside a nested string literal
+    (``f"{'#':<3}"`` is fine before 3.12: CPython 3.11's f-string scanner skips quoted text)."""
+    try:
+        return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return True
+
+
 def _fstring(node: cst.FormattedString, code: Callable[[cst.CSTNode], str]) -> Found:
     """PEP 701 (3.12): before it, an f-string was first read as a plain string
     literal, so a replacement field could not hold the string's own quote, a
@@ -145,7 +156,7 @@ def _fstring(node: cst.FormattedString, code: Callable[[cst.CSTNode], str]) -> F
             out.append(("fstring_quotes", part))
         elif "\\" in text:
             out.append(("fstring_backslash", part))
-        elif "#" in text:
+        elif "#" in text and _has_comment(text):
             out.append(("fstring_comment", part))
         elif len(quote) == 1 and "\n" in text:
             out.append(("fstring_newline", part))
