@@ -644,3 +644,28 @@ def test_a_row_whose_skip_tests_the_wrong_flag_is_reported():
                                                                       pins={"transformer-engine": "2.8.0"})
            if d.code == "AIC102"]
     assert got == [("AIC102", 13, "autocast with MXFP8BlockScaling"), ("AIC102", 30, "autocast with MXFP8BlockScaling")]
+
+
+# -- layers that dispatch their forward by platform --------------------------------------------------
+PLATFORM_OP = """
+    import torch
+    from sglang.srt.layers.utils.multi_platform import MultiPlatformOp
+
+
+    class SiluAndMul({base}):
+        def forward_cuda(self, x):
+            d = x.shape[-1] // 2
+            return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+
+        def forward_musa(self, x):
+            return torch.nn.SwishGLU()(x)  # torch_musa's module, not torch's
+    """
+
+
+def test_a_method_for_another_platform_never_runs_on_an_nvidia_fleet():
+    def found(base):
+        return [(d.code, d.line) for d in lint(textwrap.dedent(PLATFORM_OP.format(base=base)), gpus=["A100", "H100"])]
+
+    assert found("MultiPlatformOp") == []
+    # A class that does not dispatch by platform: forward_musa is an ordinary method.
+    assert found("torch.nn.Module") == [("AIC201", 12)]

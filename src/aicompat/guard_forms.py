@@ -34,7 +34,7 @@ from typing import Any
 import libcst as cst
 
 from .evaluate import UNKNOWN, truth
-from .index import OPAQUE, Opaque
+from .index import OPAQUE, Opaque, dotted
 
 SKIP_IF = {"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"}
 SKIP_UNLESS = {"unittest.skipUnless", "unittest.case.skipUnless"}
@@ -119,11 +119,26 @@ def function_worlds(node: cst.FunctionDef, fc) -> frozenset:
     if fc.scopes:  # the scope the engine just opened for this function: enabled= defaults read it
         fc.state.setdefault("scope_fn", {})[id(fc.scopes[-1])] = (fc.scopes[-1], node)
     worlds = fc.ctx.worlds
+    if _other_platform_method(node, fc):
+        return frozenset()
     method = fc.state.get("method_worlds", {}).get(id(node))
     if method is not None:
         worlds = worlds & method
     exprs = [d.decorator for d in node.decorators] + _module_marks(node, fc)
     return _narrow_by_marks(exprs, fc, worlds) if exprs else worlds
+
+
+def _other_platform_method(node: cst.FunctionDef, fc) -> bool:
+    """``forward_hip``/``forward_musa``... of a layer that dispatches by platform
+    (version_matrix/dispatch.toml): an NVIDIA fleet member runs ``forward_cuda``."""
+    cls = fc.current_class
+    if cls is None or fc.model.parent_of(node) is not cls:
+        return False
+    bases = {(dotted(b.value) or "").rsplit(".", 1)[-1] for b in cls.bases}
+    for e in fc.matrix.section("dispatch.toml", "dispatch").values():
+        if node.name.value in e["never_on_nvidia"] and bases & set(e["bases"]):
+            return True
+    return False
 
 
 def class_worlds(node: cst.ClassDef, fc) -> frozenset | None:

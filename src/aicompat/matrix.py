@@ -59,6 +59,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "argparse.toml": {
         "action_default": {"value": (bool, True)},
     },
+    "dispatch.toml": {
+        "dispatch": {"bases": (_LIST, True), "never_on_nvidia": (_LIST, True)},
+    },
     "returns_self.toml": {
         "returns_self": {"methods": (_LIST, True)},
     },
