@@ -50,6 +50,10 @@ class FileContext:
         self.scopes: list[dict[str, Any]] = []
         self.ctx = Ctx(worlds=target.worlds(), handlers=matrix.handlers)
         self.current_class: cst.ClassDef | None = None
+        # Annotations that never run: all of them under ``from __future__ import
+        # annotations`` (PEP 563), a local variable's always (PEP 526).
+        self.postponed_annotations = _postpones_annotations(module)
+        self.unevaluated = 0  # depth of such annotations around the current node
         self.state: dict[str, Any] = {}  # per-file memo a rule keeps between calls
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
         # The value model: built on demand, memoised per world for the whole file.
@@ -265,6 +269,17 @@ def _known_tails(known: set[str]) -> frozenset[str]:
     return tails
 
 
+def _postpones_annotations(module: cst.Module) -> bool:
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                        and dotted(small.module) == "__future__" and not isinstance(small.names, cst.ImportStar) \
+                        and any(a.name.value == "annotations" for a in small.names if isinstance(a.name, cst.Name)):
+                    return True
+    return False
+
+
 def _world_key(w: World):
     return (w.arch, str(w.torch))
 
@@ -294,6 +309,7 @@ class Walker(cst.CSTVisitor):
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
         self.stmt_paths: dict[int, tuple] = {}  # id(finding node) -> enclosing statements, outermost first
         self._classes: list[cst.ClassDef] = []
+        self._unevaluated: list[cst.Annotation] = []
         self._pending: dict[int, Ctx] = {}
         self._stack: list[tuple[int, Ctx]] = []
         self._if_split: dict[int, tuple[frozenset, frozenset]] = {}
@@ -471,6 +487,21 @@ class Walker(cst.CSTVisitor):
         self.fc.scopes.pop()
         if self._owner == id(node):
             self._owner = None
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        if self.fc.postponed_annotations or self._local_annotation(node):
+            self.fc.unevaluated += 1
+            self._unevaluated.append(node)
+
+    def leave_Annotation(self, node: cst.Annotation) -> None:
+        if self._unevaluated and self._unevaluated[-1] is node:
+            self._unevaluated.pop()
+            self.fc.unevaluated -= 1
+
+    def _local_annotation(self, node: cst.Annotation) -> bool:
+        stmt = self.fc.stmt_stack[-1] if self.fc.stmt_stack else None
+        return isinstance(stmt, cst.AnnAssign) and stmt.annotation is node and \
+            isinstance(self.fc.def_stack[-1] if self.fc.def_stack else None, cst.FunctionDef)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.fc.scopes.append(ShadowScope({p.name.value: OPAQUE for p in node.params.params}))

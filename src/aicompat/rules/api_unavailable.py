@@ -37,6 +37,10 @@ class ApiUnavailable(Rule):
     VALID = [
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n", pins={"torch": "2.4.0"}),
         Example("import torch\nx = torch.nn.functional.scaled_dot_product_attention(q, k, v)\n", pins={"torch": "2.1.0"}),
+        # Annotations that never run (PEP 563 postponed; PEP 526 local variables) name nothing at run time.
+        Example("from __future__ import annotations\nimport torch\n\ndef cast(x, dtype: torch.type) -> None:\n"
+                "    pass\n"),
+        Example("import torch\n\ndef f(x):\n    y: torch.Tensr = x\n    return y\n"),
         Example("import torch\nif hasattr(torch.nn, 'attention'):\n    ctx = torch.nn.attention.sdpa_kernel\n",
                 pins={"torch": ">=2.1,<2.5"}),
         Example("try:\n    from torch.nn.attention import sdpa_kernel\nexcept ImportError:\n    sdpa_kernel = None\n",
@@ -86,8 +90,8 @@ class ApiUnavailable(Rule):
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         done = fc.state.setdefault(self.code, set())
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
-        if id(node) in done or _caught(fc):
-            return []
+        if id(node) in done or _caught(fc) or getattr(fc, "unevaluated", 0):
+            return []  # (an annotation that never runs names nothing at run time)
         return self._judge(node, qualname, fc)
 
     def check_import(self, node, fc) -> list[Finding]:
