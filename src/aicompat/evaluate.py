@@ -12,65 +12,22 @@ Nothing is imported or executed: this walks the syntax tree.
 from __future__ import annotations
 
 import operator
-import posixpath
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import libcst as cst
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from . import cli_args, probes, returns_self, shapes, signatures
+from . import cli_args, environment, returns_self, shapes, signatures
+from .environment import DeviceProps, PyVersionInfo, TorchVersion
+from .containers import (CONVERTERS, as_items, convert, dict_merge, element, hashable, item_at, mutate, plain,
+                         seq_as_tuple, set_item, widen)
+from .pathvalues import os_join, os_path_fn, path_attr, path_join, path_method, path_new
+from .strvalues import concat, flatten_parts, format_value, mkstr, str_format
 from .flow import ImportsOK, is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
-
-
-@dataclass(frozen=True)
-class DeviceProps:
-    major: int
-    minor: int
-
-
-class TorchVersion(str):
-    """torch.__version__ compares as a version against strings and tuples."""
-
-    def _other(self, other):
-        if isinstance(other, Version):
-            return other
-        if isinstance(other, str):
-            return Version(other)
-        if isinstance(other, tuple):
-            return Version(".".join(str(x) for x in other))
-        raise TypeError
-
-    def _cmp(self, other, op):
-        try:
-            return op(Version(str(self)), self._other(other))
-        except (TypeError, InvalidVersion):
-            return UNKNOWN
-
-    def __ge__(self, o):
-        return self._cmp(o, operator.ge)
-
-    def __gt__(self, o):
-        return self._cmp(o, operator.gt)
-
-    def __le__(self, o):
-        return self._cmp(o, operator.le)
-
-    def __lt__(self, o):
-        return self._cmp(o, operator.lt)
-
-
-class PyVersionInfo(tuple):
-    @property
-    def major(self):
-        return self[0]
-
-    @property
-    def minor(self):
-        return self[1]
 
 
 def truth(v) -> bool | Any:
@@ -262,7 +219,7 @@ class Evaluator:
         if isinstance(b, Qual):
             return self._qual_value(b.name)
         if isinstance(b, Unpack):
-            return _item(self.eval(b.expr), b.index)
+            return item_at(self.eval(b.expr), b.index)
         if isinstance(b, (cst.FunctionDef, cst.ClassDef)):
             return UNKNOWN
         if isinstance(b, cst.BaseExpression):
@@ -339,7 +296,7 @@ class Evaluator:
         if kind == "unpack":
             v = self.at(loc, self.bindings, lambda: self.eval(d.node))
             for i in d.extra:
-                v = _item(v, i)
+                v = item_at(v, i)
             return v
         if kind == "import":  # read relative to the module that imports
             return self.at(loc, self.bindings, lambda: self._qual_value(d.node.name))
@@ -351,9 +308,9 @@ class Evaluator:
             return self._param(d)
         if kind == "iter":
             seq = self.at(loc, self.bindings, lambda: self.eval(d.node))
-            v = _element(seq)
+            v = element(seq)
             for i in d.extra or ():
-                v = _item(v, i)
+                v = item_at(v, i)
             return v
         if kind == "mutate":
             return self._mutated(d, loc)
@@ -378,14 +335,14 @@ class Evaluator:
                 return UNKNOWN
             key = self.at(loc, self.bindings, lambda: self.eval(tgt.slice[0].slice.value))
             val = self.at(loc, self.bindings, lambda: self.eval(node.value))
-            return _set_item(prev, key, val)
+            return set_item(prev, key, val)
         method = node.func.attr.value
         pos, kw = self._args(node)
         if pos is None:
-            return _widen(prev)
+            return widen(prev)
         vals = self.at(loc, self.bindings, lambda: [self.eval(a) for a in pos])
         kwv = self.at(loc, self.bindings, lambda: {k: self.eval(a) for k, a in kw.items()})
-        return _mutate(prev, method, vals, kwv)
+        return mutate(prev, method, vals, kwv)
 
     _MAX_UNROLL = 32
 
@@ -396,7 +353,7 @@ class Evaluator:
         name, before, joined = d.extra
         loop = d.node
         steps = loop_steps(loop)
-        items = _as_items(self.at(loc, self.bindings, lambda: self.eval(loop.iter))) if steps else None
+        items = as_items(self.at(loc, self.bindings, lambda: self.eval(loop.iter))) if steps else None
         if items is None or len(items) > self._MAX_UNROLL:
             return self._defs_value(joined)
         frame = {}
@@ -430,15 +387,15 @@ class Evaluator:
                 frame[t.value] = self.eval(small.value)
             elif isinstance(t.value, cst.Name) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
                 n = t.value.value
-                frame[n] = _set_item(frame.get(n, UNKNOWN), self.eval(t.slice[0].slice.value), self.eval(small.value))
+                frame[n] = set_item(frame.get(n, UNKNOWN), self.eval(t.slice[0].slice.value), self.eval(small.value))
         else:
             call = small.value
             n = call.func.value.value
             pos, kw = self._args(call)
             if pos is None:
-                frame[n] = _widen(frame.get(n, UNKNOWN))
+                frame[n] = widen(frame.get(n, UNKNOWN))
             else:
-                frame[n] = _mutate(frame.get(n, UNKNOWN), call.func.attr.value, [self.eval(a) for a in pos],
+                frame[n] = mutate(frame.get(n, UNKNOWN), call.func.attr.value, [self.eval(a) for a in pos],
                                    {k: self.eval(a) for k, a in kw.items()})
 
     # -- parameters ----------------------------------------------------------
@@ -531,7 +488,7 @@ class Evaluator:
             for a in call.args:
                 if a.star == "*":
                     v = self.eval(a.value)
-                    items = _as_items(v)
+                    items = as_items(v)
                     if items is None:
                         complete = False
                         continue
@@ -659,20 +616,18 @@ class Evaluator:
                 return v
         elif q.startswith("."):
             return UNKNOWN
-        v = probes.attribute_value(q)  # torch.version.hip and the like (probes.toml)
+        v, world_dependent = environment.name_value(q, self._environment())
         if v is not NotImplemented:
+            self.touched |= world_dependent
             return v
-        if q in ("torch.__version__",):
-            self.touched = True
-        if q == "torch.__version__":
-            return TorchVersion(str(self.world.torch)) if self.world.torch is not None else UNKNOWN
-        if q == "torch.version.cuda":
-            return self.cuda if self.cuda else UNKNOWN
-        if q in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"):
-            return False  # only type checkers enter these blocks
-        if q == "sys.version_info":
-            return PyVersionInfo((self.python[0], self.python[1], 0, "final", 0))
         return Module(q)
+
+    def _environment(self) -> environment.Env:
+        env = self.memo.get("_env")
+        if env is None:
+            env = self.memo["_env"] = environment.Env(self.world.torch, self.capability(self.world.arch),
+                                                      self.python, self.cuda)
+        return env
 
     def _imports_ok(self, probe: ImportsOK):
         """Do a ``try`` body's imports all exist in this world (flow.ImportsOK)?"""
@@ -747,7 +702,7 @@ class Evaluator:
             v = node.evaluated_value
             return v if isinstance(v, str) else UNKNOWN
         if isinstance(node, cst.ConcatenatedString):
-            return _concat(self.eval(node.left), self.eval(node.right))
+            return concat(self.eval(node.left), self.eval(node.right))
         if isinstance(node, cst.FormattedString):
             return self._fstring(node)
         if isinstance(node, cst.Name):
@@ -770,7 +725,7 @@ class Evaluator:
             if isinstance(node.operator, cst.Not):
                 t = truth(v)
                 return UNKNOWN if t is UNKNOWN else (not t)
-            if not _plain(v):
+            if not plain(v):
                 return UNKNOWN
             if isinstance(node.operator, cst.Minus):
                 return -v
@@ -805,7 +760,7 @@ class Evaluator:
         items = []
         for el in elements:
             if isinstance(el, cst.StarredElement):
-                more = _as_items(self.eval(el.value))
+                more = as_items(self.eval(el.value))
                 if more is None:
                     return None
                 items.extend(more)
@@ -828,7 +783,7 @@ class Evaluator:
                 continue
             k = self.eval(el.key)
             v = self.eval(el.value)
-            if k is UNKNOWN or not _hashable(k):
+            if k is UNKNOWN or not hashable(k):
                 more = join([more, v]) if more is not None else v
                 continue
             items[k] = v
@@ -839,7 +794,7 @@ class Evaluator:
         if len(_comp_fors(node.for_in)) != 1:
             return UNKNOWN if isinstance(node, cst.GeneratorExp) else _unknown_container(node)
         forin = node.for_in
-        seq = _as_items(self.eval(forin.iter))
+        seq = as_items(self.eval(forin.iter))
         if seq is None or len(seq) > 64 or forin.ifs:
             return UNKNOWN if isinstance(node, cst.GeneratorExp) else _unknown_container(node)
         out = []
@@ -855,7 +810,7 @@ class Evaluator:
             finally:
                 self._frames.pop()
         if isinstance(node, cst.DictComp):
-            if any(k is UNKNOWN or not _hashable(k) for k, _ in out):
+            if any(k is UNKNOWN or not hashable(k) for k, _ in out):
                 return DictValue((), UNKNOWN)
             return DictValue(tuple(dict(out).items()))
         if isinstance(node, cst.GeneratorExp):
@@ -876,8 +831,8 @@ class Evaluator:
                 else:
                     parts.append(UNKNOWN)
                     continue
-            parts.append(_format(v, spec, part.conversion))
-        return _mkstr(parts)
+            parts.append(format_value(v, spec, part.conversion))
+        return mkstr(parts)
 
     def _boolop(self, node: cst.BooleanOperation):
         left = self.eval(node.left)
@@ -928,7 +883,7 @@ class Evaluator:
         sl = node.slice[0].slice
         if isinstance(sl, cst.Index):
             i = self.eval(sl.value)
-            return _item(base, i)
+            return item_at(base, i)
         if isinstance(sl, cst.Slice):
             if isinstance(base, Union):
                 return UNKNOWN
@@ -954,7 +909,7 @@ class Evaluator:
         v = sl.value
         if isinstance(v, cst.Ellipsis):
             return ...
-        return _seq_as_tuple(self.eval(v))
+        return seq_as_tuple(self.eval(v))
 
     def _attribute(self, node: cst.Attribute):
         q = self.resolve(node)
@@ -985,7 +940,7 @@ class Evaluator:
         if isinstance(base, ClassValue):
             return self._class_attr(base, attr, None)
         if isinstance(base, PathValue):
-            return _path_attr(base, attr)
+            return path_attr(base, attr)
         if isinstance(base, Module):
             return Module(f"{base.name}.{attr}")
         if isinstance(base, SourceModule):
@@ -1165,7 +1120,7 @@ class Evaluator:
         pos, kw = [], {}
         for a in node.args:
             if a.star == "*":
-                items = _as_items(self.eval(a.value))
+                items = as_items(self.eval(a.value))
                 if items is None:
                     return None, None
                 pos.extend(Given(v) for v in items)
@@ -1335,12 +1290,12 @@ class Evaluator:
         if base is UNKNOWN and method in SHAPING_METHODS:
             base = Tensor(None)  # ``x.view(b, s, h, d)`` makes that shape whatever x was
         if isinstance(base, Tensor):
-            args = [_seq_as_tuple(self.eval(a)) for a in pos]
-            kwargs = {k: _seq_as_tuple(self.eval(v)) for k, v in kw.items()}
+            args = [seq_as_tuple(self.eval(a)) for a in pos]
+            kwargs = {k: seq_as_tuple(self.eval(v)) for k, v in kw.items()}
             v = shapes.tensor_method(base, method, args, kwargs)
             return UNKNOWN if v is NotImplemented else v
         if isinstance(base, TorchVersion):
-            return _torch_version_method(base, method, [self.eval(a) for a in pos])
+            return environment.torch_version_method(base, method, [self.eval(a) for a in pos])
         if isinstance(base, Instance):
             if method in MODULE_RETURNS_SELF:
                 return base  # not defined by the class (it would have resolved to a Function)
@@ -1350,12 +1305,12 @@ class Evaluator:
         if method in cli_args.PARSE_METHODS and cli_args.parser(base) is not None:
             return cli_args.parse(cli_args.parser(base), method)
         if isinstance(base, PathValue):
-            return _path_method(base, method, [self.eval(a) for a in pos])
+            return path_method(base, method, [self.eval(a) for a in pos])
         if isinstance(base, DictValue):
             if method == "get" and pos:
                 k = self.eval(pos[0])
                 default = self.eval(pos[1]) if len(pos) > 1 else None
-                got = base.get(k, NotImplemented) if _hashable(k) and k is not UNKNOWN else NotImplemented
+                got = base.get(k, NotImplemented) if hashable(k) and k is not UNKNOWN else NotImplemented
                 if got is not NotImplemented:
                     return got
                 return default if base.exact and k is not UNKNOWN else UNKNOWN
@@ -1369,7 +1324,7 @@ class Evaluator:
                 return Seq(tuple((k, v) for k, v in base.items), None if base.exact else UNKNOWN)
             if method == "pop" and pos:
                 k = self.eval(pos[0])
-                got = base.get(k, NotImplemented) if _hashable(k) and k is not UNKNOWN else NotImplemented
+                got = base.get(k, NotImplemented) if hashable(k) and k is not UNKNOWN else NotImplemented
                 return got if got is not NotImplemented else (self.eval(pos[1]) if len(pos) > 1 else UNKNOWN)
         if isinstance(base, Seq) and method == "copy":
             return base
@@ -1377,7 +1332,7 @@ class Evaluator:
 
     def _str_method(self, s: str, method: str, pos, kw):
         if method == "join" and len(pos) == 1:
-            items = _as_items(self.eval(pos[0]))
+            items = as_items(self.eval(pos[0]))
             if items is None:
                 return PartialStr((UNKNOWN,))
             out: list = []
@@ -1385,9 +1340,9 @@ class Evaluator:
                 if i:
                     out.append(s)
                 out.append(x if isinstance(x, (str, PartialStr)) else UNKNOWN)
-            return _mkstr(_flatten_parts(out))
+            return mkstr(flatten_parts(out))
         if method == "format":
-            return _str_format(s, [self.eval(a) for a in pos], {k: self.eval(v) for k, v in kw.items()})
+            return str_format(s, [self.eval(a) for a in pos], {k: self.eval(v) for k, v in kw.items()})
         if method in ("upper", "lower", "strip", "lstrip", "rstrip") and not pos:
             return getattr(s, method)()
         if method == "replace" and len(pos) == 2:
@@ -1405,40 +1360,13 @@ class Evaluator:
         return UNKNOWN
 
     def _known_call(self, q: str, pos, kw):
-        if q.startswith("torch.cuda.get_device") or q == "torch.cuda.is_bf16_supported":
-            self.touched = True
-        if probes.is_dist_version(q):  # importlib.metadata.version("torch"): the world's release
-            name = self.eval(pos[0]) if pos else UNKNOWN
-            if name != "torch" or self.world.torch is None:
-                return UNKNOWN
-            self.touched = True
-            return TorchVersion(str(self.world.torch))
-        arch_cap = self.capability(self.world.arch)
-        v = probes.call_value(q, arch_cap, self.cuda, pos, kw, self.eval)  # te.is_fp8_available() ... (probes.toml)
+        v, world_dependent = environment.call_value(q, self._environment(), pos, kw, self.eval)
         if v is not NotImplemented:
-            self.touched = True
+            self.touched |= world_dependent
             return v
         v = signatures.call_value(q, pos, kw, self.resolve)  # inspect.signature(f) of a library function
         if v is not NotImplemented:
             return v
-        if q == "torch.cuda.get_device_capability":
-            return arch_cap
-        if q == "torch.cuda.get_device_properties":
-            return DeviceProps(*arch_cap)
-        if q == "torch.cuda.is_bf16_supported":
-            # True from sm_80; below that newer releases may emulate, so unknown.
-            return True if arch_cap[0] >= 8 else UNKNOWN
-        if q in ("torch.cuda.is_available", "torch.backends.cuda.is_built"):
-            return True  # the target is a GPU fleet
-        if q in ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version"):
-            if len(pos) == 1:
-                v = self.eval(pos[0])
-                if isinstance(v, str):
-                    try:
-                        return Version(str(v))
-                    except InvalidVersion:
-                        return UNKNOWN
-            return UNKNOWN
         if q.startswith(("torch.", "einops.")):
             v = self._shape_call(q, pos, kw)
             if v is not NotImplemented:
@@ -1449,12 +1377,12 @@ class Evaluator:
             base = self.eval(pos[0]) if pos else UNKNOWN
             return base if isinstance(base, Tensor) else Tensor(None)
         if q in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"):
-            return _path_new([self.eval(a) for a in pos])
+            return path_new([self.eval(a) for a in pos])
         if q in ("os.path.join", "posixpath.join"):
-            return _os_join([self.eval(a) for a in pos])
+            return os_join([self.eval(a) for a in pos])
         if q in ("os.path.dirname", "os.path.basename", "os.path.abspath", "os.path.realpath", "os.fspath"):
             v = self.eval(pos[0]) if len(pos) == 1 else UNKNOWN
-            return _os_path_fn(q.rsplit(".", 1)[1], v)
+            return os_path_fn(q.rsplit(".", 1)[1], v)
         if q == "os.environ.copy":
             return DictValue((), UNKNOWN)
         return NotImplemented
@@ -1465,8 +1393,8 @@ class Evaluator:
             return NotImplemented
         args = [self.eval(a) for a in pos]
         kwargs = {k: self.eval(v) for k, v in kw.items()}
-        args = [_seq_as_tuple(a) for a in args]
-        kwargs = {k: _seq_as_tuple(v) for k, v in kwargs.items()}
+        args = [seq_as_tuple(a) for a in args]
+        kwargs = {k: seq_as_tuple(v) for k, v in kwargs.items()}
         if q.startswith("torch.nn.") and q[9:10].isupper():
             return shapes.layer(q, args, kwargs)
         v = shapes.function(q, args, kwargs)
@@ -1487,7 +1415,7 @@ class Evaluator:
     def _shape(self, args) -> tuple | None:
         if len(args) == 1:
             v = self.eval(args[0])
-            items = _as_items(v) if not isinstance(v, (int, str)) else None
+            items = as_items(v) if not isinstance(v, (int, str)) else None
             if items is not None:
                 return tuple(_int_or_unknown(x) for x in items)
             if v is UNKNOWN or isinstance(v, (Seq, Union)):
@@ -1519,7 +1447,7 @@ class Evaluator:
             return UNKNOWN
         if name == "len" and len(pos) == 1:
             v = self.eval(pos[0])
-            items = _as_items(v)
+            items = as_items(v)
             if isinstance(v, (str, DictValue)):
                 return len(v) if isinstance(v, str) else (len(v.items) if v.exact else UNKNOWN)
             return len(items) if items is not None else UNKNOWN
@@ -1529,18 +1457,18 @@ class Evaluator:
                 return truth(v)
             if name == "str" and isinstance(v, PathValue):  # str(Path(__file__).with_suffix(".cu"))
                 return v.path
-            if not _plain(v) or isinstance(v, tuple):
+            if not plain(v) or isinstance(v, tuple):
                 return PartialStr((UNKNOWN,)) if name == "str" and v is UNKNOWN else UNKNOWN
             return {"int": int, "float": float, "str": str}[name](v)
         if name in ("tuple", "list", "set") and len(pos) <= 1:
             v = self.eval(pos[0]) if pos else ()
-            items = _as_items(v)
+            items = as_items(v)
             if name == "tuple":
                 return tuple(items) if items is not None else UNKNOWN
             kind = "list" if name == "list" else "set"
             if items is not None:
                 return Seq(tuple(items), None, kind)
-            return Seq((), _element(v), kind)
+            return Seq((), element(v), kind)
         if name == "dict":
             base = self.eval(pos[0]) if pos else DictValue(())
             if isinstance(base, Module) and base.name == "os.environ":
@@ -1548,20 +1476,20 @@ class Evaluator:
             if not isinstance(base, DictValue):
                 base = DictValue((), UNKNOWN)
             extra = tuple((k, self.eval(v)) for k, v in kw.items())
-            return _dict_merge(base, DictValue(extra))
+            return dict_merge(base, DictValue(extra))
         if name in ("min", "max") and pos:
-            vals = [self.eval(a) for a in pos] if len(pos) > 1 else _as_items(self.eval(pos[0]))
+            vals = [self.eval(a) for a in pos] if len(pos) > 1 else as_items(self.eval(pos[0]))
             if vals and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
                 return (min if name == "min" else max)(vals)
             return UNKNOWN
         if name == "isinstance":
             return UNKNOWN
-        if name == "map" and len(pos) == 2 and isinstance(pos[0], cst.Name) and pos[0].value in _CONVERTERS \
+        if name == "map" and len(pos) == 2 and isinstance(pos[0], cst.Name) and pos[0].value in CONVERTERS \
                 and not self._name_bound(pos[0].value):
-            items = _as_items(self.eval(pos[1]))
+            items = as_items(self.eval(pos[1]))
             if items is None:
                 return UNKNOWN
-            return Seq(tuple(_convert(pos[0].value, x) for x in items))
+            return Seq(tuple(convert(pos[0].value, x) for x in items))
         return NotImplemented
 
     def _name_bound(self, name: str) -> bool:
@@ -1575,168 +1503,6 @@ class Evaluator:
         return self.lookup(name) is not None
 
 
-# -- helpers on abstract values ------------------------------------------------
-def _seq_as_tuple(v):
-    """Lists of known items as tuples, the form the shape model takes sizes in."""
-    if isinstance(v, Seq) and v.exact:
-        return tuple(v.items)
-    return v
-
-
-def _plain(v) -> bool:
-    return isinstance(v, (int, float, str, tuple)) and v is not None
-
-
-def _hashable(v) -> bool:
-    try:
-        hash(v)
-        return True
-    except TypeError:
-        return False
-
-
-def _as_items(v):
-    """The items of a value known to be a fixed sequence, else None."""
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, Seq) and v.exact:
-        return list(v.items)
-    return None
-
-
-def _element(v):
-    """Any one item of an iterable value."""
-    if isinstance(v, tuple):
-        return join(v) if v else UNKNOWN
-    if isinstance(v, Seq):
-        vals = list(v.items) + ([v.more] if v.more is not None else [])
-        return join(vals) if vals else UNKNOWN
-    if isinstance(v, DictValue):
-        keys = [k for k, _ in v.items]
-        return join(keys) if keys and v.exact else UNKNOWN
-    return UNKNOWN
-
-
-def _item(v, i):
-    if isinstance(v, Union):
-        return join([_item_or_unknown(o, i) for o in v.options])
-    if v is UNKNOWN:
-        return UNKNOWN
-    if isinstance(v, DictValue):
-        if i is UNKNOWN or not _hashable(i):
-            return UNKNOWN
-        got = v.get(i, NotImplemented)
-        if got is NotImplemented:
-            return UNKNOWN if not v.exact else UNKNOWN
-        return got
-    if not isinstance(i, int) or isinstance(i, bool):
-        return UNKNOWN
-    if isinstance(v, (tuple, str)):
-        return v[i]
-    if isinstance(v, Seq) and v.exact:
-        return v.items[i]
-    return UNKNOWN
-
-
-_CONVERTERS = {"int": int, "float": float, "str": str}
-
-
-def _convert(name: str, v):
-    """``int(v)`` and the like on an abstract value; UNKNOWN where Python would raise or we cannot tell."""
-    if not _plain(v) or isinstance(v, (tuple, bool)) and name != "str":
-        return UNKNOWN
-    try:
-        return _CONVERTERS[name](v)
-    except (TypeError, ValueError, OverflowError):
-        return UNKNOWN
-
-
-def _item_or_unknown(v, i):
-    try:
-        return _item(v, i)
-    except (IndexError, KeyError, TypeError):
-        return UNKNOWN
-
-
-def _widen(v):
-    """A container after a change the model cannot follow."""
-    if isinstance(v, Seq):
-        return Seq(v.items, UNKNOWN, v.kind)
-    if isinstance(v, DictValue):
-        return DictValue(v.items, UNKNOWN)
-    return UNKNOWN
-
-
-def _set_item(prev, key, val):
-    if isinstance(prev, DictValue):
-        if key is UNKNOWN or not _hashable(key):
-            return DictValue(prev.items, join([prev.more, val]) if prev.more is not None else val)
-        return DictValue(tuple((k, v) for k, v in prev.items if k != key) + ((key, val),), prev.more)
-    if isinstance(prev, Seq):
-        return Seq(prev.items, join([prev.more, val]) if prev.more is not None else val, prev.kind) \
-            if not isinstance(key, int) else _seq_set(prev, key, val)
-    return UNKNOWN
-
-
-def _seq_set(prev: Seq, i: int, val):
-    items = list(prev.items)
-    if prev.exact and -len(items) <= i < len(items):
-        items[i] = val
-        return Seq(tuple(items), None, prev.kind)
-    return Seq(prev.items, join([prev.more, val]) if prev.more is not None else val, prev.kind)
-
-
-def _mutate(prev, method: str, vals: list, kw: dict):
-    if isinstance(prev, Union):
-        return join([_mutate(o, method, vals, kw) for o in prev.options])
-    if method in cli_args.MUTATORS:
-        p = cli_args.parser(prev)
-        return cli_args.mutate(p, method, vals, kw) if p is not None else UNKNOWN
-    if isinstance(prev, Seq):
-        if method in ("append", "add") and len(vals) == 1:
-            return Seq(prev.items + (vals[0],), prev.more, prev.kind)
-        if method == "insert" and len(vals) == 2:
-            more = vals[1] if prev.more is None else join([prev.more, vals[1]])
-            return Seq(prev.items, more, prev.kind)
-        if method == "extend" and len(vals) == 1:
-            items = _as_items(vals[0])
-            if items is not None:
-                return Seq(prev.items + tuple(items), prev.more, prev.kind)
-            el = _element(vals[0])
-            return Seq(prev.items, el if prev.more is None else join([prev.more, el]), prev.kind)
-        return _widen(prev)
-    if isinstance(prev, DictValue):
-        if method == "update":
-            out = prev
-            if len(vals) == 1:
-                other = vals[0]
-                out = _dict_merge(out, other if isinstance(other, DictValue) else DictValue((), UNKNOWN))
-            return _dict_merge(out, DictValue(tuple(kw.items())))
-        if method == "setdefault" and vals:
-            key = vals[0]
-            if key is UNKNOWN or not _hashable(key):
-                return _widen(prev)
-            if prev.get(key, NotImplemented) is not NotImplemented:
-                return prev
-            val = vals[1] if len(vals) > 1 else None
-            if not prev.exact:
-                # the key may already be set to something we do not know
-                return DictValue(prev.items + ((key, join([val, prev.more]) if prev.more is not UNKNOWN else UNKNOWN),),
-                                 prev.more)
-            return DictValue(prev.items + ((key, val),), prev.more)
-        return _widen(prev)
-    if isinstance(prev, Module) and prev.name == "os.environ":
-        return prev
-    return UNKNOWN
-
-
-def _dict_merge(a: DictValue, b: DictValue) -> DictValue:
-    items = dict(a.items)
-    items.update(b.items)
-    more = a.more if b.more is None else (b.more if a.more is None else join([a.more, b.more]))
-    return DictValue(tuple(items.items()), more)
-
-
 def _binop(op: str, a, b):
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         if a is UNKNOWN or b is UNKNOWN:
@@ -1745,22 +1511,22 @@ def _binop(op: str, a, b):
         return UNKNOWN if v is NotImplemented else v
     if a is UNKNOWN or b is UNKNOWN:
         if op == "Add" and (isinstance(a, (str, PartialStr)) or isinstance(b, (str, PartialStr))):
-            return _concat(a, b)
+            return concat(a, b)
         return UNKNOWN
     if isinstance(a, Union) or isinstance(b, Union):
         return join([_binop(op, x, y) for x in options(a) for y in options(b)])
     if op == "Add" and (isinstance(a, PartialStr) or isinstance(b, PartialStr)):
-        return _concat(a, b)
+        return concat(a, b)
     if op == "Divide" and isinstance(a, PathValue):
-        return _path_join(a, b)
+        return path_join(a, b)
     if op == "BitOr" and isinstance(a, DictValue) and isinstance(b, DictValue):
-        return _dict_merge(a, b)
+        return dict_merge(a, b)
     if op == "Add" and isinstance(a, Seq) and isinstance(b, Seq):
         if a.exact:
             return Seq(a.items + b.items, b.more, a.kind)
-        return Seq(a.items, join([a.more, _element(b)]), a.kind)
+        return Seq(a.items, join([a.more, element(b)]), a.kind)
     fn = _BINOPS.get(op)
-    if fn is None or not (_plain(a) and _plain(b)):
+    if fn is None or not (plain(a) and plain(b)):
         return UNKNOWN
     if op == "Multiply" and (isinstance(a, (str, tuple)) or isinstance(b, (str, tuple))):
         n = b if isinstance(a, (str, tuple)) else a
@@ -1780,19 +1546,6 @@ _BINOPS = {
 }
 
 
-def _torch_version_method(v: TorchVersion, method: str, args: list):
-    """``torch.__version__`` is the release plus a local part we do not know
-    ("2.5.0+cu124"): what follows the release stays unknown."""
-    if method == "split" and len(args) == 1 and args[0] == ".":
-        parts = str(v).split(".")
-        return Seq(tuple(parts[:-1]) + (PartialStr((parts[-1], UNKNOWN)),))
-    if method == "split" and len(args) == 1 and args[0] == "+":  # with or without a local part
-        return join([Seq((str(v),)), Seq((str(v), PartialStr((UNKNOWN,))))])
-    if method == "startswith" and len(args) == 1 and isinstance(args[0], str) and len(args[0]) <= len(str(v)):
-        return str(v).startswith(args[0])
-    return UNKNOWN
-
-
 def _compare_one(op, left, right):
     if left is UNKNOWN or right is UNKNOWN:
         return UNKNOWN
@@ -1805,7 +1558,7 @@ def _compare_one(op, left, right):
             if other is None:
                 r = True
             elif isinstance(other, (Instance, LibObject, Function, ClassValue, Tensor, Seq, DictValue, PathValue)) \
-                    or _plain(other) or isinstance(other, bool):
+                    or plain(other) or isinstance(other, bool):
                 r = False
             else:
                 return UNKNOWN
@@ -1817,10 +1570,10 @@ def _compare_one(op, left, right):
             return UNKNOWN  # "cu12" in torch.__version__: the local part (+cu124) is not modelled
         if isinstance(right, (tuple, str)) and not isinstance(left, PartialStr):
             r = left in right
-        elif isinstance(right, Seq) and right.exact and _plain(left):
+        elif isinstance(right, Seq) and right.exact and plain(left):
             vals = right.items
-            r = True if left in vals else (False if all(_plain(x) for x in vals) else UNKNOWN)
-        elif isinstance(right, DictValue) and _hashable(left) and _plain(left):
+            r = True if left in vals else (False if all(plain(x) for x in vals) else UNKNOWN)
+        elif isinstance(right, DictValue) and hashable(left) and plain(left):
             if right.get(left, NotImplemented) is not NotImplemented:
                 r = True
             elif right.exact:
@@ -1839,82 +1592,6 @@ def _compare_one(op, left, right):
 def _comparable(v) -> bool:
     return v is None or isinstance(v, (int, float, str, tuple, bool, Version, DeviceProps)) \
         and not isinstance(v, PartialStr)
-
-
-def _concat(a, b):
-    parts = []
-    for x in (a, b):
-        if isinstance(x, str):
-            parts.append(x)
-        elif isinstance(x, PartialStr):
-            parts.extend(x.parts)
-        else:
-            parts.append(UNKNOWN)
-    return _mkstr(parts)
-
-
-def _flatten_parts(parts):
-    out = []
-    for p in parts:
-        if isinstance(p, PartialStr):
-            out.extend(p.parts)
-        else:
-            out.append(p)
-    return out
-
-
-def _mkstr(parts):
-    """A str when every part is known, else a PartialStr with adjacent known parts merged."""
-    merged: list = []
-    for p in parts:
-        if isinstance(p, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += p
-        elif isinstance(p, str) or p is UNKNOWN:
-            merged.append(p)
-        else:
-            merged.append(UNKNOWN)
-    if all(isinstance(p, str) for p in merged):
-        return "".join(merged)
-    return PartialStr(tuple(merged))
-
-
-def _format(v, spec, conversion):
-    if isinstance(v, bool) or isinstance(v, (int, float, str)):
-        try:
-            if conversion == "r":
-                v = repr(v)
-            return format(v, spec or "")
-        except (ValueError, TypeError):
-            return UNKNOWN
-    if isinstance(v, PartialStr) and not spec and not conversion:
-        return v
-    return UNKNOWN
-
-
-def _str_format(s: str, args: list, kw: dict):
-    import string
-
-    parts: list = []
-    auto = 0
-    try:
-        for literal, field_name, spec, conv in string.Formatter().parse(s):
-            parts.append(literal)
-            if field_name is None:
-                continue
-            if field_name == "":
-                v = args[auto] if auto < len(args) else UNKNOWN
-                auto += 1
-            elif field_name.isdigit():
-                i = int(field_name)
-                v = args[i] if i < len(args) else UNKNOWN
-            elif field_name in kw:
-                v = kw[field_name]
-            else:
-                v = UNKNOWN
-            parts.append(_format(v, spec, conv) if not (spec and "{" in spec) else UNKNOWN)
-    except ValueError:
-        return UNKNOWN
-    return _mkstr(_flatten_parts(parts))
 
 
 def _unknown_container(node):
@@ -1938,7 +1615,7 @@ def _bind_frame(target, value, frame: dict) -> None:
         for i, el in enumerate(target.elements):
             if isinstance(el, cst.StarredElement):
                 return
-            _bind_frame(el.value, _item(value, i), frame)
+            _bind_frame(el.value, item_at(value, i), frame)
 
 
 def _is_dataclass(cls: cst.ClassDef) -> bool:
@@ -1950,88 +1627,3 @@ def _is_dataclass(cls: cst.ClassDef) -> bool:
     return False
 
 
-# -- paths ---------------------------------------------------------------------
-def _pathstr(v):
-    if isinstance(v, PathValue):
-        return v.path
-    if isinstance(v, (str, PartialStr)):
-        return v
-    return UNKNOWN
-
-
-def _path_new(args: list):
-    if not args:
-        return PathValue(".")
-    out = _pathstr(args[0])
-    for a in args[1:]:
-        out = _pathjoin_str(out, _pathstr(a))
-    return PathValue(out) if out is not UNKNOWN else UNKNOWN
-
-
-def _pathjoin_str(a, b):
-    if a is UNKNOWN or b is UNKNOWN:
-        return UNKNOWN
-    if isinstance(b, str) and b.startswith("/"):
-        return b
-    if isinstance(a, str) and isinstance(b, str):
-        return posixpath.join(a, b)
-    return _mkstr(_flatten_parts([a, "/", b]))
-
-
-def _path_join(a: PathValue, b):
-    out = _pathjoin_str(a.path, _pathstr(b))
-    return PathValue(out) if out is not UNKNOWN else UNKNOWN
-
-
-def _os_join(args: list):
-    out = None
-    for a in args:
-        s = _pathstr(a)
-        out = s if out is None else _pathjoin_str(out, s)
-    return out if out is not None else UNKNOWN
-
-
-def _os_path_fn(fn: str, v):
-    s = _pathstr(v)
-    if not isinstance(s, str):
-        return UNKNOWN
-    if fn == "dirname":
-        return posixpath.dirname(s)
-    if fn == "basename":
-        return posixpath.basename(s)
-    if fn in ("abspath", "realpath"):
-        return posixpath.normpath(s) if s.startswith("/") else UNKNOWN
-    return s
-
-
-def _path_attr(p: PathValue, attr: str):
-    s = p.path
-    if not isinstance(s, str):
-        return UNKNOWN
-    if attr == "parent":
-        return PathValue(posixpath.dirname(s) or ".")
-    if attr == "name":
-        return posixpath.basename(s)
-    if attr == "stem":
-        return posixpath.splitext(posixpath.basename(s))[0]
-    if attr == "suffix":
-        return posixpath.splitext(s)[1]
-    return UNKNOWN
-
-
-def _path_method(p: PathValue, method: str, args: list):
-    s = p.path
-    if method == "with_suffix" and len(args) == 1 and isinstance(args[0], str) and isinstance(s, str):
-        return PathValue(posixpath.splitext(s)[0] + args[0])
-    if method == "with_name" and len(args) == 1 and isinstance(args[0], str) and isinstance(s, str):
-        return PathValue(posixpath.join(posixpath.dirname(s), args[0]))
-    if method in ("resolve", "absolute", "expanduser"):
-        return p
-    if method == "joinpath":
-        out = s
-        for a in args:
-            out = _pathjoin_str(out, _pathstr(a))
-        return PathValue(out) if out is not UNKNOWN else UNKNOWN
-    if method == "__fspath__":
-        return s
-    return UNKNOWN

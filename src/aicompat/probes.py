@@ -115,7 +115,7 @@ def load(directory: str | None = None) -> tuple[dict[str, Probe], dict[str, Prob
     return calls, attrs
 
 
-# What the evaluator itself answers per world (evaluate._known_call/_qual_value),
+# What the evaluator itself answers per world (environment.py),
 # besides the probes of probes.toml: a module naming none of these, nor a probe,
 # cannot make a guard differ between worlds.
 _BUILTIN_WORLD_TOKENS = (b"get_device_capability", b"get_device_properties", b"is_bf16_supported", b"__version__",
