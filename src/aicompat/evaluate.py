@@ -55,13 +55,7 @@ _CMP = {
     cst.Equal: operator.eq,
     cst.NotEqual: operator.ne,
 }
-TENSOR_FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "randint", "normal"}
-LIKE_FACTORIES = {"randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like"}
 _CONST_NAMES = {"True": True, "False": False, "None": None}
-
-
-def _int_or_unknown(v):
-    return v if isinstance(v, int) and not isinstance(v, bool) else UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -1371,11 +1365,6 @@ class Evaluator:
             v = self._shape_call(q, pos, kw)
             if v is not NotImplemented:
                 return v
-        if q.startswith("torch.") and q.rsplit(".", 1)[1] in TENSOR_FACTORIES and q.count(".") == 1:
-            return self._factory(q.rsplit(".", 1)[1], pos, kw)
-        if q.startswith("torch.") and q.rsplit(".", 1)[1] in LIKE_FACTORIES and q.count(".") == 1:
-            base = self.eval(pos[0]) if pos else UNKNOWN
-            return base if isinstance(base, Tensor) else Tensor(None)
         if q in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"):
             return path_new([self.eval(a) for a in pos])
         if q in ("os.path.join", "posixpath.join"):
@@ -1399,31 +1388,6 @@ class Evaluator:
             return shapes.layer(q, args, kwargs)
         v = shapes.function(q, args, kwargs)
         return v
-
-    def _factory(self, name: str, pos, kw):
-        if name == "randint":
-            size = pos[2] if len(pos) >= 3 else kw.get("size")
-            sizes = [size] if size is not None else []
-        elif name == "full":
-            sizes = pos[:1] if pos else ([kw["size"]] if "size" in kw else [])
-        elif name == "normal":
-            return Tensor(None)
-        else:
-            sizes = pos if pos else ([kw["size"]] if "size" in kw else [])
-        return Tensor(self._shape(sizes))
-
-    def _shape(self, args) -> tuple | None:
-        if len(args) == 1:
-            v = self.eval(args[0])
-            items = as_items(v) if not isinstance(v, (int, str)) else None
-            if items is not None:
-                return tuple(_int_or_unknown(x) for x in items)
-            if v is UNKNOWN or isinstance(v, (Seq, Union)):
-                return None  # a shape variable: rank unknown
-            return (_int_or_unknown(v),)
-        if not args:
-            return None
-        return tuple(_int_or_unknown(self.eval(a)) for a in args)
 
     def _builtin(self, name: str, pos, kw):
         """Builtins, when the name is not bound in the file."""
