@@ -264,7 +264,9 @@ class Evaluator:
 
     def _def_value(self, d):
         b = self.bindings.get(id(d.scope))
-        key = (id(d), id(b))
+        # A copy of a definition tagged with a branch condition (flow._on_path) has its value.
+        part = d.extra if d.kind in ("iter", "unpack") else d.extra[0] if d.kind == "loop" else None
+        key = (id(d.node), id(d.stmt), d.kind, part, id(b))
         hit = self.memo.get(key)
         if hit is not None:
             self.touched |= hit[1]

@@ -61,7 +61,10 @@ def _join(a: Env | None, b: Env | None) -> Env | None:
         if mine is None:
             out[name] = defs
         elif mine is not defs:
-            out[name] = mine + tuple(d for d in defs if d not in mine)
+            ids = {id(d) for d in mine}
+            extra = tuple(d for d in defs if id(d) not in ids)
+            if extra:  # else keep the same tuple: later joins then see "unchanged" at once
+                out[name] = mine + extra
     return out
 
 
@@ -312,11 +315,13 @@ def _on_path(arm: Env, other: Env, cond) -> Env:
     arm's condition added: ``x = a`` then ``if t: x = b`` gives ``a`` only where
     ``t`` may be false. Copies are made once per arm and definition."""
     out = arm
+    test, polarity, _stmt = cond
     for name, defs in arm.items():
         theirs = other.get(name, ())
         if defs is theirs:
             continue
-        tagged = tuple(d if d in theirs or cond in d.conds else
+        ids = {id(d) for d in theirs}
+        tagged = tuple(d if id(d) in ids or any(c[0] is test and c[1] == polarity for c in d.conds) else
                        Def(d.kind, d.node, d.scope, d.stmt, d.conds + (cond,), d.extra) for d in defs)
         if any(a is not b for a, b in zip(tagged, defs)):
             if out is arm:
