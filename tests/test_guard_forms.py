@@ -669,3 +669,34 @@ def test_a_method_for_another_platform_never_runs_on_an_nvidia_fleet():
     assert found("MultiPlatformOp") == []
     # A class that does not dispatch by platform: forward_musa is an ordinary method.
     assert found("torch.nn.Module") == [("AIC201", 12)]
+
+
+def test_availability_flags_in_parametrize_rows_are_read_per_gpu():
+    # TransformerEngine tests/pytorch/test_recipe.py: each row carries its recipe and the flag that skips it.
+    code = """
+        import pytest
+        import torch
+        import transformer_engine.pytorch as te
+        from transformer_engine.common.recipe import Float8CurrentScaling, MXFP8BlockScaling
+
+        mxfp8_available, reason_for_no_mxfp8 = te.is_mxfp8_available(return_reason=True)
+        fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+
+
+        class TestRecipe:
+            @pytest.mark.parametrize(
+                "recipe_class, available, reason",
+                [
+                    pytest.param(MXFP8BlockScaling, {flag}, reason_for_no_mxfp8, id="mxfp8"),
+                    pytest.param(Float8CurrentScaling, fp8_available, reason_for_no_fp8, id="current"),
+                ],
+            )
+            def test_recipe(self, recipe_class, available, reason):
+                if not available:
+                    pytest.skip(reason)
+                layer = te.Linear(32, 32).cuda()
+                with te.autocast(enabled=True, recipe=recipe_class()):
+                    layer(torch.randn(32, 32, device="cuda"))
+        """
+    assert failing(code.replace("{flag}", "mxfp8_available"), gpus=["H100", "B200"]) == []
+    assert failing(code.replace("{flag}", "fp8_available"), gpus=["H100", "B200"]) == ["H100"]

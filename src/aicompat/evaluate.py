@@ -66,6 +66,18 @@ class Given:
     value: Any
 
 
+@dataclass(frozen=True, eq=False)
+class Deferred:
+    """A parameter value given as an expression read at ``loc`` (a row of a
+    ``pytest.mark.parametrize`` table), evaluated in each world where it is
+    asked: ``mxfp8_available`` is True on one GPU and False on another. ``path``
+    indexes into the value (the row of a table named by a variable, its column)."""
+
+    node: Any
+    loc: Any
+    path: tuple = ()
+
+
 @dataclass(eq=False)
 class Binding:
     """How one call binds a function's parameters: the call, where it is made
@@ -446,6 +458,8 @@ class Evaluator:
             positional = positional[1:]
         if b.given is not None:
             v = b.given.get(name, UNKNOWN)
+            if isinstance(v, Deferred):
+                return self._deferred(v)
             return UNKNOWN if isinstance(v, Opaque) else v
         if b.call is None:
             return NotImplemented
@@ -470,6 +484,12 @@ class Evaluator:
         if p.default is not None:
             return self._param_default(scope, p)
         return UNKNOWN
+
+    def _deferred(self, d: Deferred):
+        v = self.at(d.loc, {}, lambda: self.eval(d.node))
+        for i in d.path:
+            v = item_at(v, i)
+        return v
 
     def _call_args(self, b: Binding):
         """Positional values, keyword values, and whether splats were all known."""

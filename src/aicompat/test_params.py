@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .evaluate import Deferred
 from .values import UNKNOWN, Seq
 
 PARAMETRIZE = frozenset({"pytest.mark.parametrize"})
@@ -44,6 +45,8 @@ def _arg(call: cst.Call, i: int, name: str):
 
 
 def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
+    """The table's rows as {name: Deferred}: each value is read in the world asking
+    (an availability flag in a row differs between GPUs)."""
     names_node, values_node = _arg(call, 0, "argnames"), _arg(call, 1, "argvalues")
     if names_node is None or values_node is None:
         return None
@@ -55,27 +58,30 @@ def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
         names = list(names.items if isinstance(names, Seq) else names)
     if not names or not all(isinstance(n, str) for n in names):
         return None
+    out = []
     if isinstance(values_node, (cst.List, cst.Tuple)):
         items = [el.value for el in values_node.elements if not isinstance(el, cst.StarredElement)]
         if len(items) != len(values_node.elements):
             return None
-        raw = [_row_nodes(it, fc) for it in items]
-        rows = [[ev.eval(x) for x in r] if isinstance(r, list) else ev.eval(r) for r in raw]
-    else:
-        v = ev.eval(values_node)
-        rows = list(v.items) if isinstance(v, Seq) and v.exact else list(v) if isinstance(v, tuple) else None
-        if rows is None:
-            return None
-    out = []
-    for r in rows:
+        for it in items:
+            row = _row_nodes(it, fc)
+            if len(names) == 1:
+                cells = [Deferred(row[0] if isinstance(row, list) and len(row) == 1 else it, loc)]
+            elif isinstance(row, list):
+                cells = [Deferred(x, loc) for x in row] if len(row) == len(names) else None
+            else:
+                cells = [Deferred(row, loc, (i,)) for i in range(len(names))]
+            out.append(dict(zip(names, cells)) if cells else {n: UNKNOWN for n in names})
+        return out
+    v = ev.eval(values_node)  # a table kept in a variable: its length here, its cells per world
+    n = len(v.items) if isinstance(v, Seq) and v.exact else len(v) if isinstance(v, tuple) else None
+    if n is None:
+        return None
+    for r in range(n):
         if len(names) == 1:
-            vals = r if isinstance(r, list) and len(r) == 1 else [r]
+            out.append({names[0]: Deferred(values_node, loc, (r,))})
         else:
-            vals = r if isinstance(r, list) else list(r.items) if isinstance(r, Seq) and r.exact else \
-                list(r) if isinstance(r, tuple) else None
-            if vals is None or len(vals) != len(names):
-                vals = [UNKNOWN] * len(names)
-        out.append(dict(zip(names, vals)))
+            out.append({name: Deferred(values_node, loc, (r, i)) for i, name in enumerate(names)})
     return out
 
 
