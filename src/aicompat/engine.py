@@ -143,7 +143,7 @@ class FileContext:
     def guard_evaluator(self, world: World) -> Evaluator:
         return self.evaluator(world, guard=True)
 
-    MAX_SCENARIOS = 32
+    MAX_SCENARIOS = 64
 
     def scenarios(self):
         """The ways the current function runs: ``(call node, bindings)`` per call
@@ -206,10 +206,24 @@ class FileContext:
             if conds and not ev.feasible(conds, scope):
                 return False
             b = (bindings or {}).get(id(scope))
+            if b is not None and b.given and world not in b.given.get(test_params.ROW_WORLDS, (world,)):
+                return False  # a parametrize row skipped on this GPU by its own marks
             if b is None or b.call is None or not b.loc or b.loc[0] is None:
                 return True
             node, stmt = b.loc
+            if isinstance(node, cst.FunctionDef) and world not in self._test_worlds(node):
+                return False  # the caller is a test its skip marks turn off on this GPU
         return True
+
+    def _test_worlds(self, fn: cst.FunctionDef) -> frozenset:
+        """The worlds a function runs in by its own skip marks and the module's ``pytestmark``."""
+        key = ("test_worlds", id(fn))
+        hit = self.state.get(key)
+        if hit is None:
+            exprs = [d.decorator for d in fn.decorators] + guard_forms.module_marks(fn, self)
+            worlds = self.target.worlds()
+            hit = self.state[key] = guard_forms.narrow_by_marks(exprs, self, worlds) if exprs else worlds
+        return hit
 
     def value_of(self, expr: cst.BaseExpression, world: World, bindings=None):
         """The abstract value of ``expr`` at the current node in ``world``."""

@@ -82,6 +82,16 @@ def _split(cond, fc, worlds):
     return split_worlds(cond, worlds, fc.evaluator)
 
 
+def module_marks(node, fc) -> list:
+    """The module's ``pytestmark`` when ``node`` is a module-level test."""
+    return _module_marks(node, fc)
+
+
+def narrow_by_marks(exprs, fc, worlds: frozenset) -> frozenset:
+    """The worlds a test runs in under skip marks ``exprs`` (calls, aliases, lists)."""
+    return _narrow_by_marks(exprs, fc, worlds)
+
+
 def _narrow_by_marks(exprs, fc, worlds: frozenset) -> frozenset:
     for e in exprs:
         for m in _marks(e, fc):

@@ -12,14 +12,17 @@ from .evaluate import Deferred
 from .values import UNKNOWN, Seq
 
 PARAMETRIZE = frozenset({"pytest.mark.parametrize"})
+ROW_WORLDS = "\0worlds"  # a row's key (no parameter name) for the worlds its own skip marks leave
 PARAM = frozenset({"pytest.param"})
 MAX_ROWS = 64  # past this many combinations the parameters stay unknown
 
 
 def rows(fn: cst.FunctionDef, fc, world) -> list[dict] | None:
     """The parameter values of each run of ``fn``, or None when it is not
-    parametrized (or the table is unknown or too large)."""
-    combos: list[dict] = [{}]
+    parametrized (or no table is known). When the tables' product is over
+    MAX_ROWS, the tables with per-row skip marks are kept first, then the
+    smallest; the parameters of the tables left out stay unknown."""
+    tables = []
     found = False
     loc = (fc.model.parent_of(fn), fn)
     for dec in fn.decorators:
@@ -28,12 +31,24 @@ def rows(fn: cst.FunctionDef, fc, world) -> list[dict] | None:
             continue
         found = True
         table = _table(d, fc, world, loc)
-        if table is None:
-            return None
-        combos = [{**c, **row} for c in combos for row in table]
-        if len(combos) > MAX_ROWS:
-            return None
-    return combos if found else None
+        if table:
+            tables.append(table)
+    if not found or not tables:
+        return None
+    tables.sort(key=lambda t: (not any(ROW_WORLDS in row for row in t), len(t)))
+    combos: list[dict] = [{}]
+    for table in tables:
+        if len(combos) * len(table) > MAX_ROWS:
+            continue
+        combos = [_merge(c, row) for c in combos for row in table]
+    return combos
+
+
+def _merge(a: dict, b: dict) -> dict:
+    out = {**a, **b}
+    if ROW_WORLDS in a and ROW_WORLDS in b:
+        out[ROW_WORLDS] = a[ROW_WORLDS] & b[ROW_WORLDS]
+    return out
 
 
 def _arg(call: cst.Call, i: int, name: str):
@@ -59,12 +74,17 @@ def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
     if not names or not all(isinstance(n, str) for n in names):
         return None
     out = []
+    if isinstance(values_node, cst.Name):  # a module-level table: ``_RECIPES = [pytest.param(...), ...]``
+        bound = fc.index.bindings.get(values_node.value)
+        if isinstance(bound, (cst.List, cst.Tuple)):
+            values_node = bound
     if isinstance(values_node, (cst.List, cst.Tuple)):
         items = [el.value for el in values_node.elements if not isinstance(el, cst.StarredElement)]
         if len(items) != len(values_node.elements):
             return None
         for it in items:
             row = _row_nodes(it, fc)
+            live = _row_worlds(it, fc)
             if len(names) == 1:
                 cells = [Deferred(row[0] if isinstance(row, list) and len(row) == 1 else it, loc)]
             elif isinstance(row, list):
@@ -72,6 +92,8 @@ def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
             else:
                 cells = [Deferred(row, loc, (i,)) for i in range(len(names))]
             out.append(dict(zip(names, cells)) if cells else {n: UNKNOWN for n in names})
+            if live is not None:
+                out[-1][ROW_WORLDS] = live
         return out
     v = ev.eval(values_node)  # a table kept in a variable: its length here, its cells per world
     n = len(v.items) if isinstance(v, Seq) and v.exact else len(v) if isinstance(v, tuple) else None
@@ -83,6 +105,20 @@ def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
         else:
             out.append({name: Deferred(values_node, loc, (r, i)) for i, name in enumerate(names)})
     return out
+
+
+def _row_worlds(node, fc) -> frozenset | None:
+    """``pytest.param(..., marks=pytest.mark.skipif(not mxfp8_available, ...))``: the
+    worlds that row runs in (None: no skip mark of its own)."""
+    if not (isinstance(node, cst.Call) and fc.resolve(node.func) in PARAM):
+        return None
+    marks = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "marks"), None)
+    if marks is None:
+        return None
+    from .guard_forms import narrow_by_marks
+
+    worlds = narrow_by_marks([marks], fc, fc.ctx.worlds)
+    return worlds if worlds != fc.ctx.worlds else None
 
 
 def _row_nodes(node, fc):
