@@ -380,6 +380,24 @@ def test_argparse_default_is_the_value_of_a_run_without_arguments():
     assert messages(ARGS.format(mode='default="max_autotune", required=True'), ["A100"], pins=pins) == []
 
 
+def test_code_under_a_cli_switch_runs_whenever_the_user_passes_it():
+    # flash-attention hopper/test_kvcache.py: a keyword no release accepts, under ``if args.validate:``.
+    code = '''import argparse
+
+import flash_attn_interface as fa3
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--validate", action="store_true")
+args = parser.parse_args()
+
+
+def main(q, k_cache, v_cache):
+    if args.validate:
+        return fa3.flash_attn_with_kvcache(q=q, k_cache=k_cache, v_cache=v_cache, gqa_decoding=True)
+'''
+    assert [m.split(": ")[0] for m in messages(code, ["H100"])] == ["12:AIC202 flash_attn_interface.flash_attn_with_kvcache"]
+
+
 def test_store_true_flag_off_by_default_guards_like_false():
     code = '''import argparse
 

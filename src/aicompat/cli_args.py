@@ -1,18 +1,17 @@
 """Command-line options as the value model sees them: ``args.<dest>`` of an
 ``argparse`` parser is the option's default, the value on a run without
-arguments (version_matrix/argparse.toml). So ``--fp8`` with
-``action="store_true"`` guards like a constant False, and a bad
-``default="max_autotune"`` is what the default run passes on. An option the
-user must give (no default, required, positional) stays unknown."""
+arguments (CPython 3.11 Lib/argparse.py: dest from the first long option,
+L1560-1590; parse_args fills unset dests with their defaults, L1886-1897; a
+string default goes through type=, L2133-2139, so it stays unknown): a bad ``default="max_autotune"`` is
+what the default run passes on. A switch (``store_true``, a bool default) stays
+unknown: the code under it runs whenever the user passes it (``enabled=args.fp8``
+off by default is handled as a guard by guard_forms.off_by_default). An option
+the user must give (no default, required, positional) stays unknown."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
-from .data import data_dir
-from .toml_compat import tomllib
 from .values import UNKNOWN, LibObject
 
 PARSER_CLASSES = frozenset({"argparse.ArgumentParser"})
@@ -32,14 +31,6 @@ class Namespace:
     """What ``parser.parse_args()`` returns on a run without arguments."""
 
     defaults: tuple = ()
-
-
-@lru_cache(maxsize=2)
-def _action_defaults(directory: str | None = None) -> dict:
-    path = Path(directory or data_dir("version_matrix")) / "argparse.toml"
-    with open(path, "rb") as fh:
-        doc = tomllib.load(fh)
-    return {k: e["value"] for k, e in doc.get("action_default", {}).items()}
 
 
 def parser(v) -> Parser | None:
@@ -75,7 +66,11 @@ def mutate(p: Parser, method: str, vals: list, kw: dict) -> Parser:
         if isinstance(value, str) and "type" in kw:
             value = UNKNOWN  # converted by type= (a str default of type=int is an int)
     else:
-        value = _action_defaults().get(kw.get("action"), UNKNOWN)
+        value = UNKNOWN  # None, or a store_true/store_false switch: see below
+    if isinstance(value, bool):
+        # A switch: code under ``if args.validate:`` runs whenever the user passes it, so
+        # it is no guard (``enabled=args.fp8`` off by default is: guard_forms.off_by_default).
+        value = UNKNOWN
     return Parser(p.defaults + ((dest, value),))
 
 

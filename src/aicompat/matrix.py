@@ -56,9 +56,6 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "queue": {"methods": (_LIST, True), "arg": (_LIST, True)},
         "hook": {"follow": (str, True), "sinks": (_LIST, False)},
     },
-    "argparse.toml": {
-        "action_default": {"value": (bool, True)},
-    },
     "dispatch.toml": {
         "dispatch": {"bases": (_LIST, True), "never_on_nvidia": (_LIST, True)},
     },
