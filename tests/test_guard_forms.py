@@ -753,3 +753,30 @@ def test_rows_skipped_by_their_own_marks_and_callers_skipped_by_theirs():
     assert failing(SWIZZLE.replace("{mx}", "mxfp8_available"), gpus=["H100", "B200"]) == []
     assert failing(SWIZZLE.replace("{mx}", "nvfp4_available"), gpus=["H100", "B200"]) == []
     assert failing(SWIZZLE.replace("{mx}", "True"), gpus=["H100", "B200"]) == ["H100"]
+
+
+def test_a_helper_called_only_from_a_skipped_test_class():
+    # TransformerEngine tests/pytorch/attention/test_linear_mxfp8_attention.py
+    code = """
+        import pytest
+        import torch
+        import transformer_engine.pytorch as te
+        from transformer_engine.common.recipe import MXFP8BlockScaling
+
+        mxfp8_available, reason_for_no_mxfp8 = te.is_mxfp8_available(return_reason=True)
+
+
+        def _run_forward(module, x, recipe):
+            with te.fp8_autocast(enabled=True, fp8_recipe=recipe):
+                return module(x)
+
+
+        {mark}
+        class TestLinearMXFP8:
+            def test_accuracy(self):
+                module = te.Linear(64, 64).cuda()
+                _run_forward(module, torch.randn(8, 64, device="cuda"), MXFP8BlockScaling())
+        """
+    skip = "@pytest.mark.skipif(not mxfp8_available, reason=reason_for_no_mxfp8)"
+    assert failing(code.replace("{mark}", skip), gpus=["H100", "B200"]) == []
+    assert failing(code.replace("{mark}", ""), gpus=["H100", "B200"]) == ["H100"]

@@ -216,11 +216,14 @@ class FileContext:
         return True
 
     def _test_worlds(self, fn: cst.FunctionDef) -> frozenset:
-        """The worlds a function runs in by its own skip marks and the module's ``pytestmark``."""
+        """The worlds a function runs in by its own skip marks, its class's and the module's ``pytestmark``."""
         key = ("test_worlds", id(fn))
         hit = self.state.get(key)
         if hit is None:
             exprs = [d.decorator for d in fn.decorators] + guard_forms.module_marks(fn, self)
+            cls = self.model.parent_of(fn)
+            if isinstance(cls, cst.ClassDef):  # a test class's own marks and pytestmark
+                exprs += [d.decorator for d in cls.decorators] + guard_forms.class_marks(cls)
             worlds = self.target.worlds()
             hit = self.state[key] = guard_forms.narrow_by_marks(exprs, self, worlds) if exprs else worlds
         return hit

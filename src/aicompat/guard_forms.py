@@ -82,6 +82,11 @@ def _split(cond, fc, worlds):
     return split_worlds(cond, worlds, fc.evaluator)
 
 
+def class_marks(node: cst.ClassDef) -> list:
+    """A test class's ``pytestmark = ...``."""
+    return list(_class_pytestmark(node))
+
+
 def module_marks(node, fc) -> list:
     """The module's ``pytestmark`` when ``node`` is a module-level test."""
     return _module_marks(node, fc)
