@@ -780,3 +780,39 @@ def test_a_helper_called_only_from_a_skipped_test_class():
     skip = "@pytest.mark.skipif(not mxfp8_available, reason=reason_for_no_mxfp8)"
     assert failing(code.replace("{mark}", skip), gpus=["H100", "B200"]) == []
     assert failing(code.replace("{mark}", ""), gpus=["H100", "B200"]) == ["H100"]
+
+
+def test_a_loop_over_a_list_filled_per_capability_never_runs_where_it_is_empty():
+    # TransformerEngine tests/pytorch/distributed/test_cast_master_weights_to_fp8.py run_parallel_tests
+    code = """
+        import torch
+        import transformer_engine.pytorch as te
+        from transformer_engine.common.recipe import Float8CurrentScaling, MXFP8BlockScaling
+
+
+        def _get_recipe(name):
+            if name in ("fp8_cs", "fp8_cs_block_amax"):
+                return Float8CurrentScaling()
+            return MXFP8BlockScaling()
+
+
+        def _test_cast(quantization):
+            layer = te.Linear(128, 128).cuda()
+            with te.autocast(enabled=quantization is not None, recipe=_get_recipe(quantization)):
+                layer(torch.randn(32, 128, device="cuda"))
+
+
+        def run_parallel_tests():
+            quantizations = []
+            if te.is_fp8_available():
+                quantizations.append("fp8_cs")
+            if te.is_fp8_block_scaling_available():  # also needs CUDA 12.9: unknown here, so a Union of lists
+                quantizations.append("fp8_cs_block_amax")
+            {mx}
+            for quantization in quantizations:
+                _test_cast(quantization)
+        """
+    guarded = "if te.is_mxfp8_available():\n                quantizations.append('mxfp8')"
+    assert failing(code.replace("{mx}", guarded), gpus=["A100", "H100", "B200"]) == []
+    unguarded = "quantizations.append('mxfp8')"
+    assert failing(code.replace("{mx}", unguarded), gpus=["A100", "H100", "B200"]) == ["A100", "H100"]

@@ -38,6 +38,9 @@ def as_items(v):
 
 def element(v):
     """Any one item of an iterable value."""
+    if isinstance(v, Union):  # one of several lists: an item of any of them
+        items = [element(o) for o in v.options if not (isinstance(o, (tuple, Seq)) and not _has_items(o))]
+        return join(items) if items else UNKNOWN
     if isinstance(v, tuple):
         return join(v) if v else UNKNOWN
     if isinstance(v, Seq):
@@ -47,6 +50,10 @@ def element(v):
         keys = [k for k, _ in v.items]
         return join(keys) if keys and v.exact else UNKNOWN
     return UNKNOWN
+
+
+def _has_items(v) -> bool:
+    return bool(v) if isinstance(v, tuple) else bool(v.items) or v.more is not None
 
 
 def item_at(v, i):

@@ -24,7 +24,7 @@ from .containers import (CONVERTERS, as_items, convert, dict_merge, element, has
                          seq_as_tuple, set_item, widen)
 from .pathvalues import os_join, os_path_fn, path_attr, path_join, path_method, path_new
 from .strvalues import concat, flatten_parts, format_value, mkstr, str_format
-from .flow import ImportsOK, is_classmethod, loop_steps, step_name as _step_name
+from .flow import ImportsOK, LoopRuns, is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
@@ -710,6 +710,12 @@ class Evaluator:
             return node.value
         if isinstance(node, ImportsOK):
             return self._imports_ok(node)
+        if isinstance(node, LoopRuns):
+            v = self.eval(node.iter)
+            items = as_items(v)
+            if items is not None:
+                return bool(items)
+            return True if isinstance(v, Seq) and v.items else UNKNOWN
         if isinstance(node, cst.Integer):
             return int(node.value.replace("_", ""), 0)
         if isinstance(node, cst.Float):

@@ -144,13 +144,15 @@ class _Builder:
             return self.if_(stmt, env, conds)
         if isinstance(stmt, (cst.For, cst.While)):
             env = dict(env)
+            # A for body runs only where its iterable may have items (a list filled per capability).
+            body_c = conds + ((LoopRuns(stmt.iter), True, stmt),) if isinstance(stmt, cst.For) else conds
             if isinstance(stmt, cst.For):
-                self.bind_target(stmt.target, "iter", stmt.iter, stmt, env, conds)
-            first = self.body(stmt.body, env, conds)
+                self.bind_target(stmt.target, "iter", stmt.iter, stmt, env, body_c)
+            first = self.body(stmt.body, env, body_c)
             again = _join(env, first)
             if isinstance(stmt, cst.For):
-                self.bind_target(stmt.target, "iter", stmt.iter, stmt, again, conds)
-            second = self.body(stmt.body, again, conds)
+                self.bind_target(stmt.target, "iter", stmt.iter, stmt, again, body_c)
+            second = self.body(stmt.body, again, body_c)
             out = _join(env, _join(first, second))
             if out is not None and isinstance(stmt, cst.For) and stmt.orelse is None:
                 for name in _accumulators(stmt):  # replayed per item where the items are known
@@ -396,6 +398,13 @@ def loop_steps(loop: cst.For) -> list | None:
             elif not isinstance(small, cst.Pass):
                 return None
     return steps
+
+
+@dataclass(frozen=True, eq=False)
+class LoopRuns:
+    """A branch condition standing for "this ``for`` loop's iterable has an item"."""
+
+    iter: Any
 
 
 @dataclass(frozen=True)
