@@ -816,3 +816,45 @@ def test_a_loop_over_a_list_filled_per_capability_never_runs_where_it_is_empty()
     assert failing(code.replace("{mx}", guarded), gpus=["A100", "H100", "B200"]) == []
     unguarded = "quantizations.append('mxfp8')"
     assert failing(code.replace("{mx}", unguarded), gpus=["A100", "H100", "B200"]) == ["A100", "H100"]
+
+
+def test_a_helper_shared_by_several_parametrized_tests_keeps_each_row():
+    # TransformerEngine tests/pytorch/test_backward_override.py: _run_single_step is called by several
+    # tests, each parametrized over recipes whose rows carry their own skip marks (3 tests x 3 x 8 rows).
+    tests = "\n".join(f"""
+        @pytest.mark.parametrize("recipe_name", _RECIPES)
+        @pytest.mark.parametrize("hidden", [64, 128, 256, 512, 768, 1024, 2048, 4096])
+        def test_override_{i}(recipe_name, hidden):
+            module = te.Linear(hidden, hidden).cuda()
+            _run_single_step(module, torch.randn(8, hidden, device="cuda"), make_recipe(recipe_name))
+        """ for i in range(3))
+    code = """
+        import pytest
+        import torch
+        import transformer_engine.pytorch as te
+        from transformer_engine.common.recipe import DelayedScaling, Float8CurrentScaling, MXFP8BlockScaling
+
+        fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+        mxfp8_available, reason_for_no_mxfp8 = te.is_mxfp8_available(return_reason=True)
+
+        _RECIPES = [
+            pytest.param("delayed", marks=pytest.mark.skipif(not fp8_available, reason=reason_for_no_fp8)),
+            pytest.param("current", marks=pytest.mark.skipif(not fp8_available, reason=reason_for_no_fp8)),
+            pytest.param("mxfp8", marks=pytest.mark.skipif(not {flag}, reason=reason_for_no_mxfp8)),
+        ]
+
+
+        def make_recipe(name):
+            if name == "delayed":
+                return DelayedScaling()
+            if name == "current":
+                return Float8CurrentScaling()
+            return MXFP8BlockScaling()
+
+
+        def _run_single_step(module, x, fp8_recipe):
+            with te.autocast(enabled=True, recipe=fp8_recipe):
+                return module(x)
+        """ + tests
+    assert failing(code.replace("{flag}", "mxfp8_available"), gpus=["H100", "B200"]) == []
+    assert failing(code.replace("{flag}", "fp8_available"), gpus=["H100", "B200"]) == ["H100"]

@@ -143,7 +143,7 @@ class FileContext:
     def guard_evaluator(self, world: World) -> Evaluator:
         return self.evaluator(world, guard=True)
 
-    MAX_SCENARIOS = 64
+    MAX_SCENARIOS = 256
 
     def scenarios(self):
         """The ways the current function runs: ``(call node, bindings)`` per call
