@@ -183,3 +183,21 @@ def test_signature_guard_on_another_parameter_proves_nothing():
     # "backends" is in every release's signature: the guard is true everywhere, set_priority still fails on 2.4/2.5
     code = PRIORITY.format(flag="", test='"backends" in inspect.signature(sdpa_kernel).parameters')
     assert codes(lint(code, pins={"torch": ">=2.4,<2.7"}), "AIC202") == [("AIC202", 14)]
+
+
+def test_deprecated_keyword_spliced_from_a_kwargs_dict_is_reported_at_the_splat():
+    # It raised StopIteration inside AIC203 (an AIC000 internal error) before.
+    code = (
+        "from transformers import AutoModelForCausalLM\n"
+        "\n"
+        'LOAD_KWARGS = {"{kw}": "auto", "device_map": "auto"}\n'
+        "\n"
+        "\n"
+        "def load(name):\n"
+        "    return AutoModelForCausalLM.from_pretrained(name, **LOAD_KWARGS)\n"
+    )
+    got = [(d.code, d.line, d.column, d.message, d.fix) for d in lint(code.replace("{kw}", "torch_dtype"), gpus=["H100"],
+                                                                       pins={"transformers": "4.57.6"})]
+    assert got == [("AIC203", 7, 57, 'from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 '
+                    '(warns: "`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...', None)]
+    assert lint(code.replace("{kw}", "dtype"), gpus=["H100"], pins={"transformers": "4.57.6"}) == []

@@ -60,6 +60,7 @@ class FileContext:
         self.model = FileModel(module, path, self._is_exit)
         self._memos: dict[World, dict] = {}
         self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
+        self.synthesised: list[cst.CSTNode] = []
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
         self._project: Project | None = None
         self.stmt_stack: list[cst.CSTNode] = []  # enclosing statements, innermost last
@@ -696,6 +697,7 @@ class Walker(cst.CSTVisitor):
 
     def _origin(self, node: cst.CSTNode, source: cst.CSTNode) -> None:
         """A synthesised node, and every node inside it, stands for ``source``."""
+        self.fc.synthesised.append(node)  # kept alive for the file: its id must not be reused
         self.fc.origins[id(node)] = source
         for child in node.children:
             self._origin(child, source)

@@ -167,9 +167,12 @@ class DeprecatedApi(Rule):
             gone = f"; no longer handled from {removed}" if removed else ""
             msg = (f"{tail}({kw}=...) is deprecated since {package} {since}{gone} (warns: \"{_short(e['message'])}\"); "
                    f"use {e['replacement']}")
-            arg = next(a for a in site.node.args if a.keyword is not None and a.keyword.value == kw)
-            fix = self._keyword_fix(arg, value, e, fc, site)
-            out.append(Finding(arg, msg, extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package} {label}",),
+            arg = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == kw), None)
+            # A keyword spliced in from ``**kwargs`` is reported at the splat (the engine maps the
+            # value back to it) and has no rename fix: the keyword is not written at the call.
+            fix = self._keyword_fix(arg, value, e, fc, site) if arg is not None else None
+            out.append(Finding(arg if arg is not None else value, msg,
+                               extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package} {label}",),
                                severity="warning", fix=fix))
         return out
 
