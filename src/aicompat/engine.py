@@ -278,7 +278,7 @@ _TAILS: dict[int, frozenset[str]] = {}
 
 def _known_tails(known: set[str]) -> frozenset[str]:
     """Last parts of the names rules know: only such a name is worth reading a
-    project module for (``from .ops import flash_attn_func``)."""
+    project module for (``from .ops import fused_attention`` re-exporting a library function)."""
     tails = _TAILS.get(id(known))
     if tails is None:
         tails = frozenset(q.rsplit(".", 1)[-1] for q in known)
