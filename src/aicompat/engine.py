@@ -258,33 +258,31 @@ class FileContext:
         return self.target.describe(archs)
 
 
-_LIBS: dict[int, frozenset[str]] = {}
+# Derived from the linter's set of known names; each holds that set itself, so its id
+# cannot be reused by another linter's set while cached.
+_LIBS: dict[int, tuple] = {}
+_TAILS: dict[int, tuple] = {}
 
 
 def _libraries(known: set[str], matrix: Matrix) -> frozenset[str]:
     """Top-level names the rules and the matrix know as libraries: never project modules."""
-    key = id(known)
-    libs = _LIBS.get(key)
-    if libs is None:
+    hit = _LIBS.get(id(known))
+    if hit is None or hit[0] is not known:
         libs = frozenset({q.split(".", 1)[0] for q in known} | set(matrix.api_roots)
-                         | {q.split(".", 1)[0] for q in matrix.symbols} | {"torch", "triton", "cupy", "numpy"})
+                         | {q.split(".", 1)[0] for q in matrix.symbols})
         _LIBS.clear()
-        _LIBS[key] = libs
-    return libs
-
-
-_TAILS: dict[int, frozenset[str]] = {}
+        hit = _LIBS[id(known)] = (known, libs)
+    return hit[1]
 
 
 def _known_tails(known: set[str]) -> frozenset[str]:
     """Last parts of the names rules know: only such a name is worth reading a
     project module for (``from .ops import fused_attention`` re-exporting a library function)."""
-    tails = _TAILS.get(id(known))
-    if tails is None:
-        tails = frozenset(q.rsplit(".", 1)[-1] for q in known)
+    hit = _TAILS.get(id(known))
+    if hit is None or hit[0] is not known:
         _TAILS.clear()
-        _TAILS[id(known)] = tails
-    return tails
+        hit = _TAILS[id(known)] = (known, frozenset(q.rsplit(".", 1)[-1] for q in known))
+    return hit[1]
 
 
 def _postpones_annotations(module: cst.Module) -> bool:
