@@ -21,7 +21,7 @@ from .evaluate import Binding, Evaluator
 from .guards import Ctx, is_exit_call, orelse_terminates, split_worlds, terminates
 from . import test_params
 from .project import HomeEnv, Project
-from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings
+from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings, resolve_chain
 from .matrix import Matrix
 from .model import FileModel
 from .positions import Positions
@@ -90,26 +90,17 @@ class FileContext:
 
     def resolve(self, node: cst.BaseExpression, _depth: int = 0) -> str | None:
         """Qualified name of a Name/Attribute chain through imports and aliases."""
-        if _depth > 6:
-            return None
-        tp = type(node)  # exact types: LibCST's ABC isinstance is slow, and these have no subclasses
-        if tp is cst.Attribute:
-            base = self.resolve(node.value, _depth + 1)
-            return f"{base}.{node.attr.value}" if base else None
-        if tp is cst.Name:
-            b = self.lookup(node.value)
-            if isinstance(b, Qual):
-                return b.name
-            if isinstance(b, (cst.Name, cst.Attribute)):
-                return self.resolve(b, _depth + 1)
-            if b is None and node.value in self.index.relative and node.value in _known_tails(self.known):
-                return self.project.library_name(self.path, self.index.relative[node.value])
-            if b is None:
-                for mod in self.index.star_modules:
-                    cand = f"{mod}.{node.value}"
-                    if cand in self.known or self.matrix.api_exports(mod, node.value):
-                        return cand
-            return None
+        return resolve_chain(node, self.lookup, self._unbound, _depth)
+
+    def _unbound(self, name: str) -> str | None:
+        """A name no import or assignment binds: a library name a project module
+        re-exports (``from .ops import x``), or one a star import brings."""
+        if name in self.index.relative and name in _known_tails(self.known):
+            return self.project.library_name(self.path, self.index.relative[name])
+        for mod in self.index.star_modules:
+            cand = f"{mod}.{name}"
+            if cand in self.known or self.matrix.api_exports(mod, name):
+                return cand
         return None
 
     # -- values and guards ---------------------------------------------------
@@ -221,12 +212,7 @@ class FileContext:
         key = ("test_worlds", id(fn))
         hit = self.state.get(key)
         if hit is None:
-            exprs = [d.decorator for d in fn.decorators] + guard_forms.module_marks(fn, self)
-            cls = self.model.parent_of(fn)
-            if isinstance(cls, cst.ClassDef):  # a test class's own marks and pytestmark
-                exprs += [d.decorator for d in cls.decorators] + guard_forms.class_marks(cls)
-            worlds = self.target.worlds()
-            hit = self.state[key] = guard_forms.narrow_by_marks(exprs, self, worlds) if exprs else worlds
+            hit = self.state[key] = guard_forms.marked_worlds(fn, self)
         return hit
 
     def value_of(self, expr: cst.BaseExpression, world: World, bindings=None):

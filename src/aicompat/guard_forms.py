@@ -82,22 +82,8 @@ def _split(cond, fc, worlds):
     return split_worlds(cond, worlds, fc.evaluator)
 
 
-def class_marks(node: cst.ClassDef) -> list:
-    """A test class's ``pytestmark = ...``."""
-    return list(_class_pytestmark(node))
-
-
-def module_marks(node, fc) -> list:
-    """The module's ``pytestmark`` when ``node`` is a module-level test."""
-    return _module_marks(node, fc)
-
-
 def narrow_by_marks(exprs, fc, worlds: frozenset) -> frozenset:
     """The worlds a test runs in under skip marks ``exprs`` (calls, aliases, lists)."""
-    return _narrow_by_marks(exprs, fc, worlds)
-
-
-def _narrow_by_marks(exprs, fc, worlds: frozenset) -> frozenset:
     for e in exprs:
         for m in _marks(e, fc):
             worlds = _mark_worlds(m, fc, worlds)
@@ -129,6 +115,17 @@ def _module_marks(node, fc) -> list:
     return [b] if isinstance(b, cst.BaseExpression) and _is_test_item(node, fc) else []
 
 
+def marked_worlds(fn: cst.FunctionDef, fc) -> frozenset:
+    """The target worlds a test function runs in by its own skip marks, its class's
+    and the module's ``pytestmark`` (for a caller of a helper, which the walker is not in)."""
+    exprs = [d.decorator for d in fn.decorators] + _module_marks(fn, fc)
+    cls = fc.model.parent_of(fn)
+    if isinstance(cls, cst.ClassDef):
+        exprs += [d.decorator for d in cls.decorators] + list(_class_pytestmark(cls))
+    worlds = fc.target.worlds()
+    return narrow_by_marks(exprs, fc, worlds) if exprs else worlds
+
+
 def function_worlds(node: cst.FunctionDef, fc) -> frozenset:
     """The worlds a function's body runs in, given its decorators and its class."""
     if fc.scopes:  # the scope the engine just opened for this function: enabled= defaults read it
@@ -140,7 +137,7 @@ def function_worlds(node: cst.FunctionDef, fc) -> frozenset:
     if method is not None:
         worlds = worlds & method
     exprs = [d.decorator for d in node.decorators] + _module_marks(node, fc)
-    return _narrow_by_marks(exprs, fc, worlds) if exprs else worlds
+    return narrow_by_marks(exprs, fc, worlds) if exprs else worlds
 
 
 def _other_platform_method(node: cst.FunctionDef, fc) -> bool:
@@ -160,7 +157,7 @@ def class_worlds(node: cst.ClassDef, fc) -> frozenset | None:
     """The worlds a class body runs in (None: unchanged); records the worlds of
     its methods when a support check rules worlds out."""
     exprs = [d.decorator for d in node.decorators] + list(_class_pytestmark(node)) + _module_marks(node, fc)
-    worlds = _narrow_by_marks(exprs, fc, fc.ctx.worlds) if exprs else None
+    worlds = narrow_by_marks(exprs, fc, fc.ctx.worlds) if exprs else None
     _record_selected_methods(node, fc, fc.ctx.worlds if worlds is None else worlds)
     return worlds
 

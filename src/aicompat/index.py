@@ -55,6 +55,27 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def resolve_chain(node: cst.BaseExpression, lookup, unbound=None, depth: int = 0) -> str | None:
+    """Qualified name of a Name/Attribute chain through import bindings and aliases
+    (``lookup(name)`` gives a name's binding); ``unbound(name)`` answers for a name
+    nothing binds (star imports, re-exports)."""
+    if depth > 6:
+        return None
+    tp = type(node)  # exact types: LibCST's ABC isinstance is slow, and these have no subclasses
+    if tp is cst.Attribute:
+        base = resolve_chain(node.value, lookup, unbound, depth + 1)
+        return f"{base}.{node.attr.value}" if base else None
+    if tp is cst.Name:
+        b = lookup(node.value)
+        if isinstance(b, Qual):
+            return b.name
+        if isinstance(b, (cst.Name, cst.Attribute)):
+            return resolve_chain(b, lookup, unbound, depth + 1)
+        if b is None and unbound is not None:
+            return unbound(node.value)
+    return None
+
+
 def import_bindings(node: cst.Import | cst.ImportFrom, relative: bool = False) -> list[tuple[str, Qual]]:
     """The names an import statement binds, or ``("*", Qual(module))``. With
     ``relative``, ``from .utils import f`` binds ``f`` to ``Qual(".utils.f")``

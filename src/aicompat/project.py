@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from .index import ModuleIndex, Qual, build_index
+from .index import ModuleIndex, Qual, build_index, resolve_chain
 from .model import FileModel
 
 MAX_BYTES = 256_000  # a module bigger than this is not followed (parse cost: a 300 KB module takes ~0.5 s)
@@ -69,26 +69,15 @@ class ModuleEnv:
     def lookup(self, name: str):
         return self.index.bindings.get(name)
 
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        return resolve_chain(node, self.lookup)
+
     def positions(self):
         if self._positions is None:
             from libcst.metadata import MetadataWrapper, PositionProvider
 
             self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
         return self._positions
-
-    def resolve(self, node: cst.BaseExpression, _depth: int = 0) -> str | None:
-        if _depth > 6:
-            return None
-        if isinstance(node, cst.Attribute):
-            base = self.resolve(node.value, _depth + 1)
-            return f"{base}.{node.attr.value}" if base else None
-        if isinstance(node, cst.Name):
-            b = self.lookup(node.value)
-            if isinstance(b, Qual):
-                return b.name
-            if isinstance(b, (cst.Name, cst.Attribute)):
-                return self.resolve(b, _depth + 1)
-        return None
 
 
 _cache: "OrderedDict[str, tuple[tuple, ModuleEnv | None]]" = OrderedDict()
