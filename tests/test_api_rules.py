@@ -201,3 +201,79 @@ def test_deprecated_keyword_spliced_from_a_kwargs_dict_is_reported_at_the_splat(
     assert got == [("AIC203", 7, 57, 'from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 '
                     '(warns: "`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...', None)]
     assert lint(code.replace("{kw}", "dtype"), gpus=["H100"], pins={"transformers": "4.57.6"}) == []
+
+
+FLEX = '''import torch
+from torch.nn.attention.flex_attention import flex_attention
+
+RETURN_LSE = False
+
+
+def attend(q, k, v, block_mask, scale=None):
+    return flex_attention(q, k, v, block_mask=block_mask, scale=scale)
+
+
+def attend_flagged(q, k, v, block_mask):
+    return flex_attention(q, k, v, block_mask=block_mask, return_lse=RETURN_LSE)
+
+
+def attend_with_lse(q, k, v, block_mask):
+    out, lse = flex_attention(q, k, v, block_mask=block_mask, return_lse=True)
+    return out, lse
+
+
+def attend_positional(q, k, v):
+    return flex_attention(q, k, v, None, None, None, False, True)
+'''
+
+
+def test_a_deprecated_overload_warns_only_for_the_calls_it_matches():
+    # torch 2.12-2.15 mark one @overload of flex_attention @deprecated (return_lse: Literal[True]);
+    # the implementation warns only `elif return_lse and return_aux is None` (read in the 2.13.0 source).
+    # Before, the whole function was reported deprecated, also for calls that never pass return_lse.
+    diags = [d for d in lint(FLEX, pins={"torch": "2.13.0"}) if d.code == "AIC203"]
+    msg = ('torch.nn.attention.flex_attention.flex_attention(return_lse=True) is deprecated since torch 2.12.0 '
+           '(warns in 2.13.0: "return_lse is deprecated and will be removed in v2.10. Use '
+           'return_aux=AuxRequest(lse=True) instead.")')
+    assert [(d.line, d.column, d.message) for d in diags] == [(16, 16, msg), (21, 12, msg)]
+    # Before the overload was marked (2.11), no release in scope warns.
+    assert [d for d in lint(FLEX, pins={"torch": "2.11.0"}) if d.code == "AIC203"] == []
+
+
+def test_the_scanner_records_an_overload_deprecation_with_its_condition():
+    from aicompat.apiscan import ApiReader
+
+    src = '''from typing import Literal, overload
+from typing_extensions import deprecated
+
+
+@overload
+def pool(x, mode: Literal["max"] = ...) -> int: ...
+@overload
+@deprecated("mode='avg' is deprecated")
+def pool(x, mode: Literal["avg"] = ...) -> int: ...
+def pool(x, mode="max"):
+    return 0
+
+
+@overload
+@deprecated("all of it is deprecated")
+def first(x: int) -> int: ...
+@overload
+def first(x: str) -> str: ...
+def first(x):
+    return x
+
+
+@overload
+def spaced(x, mode: Literal["a b"]) -> int: ...
+@overload
+@deprecated("no")
+def spaced(x, mode: Literal["c d"]) -> int: ...
+def spaced(x, mode):
+    return 0
+'''
+    r = ApiReader({"m.py": src})
+    assert r.lookup("m", "pool").deprecated == "[mode='avg'] mode='avg' is deprecated"
+    assert r.lookup("m", "first").deprecated == "all of it is deprecated"  # the first overload matches an omission
+    assert r.lookup("m", "spaced").deprecated is None  # a condition it cannot write is not claimed for every call

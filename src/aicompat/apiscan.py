@@ -167,6 +167,55 @@ def _body_deprecation(body: list[ast.stmt]) -> str | None:
     return None
 
 
+_OVERLOAD = {"overload", "typing.overload", "typing_extensions.overload"}
+
+
+def _overload_deprecation(defs) -> str | None:
+    """``@overload @deprecated(msg)`` on one overload of several: deprecated only for
+    calls that match it, written ``[param=value ...] msg`` with the parameters that
+    overload pins with ``Literal[...]`` (torch's ``flex_attention(return_lse=True)``).
+    A call matches only when it passes every one of them with a listed value; an
+    omitted one matches the first overload that accepts the omission, so the first
+    overload's deprecation is unconditional. Where the condition cannot be written
+    (no Literal parameter, a value that is not a plain constant) nothing is recorded:
+    a conditional warning is not claimed for every call."""
+    overloads = [d for d in defs if _decorator_names(d.decorator_list) & _OVERLOAD]
+    for i, d in enumerate(overloads):
+        msg = _decorator_deprecation(d.decorator_list)
+        if not msg:
+            continue
+        if i == 0 or all(_decorator_deprecation(o.decorator_list) for o in overloads):
+            return msg
+        conds = []
+        args = d.args.posonlyargs + d.args.args + d.args.kwonlyargs
+        for a in args:
+            values = _literal_values(a.annotation)
+            if values is None:
+                continue
+            if not values or not all(_plain(v) for v in values):
+                return None
+            conds.append(f"{a.arg}={'|'.join(repr(v) for v in values)}")
+        return f"[{' '.join(conds)}] {msg}" if conds else None
+    return None
+
+
+def _plain(v) -> bool:
+    """A constant the ``[param=value]`` condition can spell in one word."""
+    if isinstance(v, str):
+        return bool(v) and not any(c.isspace() or c in "|]'\"" for c in v)
+    return isinstance(v, (bool, int)) or v is None
+
+
+def _literal_values(node) -> list | None:
+    """The values of a ``Literal[...]`` annotation, [] for a non-constant one, None for no Literal."""
+    if not (isinstance(node, ast.Subscript) and (_dotted(node.value) or "").rsplit(".", 1)[-1] == "Literal"):
+        return None
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not all(isinstance(x, ast.Constant) for x in items):
+        return []
+    return [x.value for x in items]
+
+
 def _squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -578,8 +627,10 @@ class ApiReader:
             s = signature(d.args, drop_first=first, stub=stub)
             if s not in sigs:
                 sigs.append(s)
+            if names & _OVERLOAD:
+                continue  # an overload's @deprecated holds only for the calls it matches: below
             deprecated = deprecated or _decorator_deprecation(d.decorator_list) or _body_deprecation(d.body)
-        return Sym("f", tuple(sigs), deprecated)
+        return Sym("f", tuple(sigs), deprecated or _overload_deprecation(defs))
 
     def _class(self, mod: str, node: ast.ClassDef, stub: bool, depth: int = 0) -> Sym:
         deprecated = _decorator_deprecation(node.decorator_list)

@@ -14,6 +14,8 @@ functions and keywords.
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 from packaging.version import Version
 
@@ -111,15 +113,19 @@ class DeprecatedApi(Rule):
             return []
         module, (name,) = where
         m = scope.api.module(module)
-        hits = [(rng & set(scope.indices), msg) for rng, msg in (m.deprecations(name) if m else [])]
-        hits = [(rng, msg) for rng, msg in hits if rng]
+        hits = []
+        for rng, text in (m.deprecations(name) if m else []):
+            cond, text = _condition(text)
+            if rng & set(scope.indices) and self._matches(site, cond, scope, qualname, fc):
+                hits.append((rng & set(scope.indices), text, cond))
         if not hits:
             return []
         api = scope.api
-        rng, warning = hits[-1]
+        rng, warning, cond = hits[-1]
         since = min(r for r_set, _ in m.deprecations(name) for r in r_set)
         instead = curated["replacement"] if curated else None
-        msg = (f"{qualname} is deprecated since {package} {api.labels[since]} (warns in {api.label(rng)}: "
+        called = f"{qualname}({', '.join(k + '=' + '|'.join(map(repr, v)) for k, v in cond)})" if cond else qualname
+        msg = (f"{called} is deprecated since {package} {api.labels[since]} (warns in {api.label(rng)}: "
                f"\"{_short(warning)}\")")
         if instead:
             msg += f"; use {instead}"
@@ -230,6 +236,25 @@ class DeprecatedApi(Rule):
             return None
         return f"{func}({', '.join(parts)})"
 
+    def _matches(self, site, cond, scope: q.Scope, qualname: str, fc) -> bool:
+        """Does the call pass every ``param=value`` of a conditional deprecation (an
+        ``@overload`` marked ``@deprecated``) with a value it lists? An omitted or
+        unknown argument does not match: the warning is not claimed."""
+        if not cond:
+            return True
+        args = [a.value for a in site.node.args if a.keyword is None and not a.star]
+        for param, values in cond:
+            expr = site.kw.get(param)
+            if expr is None:
+                at = _position(scope, qualname, param)
+                if at is None or at >= len(args):
+                    return False
+                expr = args[at]
+            v = fc.value_everywhere(expr)
+            if isinstance(v, bool) != any(isinstance(x, bool) for x in values) or v not in values:
+                return False
+        return True
+
     @staticmethod
     def _old_params(scope: q.Scope, qualname: str) -> list[str] | None:
         """Positional parameter names of the deprecated callable, the same in every release in scope."""
@@ -264,6 +289,37 @@ def _root_name(func: cst.BaseExpression, qualname: str, fc) -> str | None:
 
 
 
+
+
+def _position(scope: q.Scope, qualname: str, param: str) -> int | None:
+    """Where ``param`` sits among the positional parameters, the same in every signature in scope."""
+    module, (name,) = q.split(scope.api, qualname)
+    found = set()
+    for rng, _, sigs in scope.api.module(module).entries(name) or ():
+        if rng & set(scope.indices):
+            for sig in sigs or ():
+                pos = [p.name for p in sig.params if p.kind in ("pos", "posonly")]
+                found.add(pos.index(param) if param in pos else None)
+    return found.pop() if len(found) == 1 else None
+
+
+def _condition(text: str) -> tuple[tuple, str]:
+    """``[return_lse=True] msg`` -> ((("return_lse", (True,)),), msg); no condition -> ((), text)."""
+    if not text.startswith("[") or "] " not in text:
+        return (), text
+    head, msg = text[1:].split("] ", 1)
+    cond = []
+    for part in head.split():
+        param, _, values = part.partition("=")
+        cond.append((param, tuple(_constant(v) for v in values.split("|"))))
+    return tuple(cond), msg
+
+
+def _constant(word: str):
+    try:
+        return ast.literal_eval(word)
+    except (ValueError, SyntaxError):
+        return word
 
 
 def _short(text: str, limit: int = 160) -> str:
