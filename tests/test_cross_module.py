@@ -307,3 +307,43 @@ def test_helper_parameters_from_calls_in_another_module(tmp_path, v_dim, expecte
     assert [(c, n, ln) for c, n, ln, m in found] == expected
     if expected:
         assert "(called at line 10 of ../models/mla.py)" in found[0][3]
+
+
+# -- a module with many project imports still follows the one its guard needs -------------------------
+def _many_imports_package(tmp_path: Path, guarded: bool) -> Path:
+    # Written the way TransformerEngine's distributed.py is: two dozen sibling imports, then a
+    # version helper from .torch_version guarding the pre-2.4 autocast API. Each import tries
+    # several paths (mod.py, mod/__init__.py, ...); only the modules really parsed count
+    # against the per-file bound (before, the paths that held nothing used it up).
+    files = {"pkg/__init__.py": "", "pkg/ops/__init__.py": "", "pkg/torch_version.py": """
+        import functools
+
+        import torch
+        from packaging.version import Version as PkgVersion
+
+
+        @functools.lru_cache(maxsize=None)
+        def torch_version() -> tuple[int, ...]:
+            return PkgVersion(str(torch.__version__)).release
+        """}
+    imports = []
+    for i in range(20):
+        files[f"pkg/ops/util{i}.py"] = f"def is_enabled():\n    return {i} % 2 == 0\n"
+        imports.append(f"from .ops.util{i} import is_enabled as feature_{i}_enabled")
+    body = ("    if torch_version() >= (2, 4, 0):\n        return torch.amp.autocast('cuda')\n    else:\n"
+            "        return torch.cuda.amp.autocast()\n") if guarded else "    return torch.cuda.amp.autocast()\n"
+    files["pkg/distributed.py"] = ("import torch\n" + "\n".join(imports) + "\nfrom .torch_version import torch_version\n"
+                                   "\n\ndef autocast_ctx(x):\n"
+                                   + "".join(f"    if feature_{i}_enabled():\n        x = x + {i}\n" for i in range(20)) + body)
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+    return tmp_path / "pkg" / "distributed.py"
+
+
+def test_many_imports_do_not_use_up_the_module_bound(tmp_path):
+    unguarded = findings(_many_imports_package(tmp_path / "a", guarded=False), gpus=("H100",), select=["AIC203"])
+    assert [(c, line) for c, _, line, _ in unguarded] == [("AIC203", 66)]
+    # Unpinned, the call is judged against the newest torch, where its else-branch never runs.
+    assert findings(_many_imports_package(tmp_path / "b", guarded=True), gpus=("H100",), select=["AIC203"]) == []

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from .target import World
+
 import difflib
 from dataclasses import dataclass
 
@@ -48,6 +50,16 @@ def releases_in_scope(fc, package: str) -> list[Version]:
     return sorted(fc.target.releases.get(package) or [])
 
 
+def _runs_with_torch(fc, version) -> bool:
+    """Unpinned, the rules judge a call against the newest release; can the current
+    statement run with it on some fleet GPU, by the branches it sits in? True where
+    the context cannot tell (no flow model)."""
+    if not hasattr(fc, "reachable"):
+        return True
+    return any(fc.reachable(World(w.arch, version)) for w in fc.ctx.worlds if w.torch is None) \
+        or not any(w.torch is None for w in fc.ctx.worlds)
+
+
 def span(versions) -> str:
     """``2.3.0–2.5.1`` (first–last) for a list of releases."""
     versions = sorted(versions)
@@ -60,7 +72,10 @@ def scope(fc, package: str) -> Scope | None:
         return None
     versions = releases_in_scope(fc, package)
     if not versions:
-        return Scope(package, api, [len(api.releases) - 1], False)
+        newest = len(api.releases) - 1
+        if package == "torch" and not _runs_with_torch(fc, api.releases[newest]):
+            return None  # e.g. the else of `if torch_version() >= (2, 4):`: not judged against the newest
+        return Scope(package, api, [newest], False)
     indices = sorted(i for i in (api.index_of(v) for v in versions) if i is not None)
     return Scope(package, api, indices, True) if indices else None
 

@@ -181,7 +181,8 @@ class Project:
         self.libraries = libraries  # top-level names that are libraries, never project modules
         self.is_exit = is_exit
         self.reads = reads if reads is not None else []
-        self._envs: dict[str, ModuleEnv | None] = {}
+        self._envs: dict[str, ModuleEnv | None] = {}  # also the paths tried that held no module
+        self._loaded = 0  # modules parsed: what MAX_MODULES bounds
         self._by_node: dict[int, ModuleEnv] = {}
         self._found: dict[tuple, tuple[ModuleEnv, tuple[str, ...]] | None] = {}
         self._caller_budget = CALLER_BUDGET
@@ -322,9 +323,10 @@ class Project:
             inside = False
         if inside and real == self.home:
             return self.home_env  # not registered: its nodes are read as the checked file's
-        if inside and len(self._envs) < MAX_MODULES and real.is_file():
+        if inside and self._loaded < MAX_MODULES and real.is_file():
             env = _load(real, self.is_exit)
             if env is not None:
+                self._loaded += 1
                 self.reads.append(str(cand))
                 self._register(env)
         self._envs[name] = env
