@@ -347,3 +347,33 @@ def test_many_imports_do_not_use_up_the_module_bound(tmp_path):
     assert [(c, line) for c, _, line, _ in unguarded] == [("AIC203", 66)]
     # Unpinned, the call is judged against the newest torch, where its else-branch never runs.
     assert findings(_many_imports_package(tmp_path / "b", guarded=True), gpus=("H100",), select=["AIC203"]) == []
+
+
+# -- a library's own repository tests its source at HEAD, not a release ------------------------------
+OWN_TEST = """
+    import torch
+    from flash_attn import flash_attn_func
+
+
+    def test_split_kv():
+        q = torch.randn(2, 128, 8, 64, device="cuda", dtype=torch.float16)
+        out = flash_attn_func(q, q, q, causal=True, num_splits=4)
+        assert out.shape == q.shape
+    """
+
+
+def test_a_librarys_own_tests_are_not_judged_against_its_releases(tmp_path):
+    # flash-attention's tests/test_flash_attn.py passes keywords its HEAD added before any
+    # release had them; the repository holds setup.py and flash_attn/__init__.py.
+    write(tmp_path / "flash-attention", {"setup.py": "from setuptools import setup\nsetup(name='flash_attn')\n",
+                                         "flash_attn/__init__.py": "from .api import flash_attn_func\n",
+                                         "flash_attn/api.py": "def flash_attn_func(q, k, v, causal=False, num_splits=1):\n"
+                                                              "    return q\n",
+                                         "tests/pyproject.toml": "[tool.pytest.ini_options]\n",
+                                         "tests/test_split.py": OWN_TEST})
+    assert findings(tmp_path / "flash-attention" / "tests" / "test_split.py", select=["AIC202"]) == []
+    # The same test in a project that only uses the library is judged against its releases.
+    write(tmp_path / "user", {"pyproject.toml": "[project]\nname = 'user'\n", "tests/test_split.py": OWN_TEST})
+    got = findings(tmp_path / "user" / "tests" / "test_split.py", select=["AIC202"])
+    assert [(c, line) for c, _, line, _ in got] == [("AIC202", 7)]
+    assert "no flash-attn release" in got[0][3] and "'num_splits'" in got[0][3]

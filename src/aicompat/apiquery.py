@@ -11,6 +11,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from .project import owns_package
 from .target import World
 
 import difflib
@@ -50,6 +53,14 @@ def releases_in_scope(fc, package: str) -> list[Version]:
     return sorted(fc.target.releases.get(package) or [])
 
 
+def _own_source(fc, package: str) -> bool:
+    path = getattr(fc, "path", None)
+    if not path or path.startswith("<"):
+        return False
+    home = Path(path).resolve()
+    return any(owns_package(home, root) for root, pkg in fc.matrix.api_roots.items() if pkg == package)
+
+
 def _runs_with_torch(fc, version) -> bool:
     """Unpinned, the rules judge a call against the newest release; can the current
     statement run with it on some fleet GPU, by the branches it sits in? True where
@@ -70,6 +81,8 @@ def scope(fc, package: str) -> Scope | None:
     api = fc.matrix.api(package)
     if api is None or not api.releases:
         return None
+    if _own_source(fc, package):
+        return None  # the library's own repository: its code runs against its source, not a release
     versions = releases_in_scope(fc, package)
     if not versions:
         newest = len(api.releases) - 1

@@ -171,6 +171,41 @@ def _package_root(here: Path) -> Path:
     return root
 
 
+_PROJECT_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg")
+_OWNED: dict[tuple[str, str], bool] = {}
+
+
+def owns_package(home: Path | None, name: str) -> bool:
+    """Is ``name`` (an import root such as ``flash_attn``) the source of the project the
+    file sits in? Its tests then run against that source at HEAD, not against a release
+    the API tables know: flash-attention's tests call keywords no release has yet. True
+    when a folder above the file (at most 6 up, not past a ``.git``) holds setup.py,
+    pyproject.toml or setup.cfg and ``name/__init__.py``, ``src/name/__init__.py`` or
+    ``name.py``, as regular files."""
+    if home is None:
+        return False
+    root = home.parent
+    for _ in range(6):
+        key = (str(root), name)
+        if key not in _OWNED:
+            _OWNED[key] = any(_regular(root / m) for m in _PROJECT_MARKERS) and any(
+                _regular(p) for p in (root / name / "__init__.py", root / "src" / name / "__init__.py",
+                                      root / f"{name}.py"))
+        if _OWNED[key]:
+            return True
+        if (root / ".git").exists() or root.parent == root:
+            return False
+        root = root.parent
+    return False
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 class Project:
     """The modules one checked file may follow into (one instance per checked file)."""
 
