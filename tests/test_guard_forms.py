@@ -554,6 +554,44 @@ def test_enabled_from_an_on_by_default_flag_is_reported():
     assert failing(ARGPARSE.format(flag=flag)) == ["A100"]
 
 
+# TransformerEngine's examples/pytorch/mnist/main.py: the switch reaches the autocast through
+# the train() helper's parameter, as `train(args, model, ..., use_fp8=args.use_fp8)`.
+MNIST = """
+import argparse
+
+import torch
+import transformer_engine.pytorch as te
+
+
+def train(model, loader, optimizer, use_fp8):
+    for data, target in loader:
+        optimizer.zero_grad()
+        with te.autocast(enabled=use_fp8):
+            output = model(data.cuda())
+        torch.nn.functional.nll_loss(output, target.cuda()).backward()
+        optimizer.step()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=14)
+    {flag}
+    args = parser.parse_args()
+    model = te.Linear(784, 10)
+    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    loader = torch.utils.data.DataLoader(torch.load("mnist_train.pt"), batch_size=64)
+    for _ in range(args.epochs):
+        train(model, loader, optimizer, args.use_fp8)
+"""
+
+
+def test_a_switch_off_by_default_passed_through_a_helper_parameter():
+    off = 'parser.add_argument("--use-fp8", action="store_true", default=False)'
+    assert failing(MNIST.format(flag=off), pins={"transformer-engine": "2.8.0"}) == []
+    on = 'parser.add_argument("--no-fp8", dest="use_fp8", action="store_false")'
+    assert failing(MNIST.format(flag=on), pins={"transformer-engine": "2.8.0"}) == ["A100"]
+
+
 KWARGS = """
 import transformer_engine.pytorch as te
 from transformer_engine.common import recipe

@@ -4,15 +4,15 @@ arguments (CPython 3.11 Lib/argparse.py: dest from the first long option,
 L1560-1590; parse_args fills unset dests with their defaults, L1886-1897; a
 string default goes through type=, L2133-2139, so it stays unknown): a bad ``default="max_autotune"`` is
 what the default run passes on. A switch (``store_true``, a bool default) stays
-unknown: the code under it runs whenever the user passes it (``enabled=args.fp8``
-off by default is handled as a guard by guard_forms.off_by_default). An option
+either value (values.Switch): the code under it runs whenever the user passes it
+(``enabled=args.fp8`` off by default is a guard: guard_forms.off_switch). An option
 the user must give (no default, required, positional) stays unknown."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .values import UNKNOWN, LibObject
+from .values import UNKNOWN, LibObject, switch
 
 PARSER_CLASSES = frozenset({"argparse.ArgumentParser"})
 MUTATORS = frozenset({"add_argument", "set_defaults"})  # the calls flow.py records on a parser
@@ -69,8 +69,9 @@ def mutate(p: Parser, method: str, vals: list, kw: dict) -> Parser:
         value = UNKNOWN  # None, or a store_true/store_false switch: see below
     if isinstance(value, bool):
         # A switch: code under ``if args.validate:`` runs whenever the user passes it, so
-        # it is no guard (``enabled=args.fp8`` off by default is: guard_forms.off_by_default).
-        value = UNKNOWN
+        # it is no guard; ``enabled=args.fp8`` off by default is (guard_forms.off_switch),
+        # also after the value passed through a helper's parameter.
+        value = switch(value)
     return Parser(p.defaults + ((dest, value),))
 
 

@@ -35,6 +35,7 @@ import libcst as cst
 
 from .evaluate import UNKNOWN, truth
 from .index import OPAQUE, Opaque, dotted
+from .values import Switch
 
 SKIP_IF = {"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"}
 SKIP_UNLESS = {"unittest.skipUnless", "unittest.case.skipUnless"}
@@ -254,6 +255,8 @@ def enabled_worlds(expr: cst.BaseExpression, fc) -> frozenset:
         v = fc.evaluator(w).eval(expr)
         t = truth(v)
         if t is UNKNOWN:
+            if off_switch(v):
+                continue
             if off_default is None:
                 off_default = off_by_default(expr, fc)
             if off_default:
@@ -261,6 +264,11 @@ def enabled_worlds(expr: cst.BaseExpression, fc) -> frozenset:
         if t is not False:
             out.add(w)
     return frozenset(out)
+
+
+def off_switch(v) -> bool:
+    """A command-line switch that is off unless the user passes it (``store_true``)."""
+    return isinstance(v, Switch) and not v.default
 
 
 def _falsy_literal(e) -> bool:

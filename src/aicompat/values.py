@@ -184,12 +184,29 @@ class Union:
         return "Union(" + ", ".join(map(repr, self.options)) + ")"
 
 
+@dataclass(frozen=True, repr=False)
+class Switch(Union):
+    """A command-line switch (``store_true``/``store_false``, a bool default): False or
+    True, whichever the user passes, so its truth is unknown; ``default`` is what a run
+    without it gets. ``enabled=args.fp8`` with an off default is a guard that holds
+    unless the user turns FP8 on (guard_forms.off_switch)."""
+
+    default: bool = False
+
+
+def switch(default: bool) -> Switch:
+    return Switch((False, True), default)
+
+
 MAX_UNION = 8
 
 
 def join(values) -> Any:
     """The join of several values: the value itself when all agree, a Union when
     they differ, UNKNOWN when one is unknown or there are too many."""
+    values = list(values)
+    if values and all(isinstance(v, Switch) and v == values[0] for v in values):
+        return values[0]  # the same switch from every call site keeps its default
     opts: list = []
     for v in values:
         if v is UNKNOWN:

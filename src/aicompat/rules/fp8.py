@@ -13,7 +13,7 @@ import libcst as cst
 from packaging.version import Version
 
 from ..evaluate import UNKNOWN, truth
-from ..guard_forms import enabled_worlds
+from ..guard_forms import enabled_worlds, off_switch
 from ..ruleapi import Example, Finding, Rule
 from ..values import LibObject, options
 
@@ -214,7 +214,7 @@ class Fp8Unsupported(Rule):
             # A scenario (call site, parametrize row) in which this line cannot run
             # here, or runs with FP8 off, says nothing about it.
             live = [(c, b) for c, b in scenarios if fc.reachable(w, b)
-                    and (enabled is None or truth(fc.value_of(enabled, w, b)) is not False)]
+                    and (enabled is None or _may_be_on(fc.value_of(enabled, w, b)))]
             if not live:
                 continue
             for name in self._recipes_in(rexpr, w, fc, live):
@@ -243,3 +243,8 @@ class Fp8Unsupported(Rule):
                     if name in self.recipes:
                         out.add(name)
         return out
+
+
+def _may_be_on(v) -> bool:
+    """``enabled=v`` may turn FP8 on: not False, and not a switch off unless the user passes it."""
+    return truth(v) is not False and not off_switch(v)
