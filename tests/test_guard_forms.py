@@ -261,6 +261,94 @@ def test_is_supported_with_a_too_low_bound_is_reported():
     assert failing(VLLM_SCALED_MM.format(min_cc=80)) == ["A100"]
 
 
+# vLLM 0.33 kernels/linear/scaled_mm/pytorch.py and nvfp4/pytorch.py: the check is inherited
+# from a base class of the file, asks the platform (supports_fp8, is_device_capability_family),
+# and returns early from inside a nested branch.
+VLLM_TORCH_KERNELS = """
+import torch
+
+from vllm.platforms import current_platform
+
+from .ScaledMMLinearKernel import FP8ScaledMMLinearKernel
+
+
+def _supports_torch_fp8_scaled_mm() -> bool:
+    if current_platform.is_cpu():
+        return True
+    if not current_platform.is_cuda_alike():
+        return False
+    return {platform_check}
+
+
+class TorchFP8ScaledMMLinearKernel(FP8ScaledMMLinearKernel):
+    @classmethod
+    def is_supported(cls, compute_capability: int | None = None) -> tuple[bool, str | None]:
+        if _supports_torch_fp8_scaled_mm():
+            return True, None
+        return False, "requires a platform with torch FP8 scaled-MM support."
+
+
+class PerTensorTorchFP8ScaledMMLinearKernel(TorchFP8ScaledMMLinearKernel):
+    @classmethod
+    def can_implement(cls, c) -> tuple[bool, str | None]:
+        return True, None
+
+    def apply_scaled_mm(self, A, B, out_dtype, As, Bs):
+        return torch._scaled_mm(A, B, out_dtype=out_dtype, scale_a=As, scale_b=Bs)
+
+
+class BlockWiseTorchFP8ScaledMMLinearKernel(FP8ScaledMMLinearKernel):
+    @classmethod
+    def is_supported(cls, compute_capability: int | None = None) -> tuple[bool, str | None]:
+        if not (current_platform.is_cuda_alike() or current_platform.is_xpu()):
+            return False, "requires CUDA, ROCm or XPU."
+        if current_platform.is_cuda():
+            is_sm90 = (
+                compute_capability == {block_cc}
+                if compute_capability is not None
+                else current_platform.is_device_capability({block_cc})
+            )
+            if not is_sm90:
+                return False, "block scaling on CUDA requires compute capability 90 (Hopper)."
+        return True, None
+
+    def apply_scaled_mm(self, A, B, out_dtype, As, Bs):
+        return torch._scaled_mm(A, B, out_dtype=out_dtype, scale_a=As, scale_b=Bs)
+"""
+
+
+def test_inherited_platform_checks_and_nested_early_returns_gate_the_kernels():
+    clean = VLLM_TORCH_KERNELS.format(platform_check="current_platform.supports_fp8()", block_cc=90)
+    assert failing(clean) == []
+    # The twins: a check that lets the A100 in, in the base class and in the nested branch.
+    assert failing(VLLM_TORCH_KERNELS.format(platform_check="True", block_cc=90)) == ["A100"]
+    assert failing(VLLM_TORCH_KERNELS.format(platform_check="current_platform.supports_fp8()", block_cc=80)) \
+        == ["A100"]
+
+
+NVFP4 = """
+import torch
+
+from vllm.platforms import current_platform
+
+
+class TorchNvFp4LinearKernel:
+    @classmethod
+    def is_supported(cls, compute_capability: int | None = None) -> tuple[bool, str | None]:
+        if not current_platform.is_device_capability_family({family}):
+            return False, "Torch NVFP4 requires sm_10x (Blackwell)"
+        return True, None
+
+    def apply_weights(self, x, w, sx, sw):
+        return torch._scaled_mm(x, w, scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)
+"""
+
+
+def test_a_capability_family_check_gates_the_kernel():
+    assert failing(NVFP4.format(family=100)) == []
+    assert failing(NVFP4.format(family=80)) == ["A100"]
+
+
 MACHETE_LIKE = """
 import torch
 

@@ -24,7 +24,7 @@ from .containers import (CONVERTERS, as_items, convert, dict_merge, element, has
                          seq_as_tuple, set_item, widen)
 from .pathvalues import os_join, os_path_fn, path_attr, path_join, path_method, path_new
 from .strvalues import concat, flatten_parts, format_value, mkstr, str_format
-from .flow import ImportsOK, LoopRuns, is_classmethod, loop_steps, step_name as _step_name
+from .flow import Alternatives, ImportsOK, LoopRuns, is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
@@ -258,6 +258,10 @@ class Evaluator:
         """False when this world rules out a branch a definition was made in."""
         b = self.bindings.get(id(scope))
         for test, polarity, stmt in conds:
+            if isinstance(test, Alternatives):
+                if not any(self._feasible(alt, scope) for alt in test.options):
+                    return False
+                continue
             key = ("cond", id(test), id(b))
             hit = self.memo.get(key)
             if hit is None:

@@ -102,11 +102,14 @@ class _Builder:
 
     # -- blocks --------------------------------------------------------------
     def block(self, stmts, env: Env | None, conds: tuple) -> Env | None:
-        """Definitions after ``stmts``; None when every path leaves."""
+        """Definitions after ``stmts``; None when every path leaves. ``self.tail``: the
+        conditions under which the end is reached (an early exit nested in a branch
+        narrows them)."""
         for stmt in stmts:
             if env is None:
                 return None
             env, conds = self.stmt(stmt, env, conds)
+        self.tail = conds
         return env
 
     def top(self, stmts, env: Env):
@@ -120,6 +123,7 @@ class _Builder:
 
     def body(self, suite, env, conds):
         if isinstance(suite, cst.SimpleStatementSuite):
+            self.tail = conds
             for small in suite.body:
                 if env is None:
                     return None
@@ -207,21 +211,31 @@ class _Builder:
     def if_(self, stmt: cst.If, env: Env, conds: tuple):
         yes_c = conds + ((stmt.test, True, stmt),)
         no_c = conds + ((stmt.test, False, stmt),)
+        self.tail = yes_c
         yes = self.body(stmt.body, dict(env), yes_c)
+        yes_tail = self.tail
         if isinstance(stmt.orelse, cst.If):
             self.scope.env_at[id(stmt.orelse)] = env
-            no, _ = self.if_(stmt.orelse, dict(env), no_c)
+            no, no_tail = self.if_(stmt.orelse, dict(env), no_c)
         elif isinstance(stmt.orelse, cst.Else):
+            self.tail = no_c
             no = self.body(stmt.orelse.body, dict(env), no_c)
+            no_tail = self.tail
         else:
-            no = env
+            no, no_tail = env, no_c
         if yes is None and no is None:
             return None, conds
         if yes is None:
-            return no, no_c  # what follows runs only where the test failed
+            return no, no_tail  # what follows runs only where the test failed
         if no is None:
-            return yes, yes_c
-        return _join(_on_path(yes, no, (stmt.test, True, stmt)), _on_path(no, yes, (stmt.test, False, stmt))), conds
+            return yes, yes_tail
+        joined = _join(_on_path(yes, no, (stmt.test, True, stmt)), _on_path(no, yes, (stmt.test, False, stmt)))
+        if yes_tail == yes_c and no_tail == no_c:
+            return joined, conds
+        # An exit nested in an arm (`if a: if b: return`): what follows runs where some
+        # arm reaches its end: not (a and b).
+        n = len(conds)
+        return joined, conds + ((Alternatives((yes_tail[n:], no_tail[n:])), True, None),)
 
     # -- small statements ----------------------------------------------------
     def small(self, small, stmt, env: Env, conds: tuple) -> Env | None:
@@ -310,6 +324,14 @@ class _Builder:
 
     def _attr(self, name: str, d: Def) -> None:
         self.scope.attr_defs.setdefault(name, []).append(d)
+
+
+@dataclass(frozen=True, eq=False)
+class Alternatives:
+    """A flow condition that holds where one of ``options`` (each a tuple of
+    conditions, all of which hold) does; its polarity is always True."""
+
+    options: tuple
 
 
 def _on_path(arm: Env, other: Env, cond) -> Env:

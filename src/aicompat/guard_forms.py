@@ -169,9 +169,8 @@ def _is_support(name: str) -> bool:
 
 
 def _record_selected_methods(node: cst.ClassDef, fc, worlds: frozenset) -> None:
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    methods = [s for s in body if isinstance(s, cst.FunctionDef)]
-    checks = [m for m in methods if _is_support(m.name.value)]
+    methods = _methods(node)
+    checks = list(_support_checks(node, fc).values())
     if not checks:
         return
     selected = worlds
@@ -183,6 +182,25 @@ def _record_selected_methods(node: cst.ClassDef, fc, worlds: frozenset) -> None:
     for m in methods:
         if not _is_support(m.name.value):
             memo[id(m)] = selected
+
+
+def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return [s for s in body if isinstance(s, cst.FunctionDef)]
+
+
+def _support_checks(node: cst.ClassDef, fc, depth: int = 0) -> dict[str, cst.FunctionDef]:
+    """The class's support checks by name, its own first, then those it inherits from
+    base classes of the same file (vLLM's PerTensorTorchFP8ScaledMMLinearKernel keeps
+    the is_supported of TorchFP8ScaledMMLinearKernel and adds can_implement)."""
+    checks = {m.name.value: m for m in _methods(node) if _is_support(m.name.value)}
+    if depth < 4:
+        for base in node.bases:
+            b = fc.lookup(base.value.value) if isinstance(base.value, cst.Name) else None
+            if isinstance(b, cst.ClassDef) and b is not node:
+                for name, fn in _support_checks(b, fc, depth + 1).items():
+                    checks.setdefault(name, fn)
+    return checks
 
 
 def _may_select(fn: cst.FunctionDef, fc, world) -> bool:
@@ -204,8 +222,14 @@ def _may_select(fn: cst.FunctionDef, fc, world) -> bool:
     v = _run(fn, ev, frame)
     if not ev.touched:
         # Only a check that reads the hardware proves anything: a stub returning
-        # False everywhere is overridden by subclasses.
-        if not bound_cap or _same(v, _run(fn, fc.evaluator(world), {k: OPAQUE for k in frame})):
+        # False everywhere is overridden by subclasses. With the capability bound, the
+        # check reads it when its answer changes without it, or when, without it, the
+        # check asks the device instead (vLLM: `compute_capability == 90 if
+        # compute_capability is not None else current_platform.is_device_capability(90)`).
+        if not bound_cap:
+            return True
+        unbound = fc.evaluator(world)
+        if _same(v, _run(fn, unbound, {k: OPAQUE for k in frame})) and not unbound.touched:
             return True
     if isinstance(v, tuple) and v:
         v = v[0]

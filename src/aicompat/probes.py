@@ -21,7 +21,7 @@ from .errors import MatrixError
 from .toml_compat import tomllib
 from .values import UNKNOWN
 
-_KINDS = {"table", "constant", "at_least", "equals", "dist_version"}
+_KINDS = {"table", "constant", "at_least", "equals", "same_major", "dist_version"}
 _RETURNS = {"bool", "pair", "bool_or_pair"}
 _SPEC = re.compile(r"^(>=|<=|==|<|>)(\d+)\.(\d+)$")
 _OPS = {
@@ -71,7 +71,7 @@ class Probe:
     def answer(self, cap: tuple[int, int], cuda: str | None, args: list, kwargs: dict):
         if self.kind == "constant":
             return None if self.value == "None" else self.value
-        if self.kind in ("at_least", "equals"):
+        if self.kind in ("at_least", "equals", "same_major"):
             want = args[0] if args else kwargs.get("capability", UNKNOWN)
             if isinstance(want, int) and not isinstance(want, bool):
                 mine: Any = cap[0] * 10 + cap[1]
@@ -79,6 +79,8 @@ class Probe:
                 mine = cap
             else:
                 return UNKNOWN
+            if self.kind == "same_major":  # 100 -> 10.x; (10, 0) -> 10.x
+                return cap[0] == (want // 10 if isinstance(want, int) else want[0])
             return mine >= want if self.kind == "at_least" else mine == want
         ok = self._table(cap, cuda)
         pair = self.returns == "pair" or (self.returns == "bool_or_pair" and kwargs.get("return_reason") is True)
@@ -140,7 +142,7 @@ def call_value(q: str, cap: tuple[int, int], cuda: str | None, pos, kw, eval_arg
     p = load()[0].get(q)
     if p is None or p.kind == "dist_version":
         return NotImplemented
-    args = [eval_arg(a) for a in pos] if p.kind in ("at_least", "equals") else []
+    args = [eval_arg(a) for a in pos] if p.kind in ("at_least", "equals", "same_major") else []
     kwargs = {k: eval_arg(v) for k, v in kw.items()}
     return p.answer(cap, cuda, args, kwargs)
 
