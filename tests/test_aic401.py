@@ -261,3 +261,21 @@ STDLIB_SAMPLES = [
 def test_prefilter_is_a_superset_on_every_target(python):
     for code in list(SAMPLES.values()) + STDLIB_SAMPLES:
         assert aic401(code, python, prefilter=True) == aic401(code, python, prefilter=False), (python, code)
+
+
+def test_one_finding_per_fstring_problem_and_hints_only_for_backported_names():
+    from conftest import lint
+
+    code = ('def report(name, rows):\n'
+            '    print(f"{name + "x"} {name + "y"} {name + "z"}")\n'
+            '    print(f"{name!r:>{len(rows)}} {rows["a"]}")\n'
+            '\n\nasync def first(it):\n    return await anext(it)\n'
+            '\n\ndef fail(errs):\n    raise ExceptionGroup("many", errs)\n')
+    got = [(d.line, d.column, d.message) for d in lint(code, python="3.9") if d.code == "AIC401"]
+    assert got == [
+        (2, 13, "f-string reusing its own quote inside a replacement field needs Python 3.12; target is Python 3.9"),
+        (3, 35, "f-string reusing its own quote inside a replacement field needs Python 3.12; target is Python 3.9"),
+        # exceptiongroup backports only ExceptionGroup/BaseExceptionGroup, not anext.
+        (7, 18, "anext is new in Python 3.10; target is Python 3.9 (guard it with sys.version_info or hasattr)"),
+        (11, 11, "ExceptionGroup is new in Python 3.11; target is Python 3.9 (import it from exceptiongroup)"),
+    ]

@@ -98,7 +98,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "syntax.toml": {
         "feature": {"python": (str, True), "construct": (str, True)},
-        "backport": {"package": (str, True)},
+        "backport": {"package": (str, True), "names": (_LIST, False)},
     },
     "stdlib.toml": {  # generated from typeshed by tools/build_stdlib_matrix.py
         "module": {"added": (str, False), "removed": (str, False), "names_added": (dict, False),

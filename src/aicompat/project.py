@@ -39,7 +39,8 @@ from .index import ModuleIndex, Qual, build_index, resolve_chain
 from .model import FileModel
 
 MAX_BYTES = 256_000  # a module bigger than this is not followed (parse cost: a 300 KB module takes ~0.5 s)
-MAX_MODULES = 24  # modules one checked file may pull in
+MAX_MODULES = 10  # modules one checked file may parse to follow a value
+MAX_WORLD_MODULES = 14  # and, beyond those, modules whose text can tell GPUs or releases apart (guards)
 _PROCESS_CACHE = 64  # parsed modules kept per process (LRU)
 MAX_SCAN_FILES = 400  # files of a package searched for callers of a function
 MAX_CALLER_MODULES = 4  # modules parsed to bind one function's parameters
@@ -358,7 +359,10 @@ class Project:
             inside = False
         if inside and real == self.home:
             return self.home_env  # not registered: its nodes are read as the checked file's
-        if inside and self._loaded < MAX_MODULES and real.is_file():
+        if inside and real.is_file() and (self._loaded < MAX_MODULES or (
+                self._loaded < MAX_MODULES + MAX_WORLD_MODULES and _world_dependent(real))):
+            # Guard helpers (torch_version(), is_fp8_available wrappers) keep a budget of their
+            # own: a file that follows many plain values must still see its guards.
             env = _load(real, self.is_exit)
             if env is not None:
                 self._loaded += 1

@@ -257,7 +257,10 @@ class PythonSyntax(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        self.backports = {k: e["package"] for k, e in matrix.section("syntax.toml", "backport").items()}
+        section = matrix.section("syntax.toml", "backport")
+        self.backports = {k: e["package"] for k, e in section.items()}
+        # A backport that covers only some names of its module (exceptiongroup: the two group types).
+        self.backport_names = {k: frozenset(e["names"]) for k, e in section.items() if "names" in e}
         every = set()
         for e in matrix.section("stdlib.toml", "module").values():
             for table in (e.get("names_added", {}), e.get("names_removed", {})):
@@ -436,6 +439,8 @@ class PythonSyntax(Rule):
         if kind == "removed":
             return f"{label} was removed in Python {_show(v)}; {target}"
         pkg = self.backports.get(module)
+        if pkg and name not in self.backport_names.get(module, (name,)):
+            pkg = None
         hint = f"import it from {pkg}" if pkg else "guard it with sys.version_info or hasattr"
         return f"{label} is new in Python {_show(v)}; {target} ({hint})"
 

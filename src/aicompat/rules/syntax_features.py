@@ -143,25 +143,32 @@ def _fstring(node: cst.FormattedString, code: Callable[[cst.CSTNode], str]) -> F
     backslash, a comment, or (in a single-quoted string) a line break."""
     quote = node.end
     out: Found = []
-    stack = list(node.parts)
+    seen: set[str] = set()  # one finding per problem and f-string, at its first field
+
+    def add(feature: str, part) -> None:
+        if feature not in seen:
+            seen.add(feature)
+            out.append((feature, part))
+
+    stack = list(reversed(node.parts))
     while stack:
         part = stack.pop()
         if not isinstance(part, cst.FormattedStringExpression):
             continue
         if part.equal is not None and not isinstance(part.equal, cst.MaybeSentinel):
-            out.append(("fstring_equals", part))
+            add("fstring_equals", part)
         text = (code(part.whitespace_before_expression) + code(part.expression)
                 + code(part.whitespace_after_expression))
         if quote in text:  # the closing quote (or triple quote) inside the field
-            out.append(("fstring_quotes", part))
+            add("fstring_quotes", part)
         elif "\\" in text:
-            out.append(("fstring_backslash", part))
+            add("fstring_backslash", part)
         elif "#" in text and _has_comment(text):
-            out.append(("fstring_comment", part))
+            add("fstring_comment", part)
         elif len(quote) == 1 and "\n" in text:
-            out.append(("fstring_newline", part))
+            add("fstring_newline", part)
         if part.format_spec:
-            stack.extend(part.format_spec)
+            stack.extend(reversed(part.format_spec))
     return out
 
 
