@@ -143,3 +143,28 @@ def test_gpu_names_and_archs_resolve(matrix):
 def test_api_target_errors_raise(matrix):
     with pytest.raises(ConfigError):
         build_settings(matrix, cli=Target(gpus=["nope"]), no_config=True)
+
+
+def test_a_pin_of_no_known_release_is_said_and_checked_against_the_nearest(matrix, tmp_path):
+    # flash-attn 2.5.9 exists on PyPI only as 2.5.9.post1: before, `--pin flash-attn==2.5.9` matched no
+    # table entry and every flash-attn check was skipped ("All checks passed" on code that fails).
+    code = ("from flash_attn import flash_attn_func\n\n\ndef attend(q, k, v):\n"
+            "    return flash_attn_func(q, k, v, qk_headdim=128)\n")
+    (tmp_path / "attn.py").write_text(code)
+    cases = {
+        "flash-attn==2.5.9": "flash-attn==2.5.9: 2.5.9 is no flash-attn release aicompat knows",
+        "torch==2.99": "checked against the nearest: 2.15.0",
+        "torch==2.4.3": "checked against the nearest: 2.4.1, 2.5.0",
+        "triton==3.6.0": "triton==3.6.0: aicompat does not model triton, so this pin changes no finding",
+    }
+    for pin, note in cases.items():
+        r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "--pin", pin, "--format", "json",
+                    str(tmp_path / "attn.py"), cwd=tmp_path)
+        doc = json.loads(r.stdout)
+        assert any(note in n for n in doc["notes"]), (pin, doc["notes"])
+        assert [d["code"] for d in doc["diagnostics"]] == ["AIC202"], pin
+    s = build_settings(matrix, cli=Target(gpus=["A100"]), no_config=True, cli_pins=["flash-attn==2.5.9"])
+    assert [str(v) for v in s.target.releases["flash-attn"]] == ["2.5.9.post1"]
+    # A known release: no note.
+    s = build_settings(matrix, cli=Target(gpus=["A100"]), no_config=True, cli_pins=["flash-attn==2.6.3"])
+    assert s.notes == []

@@ -254,6 +254,7 @@ def build_settings(
         if where.startswith("pyproject.toml [tool"):
             where = f"{pyproject}: [tool.aicompat] pins"
         releases[name] = releases_for(name, spec, matrix, where)
+    pin_notes = _pin_notes(pins, releases, sources, matrix)
     target = ResolvedTarget(
         members=members,
         python=python,
@@ -263,7 +264,7 @@ def build_settings(
         sources=sources,
         default_fleet=sources["gpus"] == "default",
     )
-    notes = []
+    notes = pin_notes
     if target.default_fleet:
         notes.append(
             "no GPU fleet configured: checked against the portable default fleet "
@@ -278,3 +279,39 @@ def build_settings(
         notes=notes,
         **run_opts,
     )
+
+
+def _pin_notes(pins: dict, releases: dict, sources: dict, matrix) -> list[str]:
+    """Say what a pin changes: an exact pin of a release aicompat does not know is checked
+    against the nearest known ones (``flash-attn==2.5.9``: PyPI has only 2.5.9.post1;
+    ``torch==2.99``: newer than any), never against nothing; an explicit pin of a package
+    aicompat does not model (``triton==3.6.0``) changes nothing, and the note says so.
+    ``releases`` is updated in place."""
+    modelled = set(matrix.section("releases.toml", "package")) | set(matrix.api_roots.values())
+    notes = []
+    for name, spec in pins.items():
+        src = sources.get(f"pin:{name}", "")
+        # A project's dependencies and requirements files list every package; only a pin
+        # given to aicompat itself (--pin, [tool.aicompat] pins, the API) earns the note.
+        explicit = src in ("--pin", "api") or src.startswith("pyproject.toml [tool.aicompat]")
+        known = sorted(matrix.releases(name))
+        if name not in modelled:
+            if explicit:
+                notes.append(f"{name}{spec}: aicompat does not model {name}, so this pin changes no finding")
+            continue
+        if not known:
+            continue
+        unknown = [v for v in releases.get(name, []) if v not in known]
+        if not unknown:
+            continue
+        chosen: list = []
+        for v in unknown:
+            near = [k for k in known if k.release == v.release] or \
+                [k for k in (max((k for k in known if k < v), default=None),
+                             min((k for k in known if k > v), default=None)) if k is not None]
+            chosen.extend(k for k in near if k not in chosen)
+        releases[name] = sorted({*(v for v in releases[name] if v in known), *chosen})
+        shown = ", ".join(str(v) for v in unknown)
+        notes.append(f"{name}{spec}: {shown} is no {name} release aicompat knows (known: {known[0]}–{known[-1]}); "
+                     f"checked against the nearest: {', '.join(str(k) for k in sorted(chosen))}")
+    return notes
