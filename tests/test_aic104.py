@@ -392,3 +392,41 @@ def test_lazy_stream_is_there_once_a_method_ran():
     code = SWA_EMA.format(init="None").replace("    ema = AveragedModel(model)\n",
                                            "    model.stream.synchronize()\n    ema = AveragedModel(model)\n")
     assert [(x.line, x.column) for x in aic104(code)] == [(23, 11)]
+
+
+CLOUD = '''import pickle
+import threading
+
+import cloudpickle
+import dill
+import torch
+
+
+class Job:
+    def __init__(self, fn):
+        self.fn = fn
+        self.lock = threading.Lock()
+        self.done = torch.cuda.Event()
+
+
+def ship(job, how):
+    return {how}(job.{attr})
+
+
+payload = ship(Job(lambda batch: batch * 2), "x")
+'''
+
+
+def test_cloudpickle_and_dill_pickle_what_they_handle_by_value():
+    from conftest import lint
+
+    def found(how, attr):
+        return [(d.line, d.message.split(":")[0]) for d in lint(CLOUD.format(how=how, attr=attr)) if d.code == "AIC104"]
+
+    # Observed (cloudpickle 3.1.3, dill 0.4.1): both pickle a lambda by value; dill also a Lock.
+    assert found("cloudpickle.dumps", "fn") == []
+    assert found("dill.dumps", "fn") == []
+    assert found("dill.dumps", "lock") == []
+    assert found("cloudpickle.dumps", "lock") == [(17, "cloudpickle.dumps")]
+    assert found("dill.dumps", "done") == [(17, "dill.dumps")]  # no serialiser pickles a CUDA event
+    assert found("pickle.dumps", "fn") == [(17, "pickle.dumps")]

@@ -49,7 +49,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "pickle.toml": {
         "unpicklable": {"error": (str, True), "kind": (str, True), "picklable_from": (str, False),
                         "queue_picklable": (bool, False)},
-        "sink": {"arg": (_LIST, False), "args": (_LIST, False), "atomic": (_LIST, False), "via": (str, False),
+        "sink": {"arg": (_LIST, False), "args": (_LIST, False), "atomic": (_LIST, False), "handles": (_LIST, False), "via": (str, False),
                  "start_method": (_LIST, False), "context": (bool, False), "object": (str, False),
                  "advice": (str, False)},
         "start_methods": {"pickling": (_LIST, True), "contexts": (_LIST, True), "setters": (_LIST, True)},

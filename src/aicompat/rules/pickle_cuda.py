@@ -125,7 +125,9 @@ class PickleCudaObject(Rule):
         self.sink_entries = matrix.section("pickle.toml", "sink")
         self.sinks = {q: [tuple(a) for a in e["args"]] if "args" in e else [tuple(e["arg"])]
                       for q, e in self.sink_entries.items()}
-        self.atomic = {q: frozenset(e.get("atomic", ())) for q, e in self.sink_entries.items()}
+        # What a sink never fails on: deepcopy's atomic kinds, and what cloudpickle/dill pickle by value.
+        self.atomic = {q: frozenset(e.get("atomic", ())) | frozenset(e.get("handles", ()))
+                       for q, e in self.sink_entries.items()}
         self.start_methods = next(iter(matrix.section("pickle.toml", "start_methods").values()), {})
         # Sinks reached as a context's attribute (mp.get_context("spawn").Process): tail -> module.
         self.context_tails = {q.rsplit(".", 1)[-1] for q, e in self.sink_entries.items() if e.get("context")}
