@@ -55,6 +55,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "start_methods": {"pickling": (_LIST, True), "contexts": (_LIST, True), "setters": (_LIST, True)},
         "queue": {"methods": (_LIST, True), "arg": (_LIST, True)},
         "hook": {"follow": (str, True), "sinks": (_LIST, False)},
+        "weights_only": {"arg": (_LIST, True), "flag": (str, True), "pickle_module": (_LIST, True),
+                         "default_true_from": (str, True), "savers": (_LIST, True), "save_obj": (_LIST, True),
+                         "save_path": (_LIST, True), "refused": (_LIST, True), "allow_calls": (_LIST, True),
+                         "error": (str, True), "observed": (str, True)},
     },
     "dispatch.toml": {
         "dispatch": {"bases": (_LIST, True), "never_on_nvidia": (_LIST, True)},

@@ -22,8 +22,9 @@ from .rules.pickle_cuda import PickleCudaObject
 from .rules.python_syntax import PythonSyntax
 from .rules.unknown_argument import UnknownArgument
 from .rules.v_headdim import VHeadDimMismatch
+from .rules.weights_only import LoadWeightsOnly
 
-RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject,
+RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject, LoadWeightsOnly,
                                    ApiUnavailable, UnknownArgument, DeprecatedApi, BehaviorChange, InlineCudaArch,
                                    BuildArchFlags, PythonSyntax]
 
@@ -35,6 +36,7 @@ CODES: dict[str, str] = {
     "AIC102": "fp8-unsupported",
     "AIC103": "compile-backend",
     "AIC104": "pickle-cuda-object",
+    "AIC105": "load-weights-only",
     "AIC201": "api-unavailable",
     "AIC202": "unknown-argument",
     "AIC203": "deprecated-api",

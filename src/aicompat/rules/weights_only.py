@@ -1,0 +1,205 @@
+"""AIC105 load-weights-only: ``torch.load`` with the default ``weights_only`` of a
+file the same code saved with objects the weights-only unpickler refuses (facts:
+version_matrix/pickle.toml [weights_only], read in the 2.5.1/2.6.0 sources and
+observed with torch 2.13.0).
+
+From torch 2.6 ``torch.load`` unpickles only tensors, containers and an
+allow-list of types unless ``weights_only=False`` is passed. A training script
+that saves ``{"model": model.state_dict(), "args": args}`` and resumes from it
+then fails on resume. The save is found in the same file, by the value of the
+path both calls use; an unknown path or object says nothing.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from packaging.version import Version
+
+from .. import apiquery as q
+from .. import cli_args
+from ..ruleapi import Example, Finding, Rule
+from ..shapes import Layer
+from ..values import DictValue, Instance, LibObject, PathValue, Seq, options
+
+_MAX_DEPTH = 6
+_TRAIN = ("import argparse\n\nimport torch\n\n\n"
+          "def save_checkpoint(model, args, path):\n"
+          "    torch.save({\"model\": model.state_dict(), \"args\": %s}, path)\n\n\n"
+          "def resume(model, path):\n"
+          "    state = torch.load(path%s)\n"
+          "    model.load_state_dict(state[\"model\"])\n\n\n"
+          "def main():\n"
+          "    parser = argparse.ArgumentParser()\n"
+          "    parser.add_argument(\"--lr\", type=float, default=3e-4)\n"
+          "    args = parser.parse_args()\n"
+          "    model = torch.nn.Linear(8, 8)\n"
+          "    save_checkpoint(model, args, \"ckpt.pt\")\n"
+          "    resume(model, \"ckpt.pt\")\n")
+
+
+class LoadWeightsOnly(Rule):
+    code = "AIC105"
+    name = "load-weights-only"
+    tokens = (b"load",)
+    call_tails = frozenset({"load"})
+
+    VALID = [
+        Example(_TRAIN % ("vars(args)", ""), pins={"torch": "2.6.0"}),
+        Example(_TRAIN % ("args", ", weights_only=False"), pins={"torch": "2.6.0"}),
+        Example(_TRAIN % ("args", ""), pins={"torch": "2.5.1"}),
+    ]
+    INVALID = [
+        Example(_TRAIN % ("args", ""), pins={"torch": ">=2.5,<2.8"},
+                findings=[
+                    (11, 13, "torch.load: 'ckpt.pt' is saved at line 7 holding an argparse.Namespace (via "
+                             "['args']), which the default weights_only=True refuses from torch 2.6.0: "
+                             "\"UnpicklingError: Weights only load failed ... Unsupported global: GLOBAL "
+                             "argparse.Namespace was not an allowed global by default\"; fails with torch "
+                             "2.6.0–2.7.1. Save plain values (vars(args), dataclasses.asdict(cfg), "
+                             "model.state_dict()), or allow the class with "
+                             "torch.serialization.add_safe_globals([...])"),
+                ]),
+        Example("import dataclasses\n\nimport torch\n\n\n@dataclasses.dataclass\nclass TrainConfig:\n"
+                "    lr: float = 3e-4\n    warmup: int = 100\n\n\nCKPT = 'run/last.pt'\n\n\n"
+                "def save(step, cfg):\n    torch.save({'step': step, 'config': cfg}, CKPT)\n\n\n"
+                "def load():\n    return torch.load(CKPT, map_location='cpu')\n\n\nsave(10, TrainConfig())\n",
+                pins={"torch": "2.6.0"},
+                findings=[
+                    (20, 12, "torch.load: 'run/last.pt' is saved at line 16 holding an instance of TrainConfig "
+                             "(via ['config']), which the default weights_only=True refuses from torch 2.6.0: "
+                             "\"UnpicklingError: Weights only load failed ... Unsupported global: GLOBAL "
+                             "<module>.TrainConfig was not an allowed global by default\"; fails with torch 2.6.0. "
+                             "Save plain values (vars(args), dataclasses.asdict(cfg), model.state_dict()), or "
+                             "allow the class with torch.serialization.add_safe_globals([...])"),
+                ]),
+        Example("import torch\nmodel = torch.nn.Linear(16, 16)\ntorch.save(model, 'model.pt')\n"
+                "restored = torch.load('model.pt', weights_only=True)\n", pins={"torch": "2.5.1"},
+                findings=[
+                    (4, 12, "torch.load: 'model.pt' is saved at line 3 holding a torch.nn.Linear, which "
+                            "weights_only=True refuses: \"UnpicklingError: Weights only load failed ... "
+                            "Unsupported global: GLOBAL … was not an allowed global by default\"; "
+                            "fails with torch 2.5.1. Save plain values (vars(args), dataclasses.asdict(cfg), "
+                            "model.state_dict()), or allow the class with "
+                            "torch.serialization.add_safe_globals([...])"),
+                ]),
+    ]
+
+    def __init__(self, matrix) -> None:
+        super().__init__(matrix)
+        self.entries = matrix.section("pickle.toml", "weights_only")
+
+    def known_names(self) -> set[str]:
+        return set(self.entries) | {s for e in self.entries.values() for s in e["savers"]}
+
+    def check_call(self, site, qualname, fc):
+        e = self.entries.get(qualname)
+        if e is None or site.has_star:
+            return []
+        forced = False
+        flag = site.kw.get(e["flag"])
+        if flag is not None:
+            v = fc.value_everywhere(flag)
+            if v is not True and v is not None:
+                return []  # weights_only=False, or unknown: nothing to claim
+            forced = v is True
+        if site.arg(*e["pickle_module"]) is not None and not forced:
+            return []  # a pickle_module keeps the old default (False)
+        failing = self._failing(fc, e, forced)
+        if not failing or self._allowed(fc, e):
+            return []
+        path_expr = site.arg(*e["arg"])
+        path = fc.value_everywhere(path_expr) if path_expr is not None else None
+        if not isinstance(path, (str, PathValue)):
+            return []
+        for call, owner, stmt in self._saves(fc, e):
+            saved = self._saved(call, owner, stmt, path, fc, e)
+            if saved is None:
+                continue
+            what, glob, where = saved
+            label = q.span(failing)
+            since = e["default_true_from"]
+            reason = f"the default weights_only=True refuses from torch {since}" if not forced \
+                else "weights_only=True refuses"
+            shown = path if isinstance(path, str) else str(path)
+            msg = (f"{qualname}: {shown!r} is saved at line {{line:save}} holding {what}"
+                   f"{f' (via {where})' if where else ''}, which {reason}: "
+                   f"\"{e['error'].format(**{'global': glob})}\"; fails with torch {label}. Save plain values "
+                   f"(vars(args), dataclasses.asdict(cfg), model.state_dict()), or allow the class with "
+                   f"torch.serialization.add_safe_globals([...])")
+            return [Finding(site.node, msg, extra_targets=tuple(f"torch=={v}" for v in failing),
+                            refs={"save": call})]
+        return []
+
+    def _failing(self, fc, e: dict, forced: bool) -> list[Version]:
+        releases = q.releases_in_scope(fc, "torch")
+        if not releases:
+            known = fc.matrix.releases("torch")
+            releases = known[-1:]  # unpinned: the newest release, as the API rules assume
+        since = Version(e["default_true_from"])
+        return [v for v in releases if forced or v >= since]
+
+    def _allowed(self, fc, e: dict) -> bool:
+        """Does the file allow-list classes (add_safe_globals / safe_globals)? Which ones is
+        not followed: any such call keeps the rule silent."""
+        for name in e["allow_calls"]:
+            for call, _owner, _stmt in fc.model.calls_named(name.rsplit(".", 1)[-1]):
+                if fc.resolve(call.func) == name:
+                    return True
+        return False
+
+    def _saves(self, fc, e: dict):
+        for saver in e["savers"]:
+            for call, owner, stmt in fc.model.calls_named(saver.rsplit(".", 1)[-1]):
+                if fc.resolve(call.func) == saver:
+                    yield call, owner, stmt
+
+    def _saved(self, call: cst.Call, owner, stmt, path, fc, e: dict):
+        """(what, the GLOBAL the error names, path inside the object) of a refused object a save of ``path`` writes, or None."""
+        args = [a for a in call.args if a.keyword is None and a.star == ""]
+        kws = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if any(a.star for a in call.args):
+            return None
+
+        def arg(spec):
+            i, k = spec
+            return kws.get(k) if k in kws else (args[i].value if i < len(args) else None)
+
+        obj, where = arg(e["save_obj"]), arg(e["save_path"])
+        if obj is None or where is None:
+            return None
+        worlds = sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch)))
+        if not worlds:
+            return None
+        ev = fc.evaluator(worlds[0])
+        loc = (owner, stmt)
+        if ev.at(loc, {}, lambda: ev.eval(where)) != path:
+            return None
+        return _refused(ev.at(loc, {}, lambda: ev.eval(obj)), e["refused"], "", 0)
+
+
+def _refused(v, refused: list[str], path: str, depth: int):
+    if depth > _MAX_DEPTH:
+        return None
+    for o in options(v):
+        if isinstance(o, Instance) and "instance" in refused:
+            # pickled by reference to the module that defines it: __main__ for a script
+            return f"an instance of {o.cls.name}", f"<module>.{o.cls.name}", path
+        if isinstance(o, cli_args.Namespace) and "argparse.Namespace" in refused:
+            return "an argparse.Namespace", "argparse.Namespace", path
+        if isinstance(o, Layer) and "torch.nn." in refused:
+            o = LibObject(f"torch.nn.{o.kind}")  # a layer the shape model knows (nn.Linear(...))
+        if isinstance(o, LibObject) and any(o.qualname == r or (r.endswith(".") and o.qualname.startswith(r))
+                                            for r in refused):
+            # The error names the defining module (torch.nn.modules.linear.Linear), not the alias.
+            return f"a {o.qualname}", o.qualname if o.qualname in refused else "…", path
+        if isinstance(o, (tuple, Seq)):
+            for i, x in enumerate(o if isinstance(o, tuple) else o.items):
+                hit = _refused(x, refused, f"{path}[{i}]", depth + 1)
+                if hit:
+                    return hit
+        elif isinstance(o, DictValue):
+            for k, x in o.items:
+                hit = _refused(x, refused, f"{path}[{k!r}]", depth + 1)
+                if hit:
+                    return hit
+    return None
