@@ -89,7 +89,10 @@ def scope(fc, package: str) -> Scope | None:
         if package == "torch" and not _runs_with_torch(fc, api.releases[newest]):
             return None  # e.g. the else of `if torch_version() >= (2, 4):`: not judged against the newest
         return Scope(package, api, [newest], False)
-    indices = sorted(i for i in (api.index_of(v) for v in versions) if i is not None)
+    # A pin newer than the table (torch==2.99) is judged as its newest release (config says so).
+    newest = len(api.releases) - 1
+    indices = sorted({i for i in (api.index_of(v) if v <= api.releases[-1] else newest for v in versions)
+                      if i is not None})
     return Scope(package, api, indices, True) if indices else None
 
 

@@ -306,12 +306,20 @@ def _pin_notes(pins: dict, releases: dict, sources: dict, matrix) -> list[str]:
             continue
         chosen: list = []
         for v in unknown:
-            near = [k for k in known if k.release == v.release] or \
-                [k for k in (max((k for k in known if k < v), default=None),
-                             min((k for k in known if k > v), default=None)) if k is not None]
-            chosen.extend(k for k in near if k not in chosen)
+            same = [k for k in known if k.release == v.release]  # 2.5.9 -> 2.5.9.post1
+            if same or known[0] < v < known[-1]:
+                near = same or [max(k for k in known if k < v), min(k for k in known if k > v)]
+                chosen.extend(k for k in near if k not in chosen)
+                notes.append(f"{name}{spec}: {v} is no {name} release aicompat knows; checked against the "
+                             f"nearest: {', '.join(str(k) for k in near)}")
+            elif v > known[-1]:
+                # Kept: version tests see it; the API tables answer as for their newest release.
+                chosen.append(v)
+                notes.append(f"{name}{spec}: {v} is newer than any {name} release aicompat knows; its API is "
+                             f"checked as of {known[-1]}, the newest known")
+            else:
+                chosen.append(v)
+                notes.append(f"{name}{spec}: {v} is older than any {name} release aicompat knows ({known[0]}): "
+                             f"only version tests apply to it, its API tables say nothing")
         releases[name] = sorted({*(v for v in releases[name] if v in known), *chosen})
-        shown = ", ".join(str(v) for v in unknown)
-        notes.append(f"{name}{spec}: {shown} is no {name} release aicompat knows (known: {known[0]}–{known[-1]}); "
-                     f"checked against the nearest: {', '.join(str(k) for k in sorted(chosen))}")
     return notes
