@@ -108,9 +108,6 @@ def call_value(q: str, env: Env, pos, kw, eval_arg: Callable):
         return cap, True
     if q == "torch.cuda.get_device_properties":
         return DeviceProps(*cap), True
-    if q == "torch.cuda.is_bf16_supported":
-        # True from sm_80; below that newer releases may emulate, so unknown.
-        return (True if cap[0] >= 8 else UNKNOWN), True
     if q in ("torch.cuda.is_available", "torch.backends.cuda.is_built"):
         return True, False  # the target is a GPU fleet
     if q in ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version"):
