@@ -41,6 +41,9 @@ def _parse_range(text: str, where: str):
     return lambda cap: all(op(cap, bound) for op, bound in parts)
 
 
+capability_range = _parse_range  # also for other tables that state capability ranges (attention.toml)
+
+
 class Probe:
     def __init__(self, key: str, e: dict[str, Any]) -> None:
         where = f"version_matrix/probes.toml: [probe.{key}]"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .ruleapi import Rule
 from .rules.api_unavailable import ApiUnavailable
+from .rules.attention_limits import AttentionKernelLimits
 from .rules.behavior_change import BehaviorChange
 from .rules.build_flags import BuildArchFlags
 from .rules.compile_backend import CompileBackend
@@ -25,6 +26,7 @@ from .rules.v_headdim import VHeadDimMismatch
 from .rules.weights_only import LoadWeightsOnly
 
 RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject, LoadWeightsOnly,
+                                   AttentionKernelLimits,
                                    ApiUnavailable, UnknownArgument, DeprecatedApi, BehaviorChange, InlineCudaArch,
                                    BuildArchFlags, PythonSyntax]
 
@@ -37,6 +39,7 @@ CODES: dict[str, str] = {
     "AIC103": "compile-backend",
     "AIC104": "pickle-cuda-object",
     "AIC105": "load-weights-only",
+    "AIC106": "attention-kernel-limits",
     "AIC201": "api-unavailable",
     "AIC202": "unknown-argument",
     "AIC203": "deprecated-api",
