@@ -277,3 +277,26 @@ def spaced(x, mode):
     assert r.lookup("m", "pool").deprecated == "[mode='avg'] mode='avg' is deprecated"
     assert r.lookup("m", "first").deprecated == "all of it is deprecated"  # the first overload matches an omission
     assert r.lookup("m", "spaced").deprecated is None  # a condition it cannot write is not claimed for every call
+
+
+GROUPED = '''import torch
+
+
+def moe_gemm(x_fp8, w_fp8, x_scale, w_scale, offsets):
+    if hasattr(torch, "_scaled_grouped_mm"):
+        return torch._scaled_grouped_mm(x_fp8, w_fp8, x_scale, w_scale, offs=offsets, out_dtype=torch.bfloat16)
+    return None
+
+
+def moe_gemm_unguarded(x_fp8, w_fp8, x_scale, w_scale, offsets):
+    return torch._scaled_grouped_mm(x_fp8, w_fp8, x_scale, w_scale, offs=offsets, out_dtype=torch.bfloat16)
+'''
+
+
+def test_an_fp8_op_before_its_first_release_is_reported_unless_guarded():
+    # fp8.toml op."torch._scaled_grouped_mm".added = 2.7.0 (first stub in the 2.7.0 wheel); before,
+    # AIC201 left the name to AIC102 (fp8.toml owns it) and AIC102 never read `added`.
+    got = [(d.code, d.line, d.message) for d in lint(GROUPED, gpus=["H100"], pins={"torch": "2.6.0"})]
+    assert got == [("AIC102", 11, "torch._scaled_grouped_mm: not in torch 2.6.0 (added in 2.7.0); AttributeError: "
+                                  "module 'torch' has no attribute '_scaled_grouped_mm'")]
+    assert [d for d in lint(GROUPED, gpus=["H100"], pins={"torch": "2.7.0"}) if d.code == "AIC102"] == []

@@ -102,8 +102,10 @@ class Fp8Unsupported(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        self.dtypes = {k: Version(e["added"]) for k, e in matrix.section("fp8.toml", "dtype").items()}
         self.ops = matrix.section("fp8.toml", "op")
+        # First torch release with each dtype and op: a use before it is an AttributeError.
+        self.dtypes = {k: Version(e["added"]) for k, e in matrix.section("fp8.toml", "dtype").items()}
+        self.dtypes.update({k: Version(e["added"]) for k, e in self.ops.items() if "added" in e})
         self.casts = matrix.section("fp8.toml", "compiled_cast")
         self.recipes = matrix.section("fp8.toml", "te_recipe")
         self.autocasts = matrix.section("fp8.toml", "te_autocast")
@@ -152,6 +154,10 @@ class Fp8Unsupported(Rule):
             op = self.ops[qualname]
             if fc.ctx.caught(op.get("exception", "RuntimeError")):
                 return []  # a fallback handles the failure
+            added = self.dtypes.get(qualname)
+            if added is not None and fc.ctx.worlds and all(w.torch is not None and w.torch < added
+                                                           for w in fc.ctx.worlds):
+                return []  # no release in scope has the op: check_attribute says so
             return self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}",
                             op["error"])
         tail = qualname.rsplit(".", 1)[-1] if qualname else None
