@@ -103,8 +103,10 @@ def diag_row(d: Diagnostic) -> list:
     return [d.code, d.line, d.column, d.end_line, d.end_column, d.message, list(d.targets)]
 
 
-def measure(linter: Linter, name: str, data: bytes, reps: int) -> dict:
-    """Median CPU seconds of each stage over ``reps`` runs, and the file's diagnostics."""
+def measure(linter: Linter, name: str, data: bytes, reps: int, path: str | None = None) -> dict:
+    """Median CPU seconds of each stage over ``reps`` runs, and the file's diagnostics.
+    ``path``: analyse under the file's real path, so imports of its own project are followed
+    as in a real run (modules are parsed once per process, as in one worker)."""
     parse, eng, pos = [], [], []
     rows = None
     for _ in range(reps):
@@ -113,10 +115,10 @@ def measure(linter: Linter, name: str, data: bytes, reps: int) -> dict:
         t1 = time.process_time()
         text = data.decode(module.encoding or "utf-8", "replace")
         if hasattr(engine, "analyse"):
-            walker = engine.analyse(name, module, linter.rules, linter.target, linter.matrix, linter.attr_exists,
+            walker = engine.analyse(path or name, module, linter.rules, linter.target, linter.matrix, linter.attr_exists,
                                     linter.known, text, reads=[], providers=linter.providers)
             t2 = time.process_time()
-            diags = engine.diagnostics(name, module, walker, linter.target)
+            diags = engine.diagnostics(path or name, module, walker, linter.target)
         else:  # a tree from before the split (issue 11 baseline): positions inside check_module
             diags = engine.check_module(name, module, linter.rules, linter.target, linter.matrix, linter.attr_exists,
                                         linter.known, text, reads=[], providers=linter.providers)
@@ -163,7 +165,7 @@ def check_sets(matrix, kept) -> dict[str, dict[str, list]]:
     """Diagnostics that must not change: the files under a wide fleet and old torch
     pins (where guards and the value model decide), and the realistic corpus."""
     wide = Linter(build_settings(matrix, cli=WIDE, no_config=True).target, matrix)
-    return {"wide": {name: findings(wide, name, data) for name, data in kept},
+    return {"wide": {name: findings(wide, name, data) for name, data, _path in kept},
             "realistic": realistic_findings(matrix)}
 
 
@@ -175,6 +177,9 @@ def main() -> int:
     ap.add_argument("--tf", help="transformers source directory")
     ap.add_argument("--worst", type=int, default=12)
     ap.add_argument("--json", help="write numbers and diagnostics here")
+    ap.add_argument("--real-paths", action="store_true",
+                    help="analyse each file under its real path: its project's modules are followed (and parsed, "
+                         "once per process) as in a real run; without it the files are analysed alone")
     ap.add_argument("--check-against", help="a --json file: exit 1 if any file's diagnostics differ")
     ap.add_argument("--no-check-sets", action="store_true",
                     help="skip the untimed wide-fleet and realistic-corpus lint runs that --json/--check-against compare")
@@ -188,14 +193,14 @@ def main() -> int:
     for name, path in files:
         data = path.read_bytes()
         if linter.relevant(data):
-            kept.append((name, data))
-    print(f"{len(files)} files, {len(kept)} pass the prefilter ({sum(len(d) for _, d in kept) / 1e6:.1f} MB); "
+            kept.append((name, data, str(path)))
+    print(f"{len(files)} files, {len(kept)} pass the prefilter ({sum(len(d) for _, d, _p in kept) / 1e6:.1f} MB); "
           f"median CPU time of {args.reps} repetitions per file, one process, Python {sys.version.split()[0]}\n",
           flush=True)
     rows = []
-    for name, data in kept:
+    for name, data, path in kept:
         try:
-            rows.append(measure(linter, name, data, args.reps))
+            rows.append(measure(linter, name, data, args.reps, path if args.real_paths else None))
         except Exception as exc:  # a file LibCST cannot parse: not part of the comparison
             print(f"skipped {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
     tot = {k: sum(r[k] for r in rows) for k in ("parse", "engine", "positions")}
