@@ -278,11 +278,13 @@ def _jit_fronts(path: Path, root: Path, matrix, proj_reads: list) -> list[tuple[
     return out
 
 
+def _in_jit(path: Path, base: Path, e: dict) -> bool:
+    return any(includes.inside(path, base / s) for s in e["sources"])
+
+
 def _jit_origin(path: Path, base: Path, name: str, e: dict, matrix, cuda, fleet: list[str]) -> Origin | None:
-    """How the JIT front-end compiles ``path``, or None when the file is not its
-    per-arch source (a header it only includes)."""
-    roots = [base / s for s in e["sources"]]
-    if not any(includes.inside(path, r) for r in roots):
+    """How the JIT front-end compiles its per-arch source ``path`` (None: not one)."""
+    if not _in_jit(path, base, e):
         return None
     label = f"{name}'s JIT ({e['marker']})"
     for pa in e.get("per_arch", []):
@@ -293,9 +295,28 @@ def _jit_origin(path: Path, base: Path, name: str, e: dict, matrix, cuda, fleet:
             archs = frozenset(a for a in fleet if int(a[3:]) // 10 == pa["major"])
             return Origin("target", f"{label} compiles {pa['prefix']}* files for {target}, only on "
                                     f"compute capability {pa['major']}.x GPUs", target=target, archs=archs)
-    if e.get("running") == "plain":
-        return Origin("plain", f"{label} compiles it for the running GPU's own target (sm_XY, no 'a' features)")
     return None
+
+
+def _jit_running(name: str, e: dict, matrix, cuda, fleet: list[str]) -> list[Origin]:
+    """Files of the front-end that no per-arch source includes: compiled for the running GPU,
+    for its own target ("plain") or its arch-specific one ("arch": the per-arch target of its
+    major, else sm_XYa; a GPU with neither gets no code)."""
+    label = f"{name}'s JIT ({e['marker']})"
+    if e.get("running") == "plain":
+        return [Origin("plain", f"{label} compiles it for the running GPU's own target (sm_XY, no 'a' features)")]
+    if e.get("running") != "arch":
+        return []
+    out = []
+    for arch in fleet:
+        major = int(arch[3:]) // 10
+        t = next((pa.get("older") if cuda and pa.get("older") and _ver(cuda) < _ver(pa["older_below"])
+                  else pa["target"] for pa in e.get("per_arch", []) if pa["major"] == major), None)
+        t = t or (f"{arch}a" if f"{arch}a" in matrix.targets else None)
+        if t is not None:
+            out.append(Origin("target", f"{label} compiles it for the running GPU's arch-specific target, {t} on "
+                                        f"{arch}", target=t, archs=frozenset([arch])))
+    return out
 
 
 def _ver(v: str) -> tuple:
@@ -311,7 +332,7 @@ def _project(root: Path, dirs: list[Path], fleet: list[str], matrix, cuda) -> _P
         if setup.is_file():
             _setup_origins(setup, root, caps, matrix, proj)
         cml = d / "CMakeLists.txt"
-        if cml.is_file():
+        if cml.is_file() and str(cml) not in proj.reads:  # not already read through add_subdirectory
             _cmake_origins(cml, root, caps, cuda, proj)
     return proj
 
@@ -334,36 +355,49 @@ def _context(path: Path, root: Path, fleet: list[str], matrix, cuda) -> Context:
            tuple(_stamp(f) for f in build_files), tuple(fleet), cuda)
     proj = _cached(key, lambda: _project(root, dirs, fleet, matrix, cuda))
     ctx = Context(reads=list(proj.reads))
-    jits = _jit_fronts(path, root, matrix, ctx.reads)
-    for base, name, e in jits:
-        o = _jit_origin(path, base, name, e, matrix, cuda, fleet)
-        if o is not None:
-            ctx.origins.append(o)
-    if ctx.origins:
-        return ctx
+    jits = [j for j in _jit_fronts(path, root, matrix, ctx.reads) if _in_jit(path, j[0], j[2])]
+    if jits:
+        # The JIT compiles this file at run time; a CMake target over the same files
+        # (DeepGEMM's is for IDE indexing, CMakeLists.txt line 1) is not what runs.
+        for base, name, e in jits:
+            o = _jit_origin(path, base, name, e, matrix, cuda, fleet)
+            if o is not None:
+                ctx.origins.append(o)
+        if ctx.origins:
+            return ctx
+        jit_sources: dict[Path, Origin] = {}
+        for base, name, e in jits:
+            for s in _jit_files(base, e):
+                o = _jit_origin(s, base, name, e, matrix, cuda, fleet)
+                if o is not None:
+                    jit_sources[s] = o
+        _through_includers(ctx, path, root, {}, jit_sources, {}, jits)
+        if not ctx.origins:
+            ctx.origins = [o for _b, n, e in jits for o in _jit_running(n, e, matrix, cuda, fleet)]
+        return ctx if ctx.origins else _assumed(path, fleet, ctx)
     own = proj.sources.get(path)
     if own:
         ctx.origins.extend(own)
         return ctx
     # A header (or a .cu that is #included): through the sources that include it.
-    sources = dict(proj.sources)
-    jit_sources: dict[Path, Origin] = {}
-    for base, name, e in jits:
-        for s in _jit_files(base, e):
-            o = _jit_origin(s, base, name, e, matrix, cuda, fleet)
-            if o is not None:
-                jit_sources[s] = o
-    users = _includers(path, root, sources, jit_sources, proj.include_dirs, jits)
+    _through_includers(ctx, path, root, proj.sources, {}, proj.include_dirs, [])
+    return ctx if ctx.origins else _assumed(path, fleet, ctx)
+
+
+def _through_includers(ctx: Context, path: Path, root: Path, sources: dict, jit_sources: dict, inc_dirs: dict,
+                       jits) -> None:
+    users = _includers(path, root, sources, jit_sources, inc_dirs, jits)
+    seen = set()
     for s in users[:50]:
-        for o in sources.get(s, []) or [jit_sources[s]]:
+        for o in sources.get(s) or [jit_sources[s]]:
+            key = (o.kind, o.how, o.target, o.archs)
+            if key in seen or len(seen) >= 64:
+                continue
+            seen.add(key)
             ctx.origins.append(Origin(o.kind, f"included by {_rel(s, root)}, which: {o.how}", o.builds, o.target,
                                       o.archs))
             if str(s) not in ctx.reads:
                 ctx.reads.append(str(s))
-    if ctx.origins:
-        ctx.origins = list(dict.fromkeys(ctx.origins))[:64]
-        return ctx
-    return _assumed(path, fleet, ctx)
 
 
 _ARCH_NAME = re.compile(r"^sm_?(\d{2,3})[af]?(?:_|x?$)", re.I)
@@ -405,7 +439,8 @@ def _jit_files(base: Path, e: dict) -> list[Path]:
 
 def _includers(target: Path, root: Path, sources: dict, jit_sources: dict, inc_dirs: dict, jits) -> list[Path]:
     """The build sources whose (transitive, in-tree) includes reach ``target``."""
-    graph = _cached(("graph", str(root), len(sources), len(jit_sources), tuple(sorted(map(str, jit_sources)))[:5]),
+    names = tuple(sorted(map(str, list(sources) + list(jit_sources))))
+    graph = _cached(("graph", str(root), hash(names)),
                     lambda: _graph(root, list(sources)[:MAX_SOURCES] + list(jit_sources), inc_dirs, jits))
     return sorted(graph.get(target, ()), key=str)
 
