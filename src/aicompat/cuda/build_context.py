@@ -85,14 +85,19 @@ def groups(ctx: Context, arch: str, matrix, cuda: str | None) -> list[tuple[list
 # -- finding the builds -------------------------------------------------------------------
 
 def project_root(path: Path) -> Path:
+    """The nearest ancestor holding .git, pyproject.toml or setup.py; without one, the
+    outermost holding a CMakeLists.txt (a CMake-only tree); else the file's folder."""
     d = path.parent
+    outer_cmake = None
     for _ in range(MAX_UP):
         if any((d / m).exists() for m in ROOT_MARKERS):
             return d
+        if (d / "CMakeLists.txt").is_file():
+            outer_cmake = d
         if d.parent == d:
             break
         d = d.parent
-    return path.parent
+    return outer_cmake or path.parent
 
 
 def _ancestors(path: Path, root: Path) -> list[Path]:

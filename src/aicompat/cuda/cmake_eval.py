@@ -380,8 +380,7 @@ class Interpreter:
                 for w in words0[2:]:
                     scope[w] = (UNK,)
             scope[var] = tuple(dict.fromkeys(new))
-            if op in ("APPEND", "PREPEND", "INSERT"):
-                self.note_setting(c, var, scope, path, certain)
+            self.note_setting(c, var, scope, path, certain)  # the value it now has (the last one counts)
             return
         if op in ("FIND", "LENGTH", "GET", "JOIN", "SUBLIST"):
             out_var = words0[-1]
