@@ -284,3 +284,145 @@ def test_build_files_are_recorded_for_the_cache(tmp_path):
     res = linter.lint_bytes(header.read_bytes(), str(header))
     assert str(tmp_path / "setup.py") in res.reads
     assert str(tmp_path / "csrc/qattn/qk_int_sv_f8_cuda_sm90.cu") in res.reads
+
+
+# -- AIC302: build settings read with the CMake and shell tokenizers ------------------------
+
+def aic302(tmp_path, name, text, gpus, cuda=None):
+    write(tmp_path, {name: text})
+    return [(p, line, col_msg) for p, line, _c, _t, col_msg in run(tmp_path, gpus, select=["AIC302"], cuda=cuda)]
+
+
+def test_cmake_multi_value_arch_list_is_read_whole(tmp_path):
+    # TransformerEngine: set(CMAKE_CUDA_ARCHITECTURES 70 80 89 90 100 120) was read as "70".
+    assert aic302(tmp_path, "CMakeLists.txt", "set(CMAKE_CUDA_ARCHITECTURES 70 80 89 90 100 120)\n",
+                  ["H100", "B200"]) == []
+
+
+def test_cmake_multi_value_arch_list_without_blackwell(tmp_path):
+    assert aic302(tmp_path, "CMakeLists.txt", "set(CMAKE_CUDA_ARCHITECTURES 70-real 80-real 89-real 90-real)\n",
+                  ["H100", "B200"]) == [
+        ("CMakeLists.txt", 1, "CMAKE_CUDA_ARCHITECTURES 70-real;80-real;89-real;90-real builds sm_70, sm_80, sm_89, sm_90: "
+                              "no code for sm_100 (B200), which then fails with \"no kernel image is available for "
+                              "execution on the device\"; use CMAKE_CUDA_ARCHITECTURES \"90-real;100\"")]
+
+
+TE_ARCHS = """\
+    set(CMAKE_CUDA_ARCHITECTURES 80-real 90-real 100-real)
+    list(FIND CMAKE_CUDA_ARCHITECTURES "100-real" arch_100_index)
+    if(NOT arch_100_index EQUAL -1)
+      list(REMOVE_ITEM CMAKE_CUDA_ARCHITECTURES "100-real")
+      list(APPEND CMAKE_CUDA_ARCHITECTURES "100a-real")
+    endif()
+"""
+
+
+def test_cmake_list_find_and_remove_item_are_not_settings(tmp_path):
+    assert aic302(tmp_path, "CMakeLists.txt", TE_ARCHS, ["H100", "B200"]) == []
+
+
+def test_cmake_list_remove_item_leaves_blackwell_without_code(tmp_path):
+    found = aic302(tmp_path, "CMakeLists.txt", TE_ARCHS.replace('      list(APPEND CMAKE_CUDA_ARCHITECTURES "100a-real")\n', ""),
+                   ["H100", "B200"])
+    assert [(p, line) for p, line, _m in found] == [("CMakeLists.txt", 4)]
+    assert "CUDA_ARCHITECTURES 80-real;90-real builds sm_80, sm_90: no code for sm_100 (B200)" in found[0][2]
+
+
+def test_cmake_comments_are_not_settings(tmp_path):
+    text = ("# set(CMAKE_CUDA_ARCHITECTURES 90a)\n#[[ set(CMAKE_CUDA_ARCHITECTURES 90a)\n"
+            "   set(CMAKE_CUDA_ARCHITECTURES 90a) ]]\nset(CMAKE_CUDA_ARCHITECTURES 90-real 100)  # 90a later\n")
+    assert aic302(tmp_path, "CMakeLists.txt", text, ["H100", "B200"]) == []
+
+
+def test_cmake_setting_outside_a_comment_is_read(tmp_path):
+    text = "# Hopper only for now\nset(CMAKE_CUDA_ARCHITECTURES [[90a]])\n"
+    assert [(p, line) for p, line, _m in aic302(tmp_path, "CMakeLists.txt", text, ["H100", "B200"])] == [
+        ("CMakeLists.txt", 2)]
+
+
+VERSIONED = """\
+    set(HOPPER_ARCH 90-real)
+    if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.8)
+      set(CMAKE_CUDA_ARCHITECTURES ${HOPPER_ARCH} 100-real)
+    else()
+      set(CMAKE_CUDA_ARCHITECTURES ${HOPPER_ARCH})
+    endif()
+"""
+
+
+def test_cmake_branches_on_an_unknown_toolkit_are_not_judged(tmp_path):
+    assert aic302(tmp_path, "CMakeLists.txt", VERSIONED, ["H100", "B200"]) == []
+
+
+def test_cmake_branch_taken_for_the_configured_toolkit_is_judged(tmp_path):
+    found = aic302(tmp_path, "CMakeLists.txt", VERSIONED, ["H100", "B200"], cuda="12.4")
+    assert [(p, line) for p, line, _m in found] == [("CMakeLists.txt", 5)]
+    assert "CUDA_ARCHITECTURES 90-real builds sm_90: no code for sm_100 (B200)" in found[0][2]
+
+
+def test_cmake_string_replace_is_unknown(tmp_path):
+    text = 'set(ARCHS "90-real")\nstring(REPLACE "90" "100" ARCHS "${ARCHS}")\nset(CMAKE_CUDA_ARCHITECTURES ${ARCHS})\n'
+    assert aic302(tmp_path, "CMakeLists.txt", text, ["H100", "B200"]) == []
+    twin = 'set(ARCHS "90-real")\nset(CMAKE_CUDA_ARCHITECTURES ${ARCHS})\n'
+    assert [(p, line) for p, line, _m in aic302(tmp_path, "CMakeLists.txt", twin, ["H100", "B200"])] == [
+        ("CMakeLists.txt", 2)]
+
+
+LIGER = """\
+    set(KERNEL_CUDA_ARCH "90a" CACHE STRING "CUDA architecture for -gencode")
+    set(CMAKE_CUDA_ARCHITECTURES OFF)
+    string(REGEX REPLACE "-gencode[= ]+arch=compute_[0-9a-z]+,code=sm_[0-9a-z]+" "" CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}")
+    set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -gencode arch=compute_${KERNEL_CUDA_ARCH},code=sm_${KERNEL_CUDA_ARCH} --use_fast_math")
+"""
+
+
+def test_gencode_in_cmake_cuda_flags_is_read(tmp_path):
+    # Liger's default build: sm_90a only, so no code for the B200.
+    found = aic302(tmp_path, "CMakeLists.txt", LIGER, ["H100", "B200"])
+    assert found == [("CMakeLists.txt", 4, "CMAKE_CUDA_FLAGS -gencode arch=compute_90a,code=sm_90a builds sm_90a: no "
+                                           "code for sm_100 (B200), which then fails with \"no kernel image is "
+                                           "available for execution on the device\"; use "
+                                           "-gencode=arch=compute_90a,code=sm_90a "
+                                           "-gencode=arch=compute_100a,code=sm_100a")]
+
+
+def test_gencode_in_cmake_cuda_flags_covering_the_fleet(tmp_path):
+    text = LIGER.replace("--use_fast_math", "-gencode arch=compute_100a,code=sm_100a --use_fast_math")
+    assert aic302(tmp_path, "CMakeLists.txt", text, ["H100", "B200"]) == []
+
+
+def test_target_properties_and_compile_options(tmp_path):
+    text = ("add_library(k SHARED k.cu)\nset_target_properties(k PROPERTIES CUDA_ARCHITECTURES \"90a-real\")\n"
+            "target_compile_options(k PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode arch=compute_90a,code=sm_90a>)\n")
+    assert [(p, line) for p, line, _m in aic302(tmp_path, "CMakeLists.txt", text, ["H100", "B200"])] == [
+        ("CMakeLists.txt", 2), ("CMakeLists.txt", 3)]
+    ok = text.replace('"90a-real"', '"90a-real;100a-real"').replace(
+        "code=sm_90a>", "code=sm_90a -gencode arch=compute_100a,code=sm_100a>")
+    assert aic302(tmp_path, "CMakeLists.txt", ok, ["H100", "B200"]) == []
+
+
+def test_shell_comment_is_not_an_assignment(tmp_path):
+    text = ("#!/bin/bash\n# TORCH_CUDA_ARCH_LIST is read from the environment by setup.py\n"
+            "echo \"TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST\"\npip install -v .\n")
+    assert aic302(tmp_path, "build.sh", text, ["A100", "H100"]) == []
+
+
+def test_shell_export_is_an_assignment(tmp_path):
+    text = "#!/bin/bash\n# Hopper build\nexport TORCH_CUDA_ARCH_LIST=\"9.0\"  # set here\npip install -v .\n"
+    assert aic302(tmp_path, "build.sh", text, ["A100", "H100"]) == [
+        ("build.sh", 3, "TORCH_CUDA_ARCH_LIST='9.0' builds sm_90: no code for sm_80 (A100), which then fails with "
+                        "\"no kernel image is available for execution on the device\"; use "
+                        "TORCH_CUDA_ARCH_LIST=\"8.0;9.0+PTX\"")]
+
+
+def test_dockerfile_env_from_an_unset_build_arg_does_not_crash(tmp_path):
+    # ENV TORCH_CUDA_ARCH_LIST=${VAR} raised an internal error (AIC000, exit 3).
+    text = "FROM nvcr.io/nvidia/pytorch:25.01-py3\nARG CUDA_ARCHS\nENV TORCH_CUDA_ARCH_LIST=${CUDA_ARCHS}\n"
+    write(tmp_path, {"Dockerfile": text})
+    assert lint_paths([tmp_path], target=Target(gpus=["A100", "H100"]), use_config=False) == []
+
+
+def test_dockerfile_env_from_a_build_arg_with_a_default(tmp_path):
+    text = "FROM nvcr.io/nvidia/pytorch:25.01-py3\nARG CUDA_ARCHS=\"9.0\"\nENV TORCH_CUDA_ARCH_LIST=${CUDA_ARCHS}\n"
+    assert [(p, line) for p, line, _m in aic302(tmp_path, "Dockerfile", text, ["A100", "H100"])] == [
+        ("Dockerfile", 3)]
