@@ -193,7 +193,6 @@ def _extension_origin(ext: Extension, where: str, matrix) -> Origin | None:
 def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> None:
     model = evaluate(cml, root, fleet_caps, cuda)
     proj.reads.extend(model.reads)
-    flags_of_scope = {}
     by_source: dict[Path, list[tuple]] = {}
     for t in model.targets.values():
         for s in t.sources:

@@ -24,8 +24,8 @@ from itertools import product
 from pathlib import Path
 
 from .cmake import Arg, Command, split_list, tokenize, unescape
+from .cmake_cond import UNK, Condition
 
-UNK = "\x00?"
 MAX_ALTS = 8
 MAX_FILES = 200
 MAX_GLOB = 5000
@@ -128,7 +128,7 @@ class Interpreter:
             if a.kind == "quoted":
                 per_arg.append(tuple([unescape(v)] for v in alts))
             else:
-                per_arg.append(tuple(split_list(unescape(_unquote(v))) for v in alts))
+                per_arg.append(tuple(split_list(unescape(v)) for v in alts))
         n = 1
         for p in per_arg:
             n *= len(p)
@@ -280,7 +280,7 @@ class Interpreter:
                 else:
                     words.append((unescape(alts[0]), True))
         try:
-            val, rest = _Cond(words, scope, self).parse_or(0)
+            val, rest = Condition(words, scope, self).parse_or(0)
         except (IndexError, ValueError, re.error):
             return None
         return val if rest == len(words) else None
@@ -292,7 +292,9 @@ class Interpreter:
         if handler is not None:
             handler(c, scope, path, certain)
             return
-        model = _MODELS.get(name)
+        from .cmake_models import MODELS  # they use this module's records
+
+        model = MODELS.get(name)
         if model is not None and name in self.functions:
             model(self, c, scope, path)
             return
@@ -646,11 +648,6 @@ def _flags(vals: tuple) -> tuple[tuple[str, ...], ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _unquote(v: str) -> str:
-    # An unquoted argument keeps embedded quotes (-DX="a b"); for list values they are noise.
-    return v
-
-
 def _read(path: Path) -> str | None:
     from .includes import read
 
@@ -792,287 +789,6 @@ def _keyword_values(words: list[str], key: str, keywords: set[str]) -> list[str]
 _TARGET_COMMANDS = {"add_library", "add_executable", "cuda_add_library", "cuda_add_executable", "pybind11_add_module",
                     "python_add_library", "nanobind_add_module", "define_gpu_extension_target",
                     "define_extension_target"}
-
-
-class _Cond:
-    """CMake's if() grammar (https://cmake.org/cmake/help/latest/command/if.html), on
-    known words; any unknown operand makes the answer None."""
-
-    UNARY = {"DEFINED", "EXISTS", "COMMAND", "TARGET", "POLICY", "TEST", "IS_DIRECTORY", "IS_ABSOLUTE"}
-    BINARY = {"EQUAL", "LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL", "STREQUAL", "STRLESS", "STRGREATER",
-              "VERSION_EQUAL", "VERSION_LESS", "VERSION_GREATER", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL",
-              "MATCHES", "IN_LIST", "STRLESS_EQUAL", "STRGREATER_EQUAL", "PATH_EQUAL"}
-
-    def __init__(self, words, scope, interp) -> None:
-        self.w = words
-        self.scope = scope
-        self.interp = interp
-
-    def value(self, word):
-        text, quoted = word
-        if text == UNK:
-            return None
-        if not quoted and text in self.scope:
-            v = self.scope[text]
-            return v[0] if len(v) == 1 and UNK not in v[0] else None
-        return text
-
-    def truth(self, word):
-        """if(<constant>) / if(<variable>): a variable is true when defined to a value
-        that is not a false constant."""
-        text, quoted = word
-        if text == UNK:
-            return None
-        const = _constant(text)
-        if const is not None or quoted:
-            return bool(const)
-        if text not in self.scope:
-            return False  # an undefined variable is false
-        vals = set()
-        for v in self.scope[text]:
-            if UNK in v:
-                return None
-            vals.add(_constant(v) is not False)
-        return vals.pop() if len(vals) == 1 else None
-
-    def parse_or(self, i):
-        val, i = self.parse_and(i)
-        while i < len(self.w) and self.w[i][0] == "OR" and not self.w[i][1]:
-            rhs, i = self.parse_and(i + 1)
-            val = True if (val is True or rhs is True) else (False if val is False and rhs is False else None)
-        return val, i
-
-    def parse_and(self, i):
-        val, i = self.parse_not(i)
-        while i < len(self.w) and self.w[i][0] == "AND" and not self.w[i][1]:
-            rhs, i = self.parse_not(i + 1)
-            val = False if (val is False or rhs is False) else (True if val is True and rhs is True else None)
-        return val, i
-
-    def parse_not(self, i):
-        if self.w[i][0] == "NOT" and not self.w[i][1]:
-            val, i = self.parse_not(i + 1)
-            return (None if val is None else not val), i
-        return self.parse_atom(i)
-
-    def parse_atom(self, i):
-        text, quoted = self.w[i]
-        if text == "(" and not quoted:
-            val, i = self.parse_or(i + 1)
-            return val, i + 1
-        if not quoted and text in self.UNARY and i + 1 < len(self.w):
-            arg = self.w[i + 1]
-            if text == "DEFINED":
-                name = arg[0]
-                if name == UNK:
-                    return None, i + 2
-                if name.startswith(("ENV{", "CACHE{")):
-                    return None, i + 2
-                return name in self.scope, i + 2
-            if text == "COMMAND":
-                return (arg[0].lower() in self.interp.functions) or None, i + 2
-            return None, i + 2
-        if i + 2 < len(self.w) and not self.w[i + 1][1] and self.w[i + 1][0] in self.BINARY:
-            op = self.w[i + 1][0]
-            if op == "IN_LIST":
-                item = self.value(self.w[i])
-                lst = self.scope.get(self.w[i + 2][0])
-                if item is None or lst is None or len(lst) != 1 or UNK in lst[0]:
-                    return (None if lst is not None or item is None else False), i + 3
-                return item in split_list(lst[0]), i + 3
-            a, b = self.value(self.w[i]), self.value(self.w[i + 2])
-            if a is None or b is None:
-                return None, i + 3
-            return _compare(op, a, b), i + 3
-        return self.truth(self.w[i]), i + 1
-
-
-def _constant(text: str) -> bool | None:
-    """CMake's true/false constants; None for any other word."""
-    up = text.upper()
-    if up in ("1", "ON", "YES", "TRUE", "Y") or re.fullmatch(r"-?(0*[1-9]\d*(\.\d+)?|0\.\d*[1-9]\d*)", text):
-        return True
-    if up in ("0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND", "") or up.endswith("-NOTFOUND"):
-        return False
-    return None
-
-
-def _version(s: str) -> tuple[int, ...] | None:
-    m = re.match(r"\d+(\.\d+)*", s.strip())
-    return tuple(int(x) for x in m.group().split(".")) if m else None
-
-
-def _compare(op: str, a: str, b: str):
-    if op == "STREQUAL":
-        return a == b
-    if op == "MATCHES":
-        return re.search(b, a) is not None
-    if op.startswith("VERSION_"):
-        va, vb = _version(a), _version(b)
-        if va is None or vb is None:
-            return None
-        n = max(len(va), len(vb))
-        va, vb = va + (0,) * (n - len(va)), vb + (0,) * (n - len(vb))
-        return {"VERSION_EQUAL": va == vb, "VERSION_LESS": va < vb, "VERSION_GREATER": va > vb,
-                "VERSION_LESS_EQUAL": va <= vb, "VERSION_GREATER_EQUAL": va >= vb}[op]
-    if op in ("EQUAL", "LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL"):
-        try:
-            x, y = float(a), float(b)
-        except ValueError:
-            return False  # CMake: not numbers -> false
-        return {"EQUAL": x == y, "LESS": x < y, "GREATER": x > y, "LESS_EQUAL": x <= y, "GREATER_EQUAL": x >= y}[op]
-    return None
-
-
-# -- models of helper functions, by the name the project defines them under ----------------
-
-def _loose_intersection(src: list[str], tgt: list[str]) -> list[str]:
-    """vLLM cmake/utils.cmake cuda_archs_loose_intersection (vllm 0.33.0, L400-522),
-    step for step: exact/cross a-f suffix matches, the 'f' family fallback, TGT
-    suffixes kept for plain SRC entries, then for each TGT arch the highest plain
-    SRC arch <= it of the same major (any major for +PTX), with +PTX re-applied."""
-    ptx = [a[:-4] for a in src if a.endswith("+PTX")]
-    s = list(dict.fromkeys(a[:-4] if a.endswith("+PTX") else a for a in src))
-    t = list(tgt)
-    out: list[str] = []
-    for a in list(s):  # L425-435
-        if a[-1:] in ("a", "f"):
-            base = a[:-1]
-            if base in t:
-                s.remove(a)
-                t = [x for x in t if x not in (base, base + "a", base + "f")]
-                out.append(a)
-    for a in list(s):  # L437-461
-        if a[-1:] in ("a", "f"):
-            s.remove(a)
-            base = a[:-1]
-            if base + "a" in t:
-                t.remove(base + "a")
-                out.append(base + "a")
-            elif base + "f" in t:
-                t.remove(base + "f")
-                out.append(base + "f")
-            elif a.endswith("f"):
-                major = base.split(".")[0]
-                for x in list(t):
-                    if x.rstrip("af").split(".")[0] == major:
-                        t.remove(x)
-                        out.append(x)
-                        break
-    for a in list(t):  # L465-477
-        if a[-1:] in ("a", "f") and a[:-1] in s:
-            t.remove(a)
-            out.append(a)
-            if a[:-1] not in t:
-                s.remove(a[:-1])
-    s.sort(key=_natural)  # L479
-    for arch in t:  # L484-506
-        best = None
-        for sa in s:
-            if _vle(sa, arch):
-                if sa in ptx or sa.split(".")[0] == arch.split(".")[0]:
-                    best = sa
-            else:
-                break
-        if best:
-            out.append(best)
-    out = list(dict.fromkeys(out))
-    return [a + "+PTX" if a in ptx else a for a in out]
-
-
-def _natural(a: str):
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", a)]
-
-
-def _vle(a: str, b: str) -> bool:
-    va, vb = _version(a) or (0,), _version(b) or (0,)
-    n = max(len(va), len(vb))
-    return va + (0,) * (n - len(va)) <= vb + (0,) * (n - len(vb))
-
-
-def _m_loose_intersection(self: Interpreter, c, scope, path) -> None:
-    alts = self.args(c, scope)
-    out_var = alts[0][0] if alts[0] else None
-    if not out_var:
-        return
-    results = []
-    for w in alts:
-        # cuda_archs_loose_intersection(OUT SRC TGT): SRC and TGT are quoted lists.
-        args = [a for a in c.args]
-        if len(args) < 3:
-            return
-        src_alts = self.expand(args[1].text, scope)
-        tgt_alts = self.expand(args[2].text, scope)
-        for sa in src_alts:
-            for ta in tgt_alts:
-                if UNK in sa or UNK in ta:
-                    results.append(UNK)
-                else:
-                    results.append(";".join(_loose_intersection(split_list(sa), split_list(ta))))
-        break
-    scope[out_var] = tuple(dict.fromkeys(results)) if len(set(results)) <= MAX_ALTS else (UNK,)
-
-
-def _m_extract_archs(self: Interpreter, c, scope, path) -> None:
-    """vLLM's extract_unique_cuda_archs_ascending(OUT flags): the archs of the
-    gencode flags torch derived from TORCH_CUDA_ARCH_LIST, i.e. the fleet."""
-    if not c.args:
-        return
-    if self.fleet_caps is None:
-        scope[c.args[0].text] = (UNK,)
-        return
-    self.model.fleet_used = True
-    scope[c.args[0].text] = (";".join(self.fleet_caps),)
-
-
-def _m_clear_gencode(self: Interpreter, c, scope, path) -> None:
-    """vLLM's clear_cuda_gencode_flags(OUT): moves the gencode flags out of CMAKE_CUDA_FLAGS."""
-    if c.args:
-        scope[c.args[0].text] = (UNK,)
-    flags = scope.get("CMAKE_CUDA_FLAGS", ("",))
-    scope["CMAKE_CUDA_FLAGS"] = tuple(re.sub(r"-gencode arch=[^ ]+ *", "", f) for f in flags)
-
-
-def _m_gencode_flags_for_srcs(self: Interpreter, c, scope, path) -> None:
-    """vLLM set_gencode_flags_for_srcs(SRCS ... CUDA_ARCHS ... [BUILD_PTX_FOR_ARCH x])
-    (cmake/utils.cmake L328-369): per arch '-gencode arch=compute_N,code=sm_N', plus
-    code=compute_N for '+PTX' entries, appended to each source's COMPILE_OPTIONS."""
-    alts = self.args(c, scope)
-    recs: dict[Path, list[tuple[str, ...]]] = {}
-    for w in alts:
-        w = [x for word in w for x in split_list(word)]  # cmake_parse_arguments(... ${ARGN}) splits lists
-        srcs = _keyword_values(w, "SRCS", {"CUDA_ARCHS", "BUILD_PTX_FOR_ARCH"})
-        archs = _keyword_values(w, "CUDA_ARCHS", {"SRCS", "BUILD_PTX_FOR_ARCH"})
-        ptx_for = _keyword_values(w, "BUILD_PTX_FOR_ARCH", {"SRCS", "CUDA_ARCHS"})
-        flags: list[str] = []
-        for a in archs:
-            if UNK in a:
-                flags.append(UNK)
-                continue
-            n = a.replace("+PTX", "").replace(".", "")
-            flags += ["-gencode", f"arch=compute_{n},code=sm_{n}"]
-            if a.endswith("+PTX"):
-                flags += ["-gencode", f"arch=compute_{n},code=compute_{n}"]
-        if ptx_for:
-            if UNK in ptx_for[0] or any(UNK in a for a in archs):
-                flags.append(UNK)
-            elif archs and max(_version(a.replace("+PTX", "")) or (0,) for a in archs) >= (_version(ptx_for[0]) or (0,)):
-                n = ptx_for[0].replace(".", "")
-                flags += ["-gencode", f"arch=compute_{n},code=compute_{n}"]
-        for s in srcs:
-            p = self.source_path(s, scope, path)
-            if p is not None:
-                recs.setdefault(p, []).append(tuple(flags))
-    for p, fl in recs.items():
-        self.model.source_options.setdefault(p, []).append(Recorded(tuple(dict.fromkeys(fl)), path, c.line))
-
-
-_MODELS = {
-    "cuda_archs_loose_intersection": _m_loose_intersection,
-    "extract_unique_cuda_archs_ascending": _m_extract_archs,
-    "clear_cuda_gencode_flags": _m_clear_gencode,
-    "set_gencode_flags_for_srcs": _m_gencode_flags_for_srcs,
-}
 
 
 def evaluate(path: Path, root: Path, fleet_caps: list[str] | None = None, cuda: str | None = None) -> Model:

@@ -49,7 +49,6 @@ class _Lexer:
         (kind, text) with kind 'lit' or 'var' or 'unknown'."""
         s, i, n = self.s, 0, len(self.s)
         line, line_start = 1, 0
-        at_line_start = True
         out = 0
         while i < n and out < MAX_WORDS:
             c = s[i]
@@ -63,7 +62,6 @@ class _Lexer:
                 i += 1
                 line += 1
                 line_start = i
-                at_line_start = True
                 continue
             if c in " \t\r":
                 i += 1
@@ -73,7 +71,6 @@ class _Lexer:
                 j = s.find("\n", i)
                 i = n if j < 0 else j
                 continue
-            at_line_start = False
             col = i - line_start + 1
             if c in ";&|()":
                 op = s[i:i + 2] if s[i:i + 2] in ("&&", "||", ";;") else c
