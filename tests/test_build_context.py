@@ -426,3 +426,18 @@ def test_dockerfile_env_from_a_build_arg_with_a_default(tmp_path):
     text = "FROM nvcr.io/nvidia/pytorch:25.01-py3\nARG CUDA_ARCHS=\"9.0\"\nENV TORCH_CUDA_ARCH_LIST=${CUDA_ARCHS}\n"
     assert [(p, line) for p, line, _m in aic302(tmp_path, "Dockerfile", text, ["A100", "H100"])] == [
         ("Dockerfile", 3)]
+
+
+def test_shell_value_changed_in_an_if_is_not_known_after_it(tmp_path):
+    # vLLM's Dockerfile: the DeepEP arch list grows with the CUDA version inside `if`s.
+    text = ("FROM nvidia/cuda:12.9.1-devel-ubuntu22.04\nRUN DEEPEP_ARCH_LIST='9.0a 10.0a' && \\\n"
+            "    if [ \"$CUDA_VERSION\" = 12.9 ]; then \\\n        DEEPEP_ARCH_LIST=\"$DEEPEP_ARCH_LIST 10.3a\"; \\\n"
+            "    fi && \\\n    export TORCH_CUDA_ARCH_LIST=\"$DEEPEP_ARCH_LIST\" && \\\n    pip install deep_ep\n")
+    assert aic302(tmp_path, "Dockerfile", text, ["H100", "B200"]) == []
+
+
+def test_shell_value_set_on_every_path_is_known(tmp_path):
+    text = ("FROM nvidia/cuda:12.9.1-devel-ubuntu22.04\nRUN DEEPEP_ARCH_LIST='9.0a' && \\\n"
+            "    export TORCH_CUDA_ARCH_LIST=\"$DEEPEP_ARCH_LIST\" && \\\n    pip install deep_ep\n")
+    assert [(p, line) for p, line, _m in aic302(tmp_path, "Dockerfile", text, ["H100", "B200"])] == [
+        ("Dockerfile", 3)]

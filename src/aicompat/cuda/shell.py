@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}", "\n", "then", "do", "else", "elif", "!"}
+_SEPARATORS = {";", ";;", "&&", "||", "|", "&", "(", ")", "\n", "then", "do", "else", "elif", "!"}
+_OPENERS = {"if", "for", "while", "until", "case", "select", "{"}
+_CLOSERS = {"fi", "done", "esac", "}"}
 _DECLARE = {"export", "declare", "local", "readonly", "typeset", "env"}
 _DOCKER_ASSIGN = {"ENV", "ARG"}
 _DOCKER_SHELL = {"RUN"}
@@ -179,6 +181,7 @@ def assignments(text: str, dockerfile: bool = False) -> list[Assignment]:
     known: dict[str, str | None] = {}
     out: list[Assignment] = []
     command: list[tuple] = []
+    cond = [False]  # the command being read is inside a conditional block
 
     def value(parts) -> str | None:
         vals = []
@@ -196,7 +199,15 @@ def assignments(text: str, dockerfile: bool = False) -> list[Assignment]:
             return
         words = command[:]
         command.clear()
-        k = 0
+        before = len(out)
+        try:
+            _flush(words)
+        finally:
+            if cond[0]:
+                for a in out[before:]:
+                    known[a.name] = None  # set only on some paths: its value afterwards is not known
+
+    def _flush(words):
         head = words[0][0]
         if dockerfile and head.upper() in _DOCKER_SHELL:
             words = words[1:]
@@ -213,23 +224,32 @@ def assignments(text: str, dockerfile: bool = False) -> list[Assignment]:
             for w in args:
                 _assign_word(w, out, known, value, allow_bare=head.upper() == "ARG")
             return
-        while k < len(words) and words[k][0] in _DECLARE:
-            k += 1
-            while k < len(words) and words[k][0].startswith("-"):
-                k += 1
-            declared = k > 0
-            for w in words[k:]:
-                if not _assign_word(w, out, known, value) and declared and words[0][0] != "env":
-                    continue
+        if words[0][0] in _DECLARE:  # export A=1 B=2 (options and bare names skipped)
+            for w in words[1:]:
+                _assign_word(w, out, known, value)
             return
         for w in words:  # assignments before the command name
             if not _assign_word(w, out, known, value):
                 break
 
+    depth = 0  # inside if/for/while/case/{ }: what is assigned there may not happen
     for raw, parts, line, col in _Lexer(text, dockerfile).words():
+        if dockerfile and raw == "\n":
+            depth = 0  # each Dockerfile instruction runs its own shell
+        if dockerfile and len(command) == 1 and command[0][0].upper() in _DOCKER_SHELL and raw in _OPENERS:
+            command.clear()  # RUN if ...: the shell's compound command
+        if not command and raw in _OPENERS:
+            flush()
+            depth += 1
+            continue
+        if not command and raw in _CLOSERS:
+            depth = max(depth - 1, 0)
+            continue
         if parts is None or raw in _SEPARATORS:
             flush()
             continue
+        if not command:
+            cond[0] = depth > 0
         command.append((raw, parts, line, col))
     flush()
     return out
