@@ -46,7 +46,7 @@ CUDA_EXT = (".cu", ".cuh")
 class Origin:
     """One way the file gets compiled."""
 
-    kind: str  # "build" | "fleet" | "target" | "plain" | "assumed"
+    kind: str  # "build" | "fleet" | "target" | "plain" | "assumed" | "unknown" (never judged)
     how: str  # said in the finding
     builds: tuple = ()  # kind "build": alternatives (Build)
     target: str = ""  # kind "target"
@@ -170,15 +170,15 @@ def _setup_origins(setup: Path, root: Path, fleet_caps, matrix, proj: _Project) 
 
 def _extension_origin(ext: Extension, where: str, matrix) -> Origin | None:
     at = f"{where} line {ext.line} ({ext.name})"
-    if ext.flags is None:
-        return None  # flags that cannot be read: what is built is unknown
+    if ext.flags is None:  # flags that cannot be read: what is built is unknown
+        return Origin("unknown", f"{at} builds it with flags not known here")
     dyn_arch = [d for d in ext.flags.dynamic if re.search(r"arch|sm_|compute_|gencode", d)]
     fixed = parse_nvcc_flags(ext.flags.strings)
     if dyn_arch or ("-gencode" in ext.flags.strings and fixed.empty()):
         if ext.arch_env:
             return Origin("fleet", f"{at} builds it for every arch of TORCH_CUDA_ARCH_LIST (or of the build "
                                    f"machine's GPUs): taken to be the fleet's")
-        return None
+        return Origin("unknown", f"{at} builds it for archs computed at build time")
     if not fixed.empty():
         return Origin("build", f"{at} builds it for {_describe(fixed)}", builds=(fixed,))
     if ext.env_arch_list:
@@ -242,8 +242,8 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
                 builds.append(b)
         where = f"{_rel(where_path, root)} line {min(lines) if lines else 1}"
         if unknown or (fleet and builds):
-            continue
-        if fleet:
+            o = Origin("unknown", f"{where} builds it for archs not known here")
+        elif fleet:
             o = Origin("fleet", f"{where} builds it for CMake's default architectures: taken to be the fleet's")
         else:
             uniq = {(tuple(b.cubins), tuple(b.ptx)): b for b in builds}

@@ -92,6 +92,7 @@ class Interpreter:
         self.functions: dict[str, tuple[str, list[str], list[Command]]] = {}
         self.steps = 0
         self.files = 0
+        self.in_alternative = 0  # running a loop body for one alternative of its list
 
     # -- values ----------------------------------------------------------------
     def expand(self, text: str, scope: dict) -> Alts:
@@ -234,37 +235,56 @@ class Interpreter:
         end = _matching(cmds, i, name, "end" + name)
         body = cmds[i + 1:end]
         if name == "foreach":
-            alts = self.args(c, scope)
-            if len(alts) == 1 and alts[0] and UNK not in "".join(alts[0]):
-                words = alts[0]
-                var, items = words[0], words[1:]
-                if items[:1] == ["IN"]:
-                    items = items[1:]
-                    out: list[str] = []
-                    mode = None
-                    for w in items:
-                        if w in ("LISTS", "ITEMS"):
-                            mode = w
-                        elif mode == "LISTS":
-                            vals = scope.get(w, ("",))
-                            if len(vals) != 1 or UNK in vals[0]:
-                                out = None
-                                break
-                            out.extend(split_list(vals[0]))
-                        else:
-                            out.append(w)
-                    items = out
-                elif items[:1] == ["RANGE"]:
-                    items = None
-                if items is not None and len(items) <= 256:
+            runs = self.foreach_items(c, scope)
+            if runs is not None:
+                results = []
+                for var, items in runs:  # one run per alternative of the list (if() branches)
+                    sub = dict(scope) if len(runs) > 1 else scope
+                    self.in_alternative += len(runs) > 1
                     for it in items:
-                        scope[var] = (it,)
-                        self.block(body, 0, None, scope, path, certain)
-                    return end + 1
+                        sub[var] = (it,)
+                        self.block(body, 0, None, sub, path, certain)
+                    self.in_alternative -= len(runs) > 1
+                    results.append(sub)
+                if len(runs) > 1:
+                    _merge(scope, results)
+                return end + 1
         # A loop over what is not known: every variable it sets becomes unknown.
         for v in _assigned(body):
             scope[v] = (UNK,)
         return end + 1
+
+    def recorded(self, alts, path: Path, line: int) -> Recorded:
+        """Options set for a source or target; unknown when set inside one alternative's run of a loop."""
+        return Recorded(((UNK,),) if self.in_alternative else alts, path, line)
+
+    def foreach_items(self, c: Command, scope: dict):
+        """[(loop variable, items)] per alternative of what foreach() walks; None if unknown."""
+        alts = self.args(c, scope)
+        if len(alts) != 1 or not alts[0] or UNK in "".join(alts[0]):
+            return None
+        var, items = alts[0][0], alts[0][1:]
+        if items[:1] == ["RANGE"]:
+            return None
+        if items[:1] != ["IN"]:
+            return [(var, items)]
+        runs: list[list[str]] = [[]]
+        mode = None
+        for w in items[1:]:
+            if w in ("LISTS", "ITEMS", "ZIP_LISTS"):
+                mode = w
+            elif mode == "LISTS":
+                vals = scope.get(w, ("",))
+                if any(UNK in v for v in vals) or len(runs) * len(vals) > MAX_ALTS:
+                    return None
+                runs = [r + split_list(v) for r in runs for v in vals]
+            elif mode == "ITEMS":
+                runs = [r + [w] for r in runs]
+            else:
+                return None
+        if any(len(r) > 256 for r in runs):
+            return None
+        return [(var, r) for r in runs]
 
     # -- conditions ------------------------------------------------------------------
     def condition(self, c: Command, scope: dict):
@@ -578,7 +598,7 @@ class Interpreter:
             for n in names:
                 p = self.source_path(n, scope, path)
                 if p is not None:
-                    self.model.source_options.setdefault(p, []).append(Recorded(_flags(vals), path, c.line))
+                    self.model.source_options.setdefault(p, []).append(self.recorded(_flags(vals), path, c.line))
         elif kind == "TARGET" and prop == "CUDA_ARCHITECTURES":
             for n in names:
                 t = self.model.targets.setdefault(n, Target(n, path=path, line=c.line))
@@ -586,7 +606,7 @@ class Interpreter:
         elif kind == "TARGET" and prop == "COMPILE_OPTIONS":
             for n in names:
                 t = self.model.targets.setdefault(n, Target(n, path=path, line=c.line))
-                t.options.append(Recorded(_flags(vals), path, c.line))
+                t.options.append(self.recorded(_flags(vals), path, c.line))
 
     def cmd_set_source_files_properties(self, c, scope, path, certain) -> None:
         alts = self.args(c, scope)
@@ -605,7 +625,7 @@ class Interpreter:
                 for n in names:
                     p = self.source_path(n, scope, path)
                     if p is not None:
-                        self.model.source_options.setdefault(p, []).append(Recorded(_flags(vals), path, c.line))
+                        self.model.source_options.setdefault(p, []).append(self.recorded(_flags(vals), path, c.line))
 
     def cmd_target_compile_options(self, c, scope, path, certain) -> None:
         alts = self.args(c, scope)
@@ -615,7 +635,7 @@ class Interpreter:
         t = self.model.targets.setdefault(w[0], Target(w[0], path=path, line=c.line))
         vals = tuple(tuple(x for x in words[1:] if x not in ("PRIVATE", "PUBLIC", "INTERFACE", "BEFORE"))
                      for words in alts)
-        rec = Recorded(_flags(vals), path, c.line)
+        rec = self.recorded(_flags(vals), path, c.line)
         t.options.append(rec)
         if len(rec.alts) == 1 and any("arch" in f for f in rec.alts[0]):
             self.model.settings.append(Setting(path, c.line, c.col, "target_compile_options", list(rec.alts[0]),

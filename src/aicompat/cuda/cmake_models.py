@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .cmake import split_list
 from .cmake_cond import UNK, version
-from .cmake_eval import MAX_ALTS, Recorded, _keyword_values
+from .cmake_eval import MAX_ALTS, _keyword_values
 
 
 def _loose_intersection(src: list[str], tgt: list[str]) -> list[str]:
@@ -141,7 +141,7 @@ def _m_gencode_flags_for_srcs(self, c, scope, path) -> None:
             if p is not None:
                 recs.setdefault(p, []).append(tuple(flags))
     for p, fl in recs.items():
-        self.model.source_options.setdefault(p, []).append(Recorded(tuple(dict.fromkeys(fl)), path, c.line))
+        self.model.source_options.setdefault(p, []).append(self.recorded(tuple(dict.fromkeys(fl)), path, c.line))
 
 
 MODELS = {
