@@ -441,3 +441,33 @@ def test_shell_value_set_on_every_path_is_known(tmp_path):
             "    export TORCH_CUDA_ARCH_LIST=\"$DEEPEP_ARCH_LIST\" && \\\n    pip install deep_ep\n")
     assert [(p, line) for p, line, _m in aic302(tmp_path, "Dockerfile", text, ["H100", "B200"])] == [
         ("Dockerfile", 3)]
+
+
+VLLM_SM100_ONLY = VLLM_CMAKE + """\
+
+    # Blackwell-only kernel
+    cuda_archs_loose_intersection(SM100_ARCHS "10.0a" "${CUDA_ARCHS}")
+    if(SM100_ARCHS)
+      set(SM100_SRC "csrc/attn/attn_res_kernel.cu")
+      set_gencode_flags_for_srcs(SRCS "${SM100_SRC}" CUDA_ARCHS "${SM100_ARCHS}")
+      list(APPEND VLLM_EXT_SRC "${SM100_SRC}")
+    endif()
+"""
+
+
+def test_vllm_kernel_added_only_for_an_arch_outside_the_fleet_is_not_built(tmp_path):
+    write(tmp_path, {"CMakeLists.txt": VLLM_SM100_ONLY, "cmake/utils.cmake": VLLM_UTILS,
+                     "csrc/attn/attn_res_kernel.cu": SM90_KERNEL.replace("../wgmma.cuh", "wgmma.cuh"),
+                     "csrc/attn/wgmma.cuh": WGMMA_CUH})
+    assert run(tmp_path, ["A100", "H100"], select=["AIC301"]) == []
+
+
+def test_vllm_kernel_added_for_an_arch_of_the_fleet_is_judged_there(tmp_path):
+    write(tmp_path, {"CMakeLists.txt": VLLM_SM100_ONLY, "cmake/utils.cmake": VLLM_UTILS,
+                     "csrc/attn/attn_res_kernel.cu": SM90_KERNEL.replace("../wgmma.cuh", "wgmma.cuh"),
+                     "csrc/attn/wgmma.cuh": WGMMA_CUH})
+    # Without a toolkit the supported-arch list (and so the build for the B200) is unknown: silent.
+    assert run(tmp_path, ["H100", "B200"], select=["AIC301"]) == []
+    found = run(tmp_path, ["H100", "B200"], select=["AIC301"], cuda="12.8")
+    assert short(found) == [("csrc/attn/wgmma.cuh", 6, "AIC301", ["B200"])]
+    assert "builds it for sm_100a" in found[0][4]

@@ -46,7 +46,7 @@ CUDA_EXT = (".cu", ".cuh")
 class Origin:
     """One way the file gets compiled."""
 
-    kind: str  # "build" | "fleet" | "target" | "plain" | "assumed" | "unknown" (never judged)
+    kind: str  # "build" | "fleet" | "target" | "plain" | "assumed" | "unknown"/"none" (never judged)
     how: str  # said in the finding
     builds: tuple = ()  # kind "build": alternatives (Build)
     target: str = ""  # kind "target"
@@ -251,6 +251,10 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
             desc = _describe(bs[0]) if len(bs) == 1 else " or ".join(_describe(b) for b in bs)
             o = Origin("build", f"{where} builds it for {desc}", builds=bs)
         proj.sources.setdefault(s, []).append(o)
+    for s, (where_path, line) in model.skipped.items():
+        if s.suffix in CUDA_EXT and s not in proj.sources:
+            proj.sources[s] = [Origin("none", f"{_rel(where_path, root)} line {line} adds it only in an if() branch "
+                                              f"the build for this fleet does not take")]
 
 
 def _cmake_arch_build(value: str) -> Build | None:

@@ -73,6 +73,7 @@ class Model:
     source_options: dict[Path, list[Recorded]] = field(default_factory=dict)
     reads: list[str] = field(default_factory=list)
     fleet_used: bool = False
+    skipped: dict[Path, tuple[Path, int]] = field(default_factory=dict)  # sources only in branches not taken
 
 
 class _Stop(Exception):
@@ -213,21 +214,40 @@ class Interpreter:
         results: list[dict] = []
         taken_for_sure = False
         undecided = False  # an earlier branch may have been taken
-        for cond_cmd, a, b in branches:
+        for k, (cond_cmd, a, b) in enumerate(branches):
             val = True if cond_cmd.name == "else" else self.condition(cond_cmd, scope)
             if val is False:
+                if not undecided:
+                    self.note_skipped(cmds[a:b], scope, path)
                 continue
             sub = dict(scope)
             self.block(cmds[a:b], 0, None, sub, path, certain and val is True and not undecided)
             results.append(sub)
             if val is True:
                 taken_for_sure = True
+                if not undecided:
+                    for _c, a2, b2 in branches[k + 1:]:
+                        self.note_skipped(cmds[a2:b2], scope, path)
                 break
             undecided = True
         if not taken_for_sure:
             results.append(dict(scope))  # no branch taken
         _merge(scope, results)
         return end
+
+    def note_skipped(self, body: list[Command], scope: dict, path: Path) -> None:
+        """CUDA sources a branch the default build never takes names (vLLM adds a per-arch
+        kernel only ``if(KIMI_K3_ATTN_RES_ARCHS)``): not built for this fleet."""
+        for c in body:
+            for a in c.args:
+                if a.text.endswith((".cu", ".cuh")) or '.cu"' in a.text or ".cu;" in a.text:
+                    alts = self.expand(a.text, scope)
+                    for v in alts:
+                        for w in split_list(unescape(v)):
+                            if w.endswith((".cu", ".cuh")) and UNK not in w:
+                                p = self.source_path(w, scope, path)
+                                if p is not None:
+                                    self.model.skipped.setdefault(p, (path, c.line))
 
     def loop(self, cmds, i, scope, path, certain) -> int:
         c = cmds[i]
