@@ -257,7 +257,12 @@ class Linter:
         diags = []
         for r in rules:
             try:
-                found = getattr(r, method)(text, path, self.target, self.target.cuda)
+                # The file's real path (relative to the working directory, as given): the
+                # CUDA rules look up its build; every build file they read goes into reads.
+                fn = getattr(r, method)
+                code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+                extra = {"reads": res.reads} if code is not None and "reads" in code.co_varnames else {}
+                found = fn(text, path, self.target, self.target.cuda, **extra)
             except Exception as exc:  # a rule bug must not end the run
                 diags.append(internal_error(path, 1, 1, f"rule {r.code} {r.name} failed: {type(exc).__name__}: {exc}"))
                 continue

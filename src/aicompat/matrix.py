@@ -70,6 +70,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "exception": {"bases": (_LIST, True)},
         "alias": {"of": (str, True)},
     },
+    "cuda_jit.toml": {
+        "jit": {"marker": (str, True), "marker_text": (str, True), "sources": (_LIST, True), "per_arch": (_LIST, False),
+                "running": (str, False)},
+    },
     "build.toml": {
         "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
     },

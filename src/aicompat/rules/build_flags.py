@@ -4,12 +4,17 @@ rejects (facts: version_matrix/gpus.toml [target.*], build.toml)."""
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as matchers
 from packaging.version import Version
 
+from ..cuda.build_context import project_root
+from ..cuda.cmake_eval import evaluate
+from ..cuda.shell import assignments
 from ..cuda.strings import strings_of
 from ..cuda.targets import Build, code_for, parse_nvcc_flags, parse_torch_arch_list
 from ..ruleapi import Example, Finding, Rule
@@ -250,31 +255,63 @@ class BuildArchFlags(Rule):
         return found
 
     # -- CMakeLists.txt, Dockerfiles, shell scripts ---------------------------------------
-    def check_build_file(self, text: str, path: str, target, cuda):
+    def check_build_file(self, text: str, path: str, target, cuda, reads: list | None = None):
+        """Arch settings of a build file, read with the CMake or shell tokenizer."""
+        name = path.rsplit("/", 1)[-1]
+        if name == "CMakeLists.txt" or name.endswith(".cmake"):
+            return self._check_cmake(path, target, cuda, reads)
+        docker = name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".dockerfile")
         out = []
         archs = target.archs
-        for m in _ENV_ASSIGN.finditer(text):
-            value = m.group("v").strip().strip("'\"")
-            line = text.count("\n", 0, m.start("v")) + 1
+        for a in assignments(text, dockerfile=docker):
+            if a.name != ENV_NAME or a.value is None:
+                continue  # another variable, or a value known only at run time
+            value = a.value
             build, bad = parse_torch_arch_list(value, self.matrix)
             what = f"{ENV_NAME}={value!r}"
             if bad:
-                out.append((line, 1, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown CUDA "
-                                  f"arch ({bad[0]}) or GPU not supported\"", frozenset(archs), "error"))
+                out.append((a.line, a.col, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: "
+                                           f"Unknown CUDA arch ({bad[0]}) or GPU not supported\"", frozenset(archs),
+                            "error"))
             for msg, failing, sev in self.judge(build, archs, cuda, what):
-                out.append((line, 1, msg.format(fleet=target.describe(failing), fix=self.fix_torch(archs)), failing, sev))
-        for m in _CMAKE_ARCH.finditer(text):
-            value = m.group("v").strip().strip('"')
-            line = text.count("\n", 0, m.start("v")) + 1
-            build = _cmake_build(value)
-            if build is None:
+                out.append((a.line, a.col, msg.format(fleet=target.describe(failing), fix=self.fix_torch(archs)),
+                            failing, sev))
+        return out
+
+    def _check_cmake(self, path: str, target, cuda, reads) -> list:
+        """The settings the file makes on every path of the default build: the last
+        CMAKE_CUDA_ARCHITECTURES / CMAKE_CUDA_FLAGS value, each CUDA_ARCHITECTURES
+        property and target_compile_options with arch flags."""
+        p = Path(os.path.abspath(path))
+        model = evaluate(p, project_root(p), None, cuda)
+        if reads is not None:
+            reads.extend(r for r in model.reads if r != str(p) and r not in reads)
+        archs = target.archs
+        nums = sorted({a[3:] for a in archs}, key=int)
+        fix = "use CMAKE_CUDA_ARCHITECTURES \"" + ";".join(f"{n}-real" for n in nums[:-1]) + \
+              (";" if len(nums) > 1 else "") + f"{nums[-1]}\""
+        last: dict[str, object] = {}
+        for s in model.settings:
+            if s.path != p or not s.certain:
                 continue
-            what = f"CUDA_ARCHITECTURES {value}"
-            nums = sorted({a[3:] for a in archs}, key=int)
-            fix = "use CMAKE_CUDA_ARCHITECTURES \"" + ";".join(f"{n}-real" for n in nums[:-1]) + \
-                  (";" if len(nums) > 1 else "") + f"{nums[-1]}\""
+            key = s.what if s.what.startswith("CMAKE_") else f"{s.what}:{s.line}"
+            last[key] = s
+        out = []
+        for s in sorted(last.values(), key=lambda s: s.line):
+            if s.what in ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"):
+                value = ";".join(s.values)
+                build = _cmake_build(value)
+                what = f"{s.what} {value}"
+                use = fix
+            else:
+                flags = [f for f in s.values if "arch" in f or f in ("-gencode", "--generate-code")]
+                build = parse_nvcc_flags(s.values) if flags else None
+                what = f"{s.what} {' '.join(flags)}"
+                use = self.fix_gencode(archs, build)
+            if build is None or build.empty():
+                continue
             for msg, failing, sev in self.judge(build, archs, cuda, what):
-                out.append((line, 1, msg.format(fleet=target.describe(failing), fix=fix), failing, sev))
+                out.append((s.line, s.col, msg.format(fleet=target.describe(failing), fix=use), failing, sev))
         return out
 
 
@@ -310,9 +347,6 @@ def _has_env_dict_literal(fc) -> bool:
     return fc.state["AIC302.env_dict_literal"]
 
 
-_ENV_ASSIGN = re.compile(r"(?:^|[\s;])(?:ENV\s+|export\s+|ARG\s+)?TORCH_CUDA_ARCH_LIST(?:=|\s+)(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'#]+)",
-                         re.M)
-_CMAKE_ARCH = re.compile(r"(?:CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES)[\s\"]+(?P<v>\"[^\"\n]+\"|[\w;.\-]+)")
 
 
 def _cmake_build(value: str) -> Build | None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
+from ..cuda.build_context import context_for, groups
 from ..cuda.preprocessor import logical_lines
 from ..cuda.scan import CudaSource, Verdict, load_features
 from ..cuda.strings import Resolved, read_files, resolve_text, string_list
@@ -252,49 +254,60 @@ class InlineCudaArch(Rule):
                 f"(#if on __CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and dispatch to a fallback kernel.")
 
     # -- .cu / .cuh / .ptx files -----------------------------------------------
-    def check_cuda_file(self, text: str, path: str, target, cuda: str | None):
-        """Findings (line, column, message, archs, severity) for a CUDA or PTX file."""
+    def check_cuda_file(self, text: str, path: str, target, cuda: str | None, reads: list | None = None):
+        """Findings (line, column, message, archs, severity) for a CUDA or PTX file,
+        judged for the targets its build produces (cuda/build_context.py)."""
         src = self.source(text)
         if not src.occurrences:
             return []
         raw_lines = dict(logical_lines(text))
-        out = []
         ptx_target = None
         if path.endswith(".ptx"):
             m = re.search(r"^\s*\.target\s+(sm_\d+[af]?)", text, re.M)
             ptx_target = m.group(1) if m else None
-        fails: dict[str, Verdict] = {}
-        drops: dict[str, Verdict] = {}
+        ctx = None if ptx_target else context_for(Path(path), target.archs, self.matrix, cuda)
+        if ctx is not None and reads is not None:
+            reads.extend(r for r in ctx.reads if r not in reads)
+        fails: dict[str, tuple] = {}
+        drops: dict[str, tuple] = {}
         for arch in target.archs:
             if ptx_target:
                 v = src.verdict(ptx_target)
                 if v.status == "fail":
-                    fails[arch] = v
+                    fails[arch] = (v, [ptx_target], False, None)
                 continue
-            cands = candidates(arch, self.matrix, cuda)
-            if not cands:
-                continue
-            verdicts = [src.verdict(t) for t in cands]
-            if all(v.status == "fail" for v in verdicts):
-                fails[arch] = verdicts[0]
-            elif all(v.status in ("fail", "empty") for v in verdicts):
-                # Every target that builds for this GPU compiles the feature out, with no #else.
-                drops[arch] = next(v for v in verdicts if v.status == "empty")
+            for targets, every, origin in groups(ctx, arch, self.matrix, cuda):
+                verdicts = [src.verdict(t) for t in targets]
+                if all(v.status == "fail" for v in verdicts):
+                    fails.setdefault(arch, (verdicts[0], targets, every, origin))
+                elif all(v.status in ("fail", "empty") for v in verdicts):
+                    # Every target built for this GPU compiles the feature out, with no #else.
+                    drops.setdefault(arch, (next(v for v in verdicts if v.status == "empty"), targets, every, origin))
+        out = []
         if fails:
-            v = next(iter(fails.values()))
+            v, targets, every, origin = next(iter(fails.values()))
             occ = v.failing[0]
             feat = self.features[occ.feature]
-            where = f".target {ptx_target}" if ptx_target else "every compile target that runs there"
+            if ptx_target:
+                where = f".target {ptx_target}"
+            elif every:
+                where = "every compile target that runs there"
+            else:
+                where = ", ".join(sorted({t for _v, ts, _e, _o in fails.values() for t in ts}, key=_tnum))
             ok_targets = sorted(feat.targets, key=_tnum)
-            msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}: \"{feat.error.format(target=v.target)}\"; fails on "
-                   f"{target.describe(fails)}. Accepted by {', '.join(ok_targets)}: guard it and provide a fallback")
+            said = f" ({origin.how})" if origin is not None else ""
+            msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}{said}: \"{feat.error.format(target=v.target)}\"; "
+                   f"fails on {target.describe(fails)}. Accepted by {', '.join(ok_targets)}: guard it and provide a "
+                   f"fallback")
             col = max(raw_lines.get(occ.line, "").find(occ.token.split(" ")[0]), 0) + 1
             out.append((occ.line, col, msg, frozenset(fails), "error"))
         if drops:
-            v = next(iter(drops.values()))
+            v, targets, every, origin = next(iter(drops.values()))
             occ = v.dropped[0]
-            msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on every target "
-                   f"that runs on {target.describe(drops)}: the kernel silently does nothing there")
+            where = "every target that runs on" if every else f"{', '.join(targets)}, the target built for"
+            said = f" ({origin.how})" if origin is not None else ""
+            msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on {where} "
+                   f"{target.describe(drops)}{said}: the kernel silently does nothing there")
             out.append((occ.line, 1, msg, frozenset(drops), "warning"))
         return out
 
