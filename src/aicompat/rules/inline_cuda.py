@@ -282,7 +282,7 @@ class InlineCudaArch(Rule):
                 continue
             verdicts = [src.verdict(t) for t in cands]
             if all(v.status == "fail" for v in verdicts):
-                fails[arch] = verdicts[0]
+                fails[arch] = _common_failing(verdicts)
             elif all(v.status in ("fail", "empty") for v in verdicts):
                 # Every target that builds for this GPU compiles the feature out, with no #else.
                 drops[arch] = next(v for v in verdicts if v.status == "empty")
@@ -301,6 +301,15 @@ class InlineCudaArch(Rule):
                    f"that runs on {target.describe(archs_drop)}: the kernel silently does nothing there")
             out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_drop), "warning"))
         return out
+
+
+def _common_failing(verdicts: list[Verdict]) -> Verdict:
+    """The first verdict, keeping only the instructions every one of ``verdicts`` rejects
+    (those are what keeps the GPU from any build); all of its own if none is common."""
+    first = verdicts[0]
+    keys = set.intersection(*({(o.line, o.column, o.token) for o in v.failing} for v in verdicts))
+    common = [o for o in first.failing if (o.line, o.column, o.token) in keys]
+    return Verdict(first.target, first.status, common or first.failing, first.dropped)
 
 
 def _per_occurrence(by_arch: dict, kind: str, one_per_feature: bool = False):
