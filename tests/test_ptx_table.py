@@ -172,3 +172,31 @@ def test_cuda_ptx_calls_match_by_their_cccl_name(tmp_path, knowledge):
     got = _lint_cu(tmp_path, text, "A100", "H100")
     assert [(ln, col, t) for ln, col, t, _ in got] == [(5, 3, ["A100"]), (6, 3, ["A100"])]
     assert "__cuda_ptx_mbarrier_arrive_expect_tx_is_not_supported_before_SM_90__" in got[0][3]
+
+
+_CUTE_GEMM = '''\
+#include <cute/tensor.hpp>
+#include <cute/atom/mma_atom.hpp>
+using namespace cute;
+
+// Hopper mainloop: one warpgroup MMA atom, bf16 in, fp32 accumulate
+using TiledMma = decltype(make_tiled_mma(SM90_64x128x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>{}));
+
+template <class Params>
+__global__ void gemm_sm90(Params params) {
+  TiledMma mma;
+  (void)mma;
+}
+'''
+
+
+def test_cute_atoms_trap_where_cute_does_not_compile_them(tmp_path, knowledge):
+    """CuTe compiles SM90 GMMA atoms everywhere (nvcc accepts), with a trap instead of the
+    wgmma where CUTE_ARCH_MMA_SM90A_ENABLED is off: a warning, on every GPU without sm_90a."""
+    src = CudaSource(_CUTE_GEMM, knowledge)
+    assert [(o.line, o.token) for o in src.occurrences] == [(6, "SM90_64x128x16_F32BF16BF16_SS")]
+    assert src.verdict("sm_90a").status == "ok" and src.verdict("sm_90").status == "empty"
+    got = _lint_cu(tmp_path, _CUTE_GEMM, "A100", "H100", "B200")
+    assert [(ln, col, t) for ln, col, t, _ in got] == [(6, 42, ["A100", "B200"])]
+    assert "compiles to CUTE_INVALID_CONTROL_PATH, a trap at run time" in got[0][3]
+    assert "CUTE_ARCH_MMA_SM90A_ENABLED is defined (sm_90a)" in got[0][3]

@@ -611,7 +611,8 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         "# [pattern.*]: opcode + modifiers; an instruction having all the modifiers is accepted only",
         "#   by `targets`; an instruction's targets are the intersection over every pattern it matches.",
         "#   min_ptx: lowest .version ptxas accepts on the lowest accepting target (over covered forms);",
-        "#   error: ptxas's message for the first rejecting target of the form named in `example`;",
+        "#   error: ptxas's message for the rejecting target closest to acceptance, for the form in `example`;",
+        "#   errors: the same per first modifier where ptxas names the instruction differently;",
         "#   doc: the CCCL documentation's claim, with `disagrees` where ptxas differs (ptxas wins).",
         "# [wrapper.*]: cuda::ptx functions and the targets their CCCL guard compiles the PTX for.",
         "",
@@ -643,6 +644,18 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         lines.append(f"min_ptx = {_q(min_isa)}")
         if err:
             lines.append(f"error = {_q(err)}")
+        # ptxas names the instruction (tcgen05.alloc vs tcgen05.mma): the message per first modifier
+        per = {}
+        for f in covered:
+            first = instructions(f.main)[0].modifiers[:1]
+            if first and first[0] not in per:
+                g = next((x for x in covered if instructions(x.main)[0].modifiers[:1] == first
+                          and x.accepted == set(targets)), f)
+                if near and g.errors.get(near):
+                    per[first[0]] = g.errors[near]
+        if len(set(per.values()) | {err}) > 1:
+            lines.append("errors = {" + ", ".join(f"{_q(k)} = {_q(v)}" for k, v in sorted(per.items())
+                                                  if v != err) + "}")
         lines.append(f"example = {_q(ex.main.strip())}")
         lines.append(f"covers = {len(covered)}")
         docs = sorted({f.doc for f in covered if f.doc})

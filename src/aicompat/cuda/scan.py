@@ -7,7 +7,10 @@ What is matched, each by tokens and never as a substring of an identifier:
   table version_matrix/ptx_instructions.toml (cuda/ptx.py tokenises);
 - ``cuda::ptx::`` calls by their CCCL function name ([wrapper.*] of the same table),
   also through ``namespace ptx = cuda::ptx``; a project's own ``ptx::`` is not CCCL's;
-- C++ intrinsics, runtime calls and attributes (version_matrix/cuda_features.toml).
+- C++ intrinsics, runtime calls and attributes (version_matrix/cuda_features.toml);
+- CUTLASS/CuTe atoms that name an instruction (version_matrix/cuda_atoms.toml): CuTe compiles
+  them everywhere and puts a trap where the instruction is not compiled, so those are
+  "traps at run time" (kept with the dropped ones: a warning), never compile failures.
 A feature named in a ``#define`` body counts where the macro is used. The
 preprocessor decides which occurrences a compile target really compiles.
 """
@@ -52,6 +55,7 @@ class Pattern:
     modifiers: frozenset[str]
     targets: frozenset[str]
     error: str
+    errors: tuple[tuple[str, str], ...] = ()  # (first modifier, message) where ptxas names it differently
 
 
 @dataclass
@@ -62,6 +66,7 @@ class Knowledge:
     patterns: dict[str, list[Pattern]]  # opcode -> patterns
     wrappers: dict[str, tuple[frozenset[str], str]]  # cuda::ptx function -> (targets, error)
     all_targets: frozenset[str] = frozenset()
+    atoms: list[tuple[re.Pattern, dict]] = field(default_factory=list)  # (name pattern, cuda_atoms.toml entry)
 
     def instruction(self, opcode: str, modifiers) -> Pattern | None:
         """The requirement of one PTX instruction: the intersection of every matching
@@ -77,7 +82,8 @@ class Knowledge:
         if targets >= self.all_targets:
             return None
         named = min(hits, key=lambda p: (len(p.targets), -len(p.modifiers), p.key))
-        return Pattern(named.key, named.modifiers, targets, named.error)
+        error = dict(named.errors).get(modifiers[0], named.error) if modifiers else named.error
+        return Pattern(named.key, named.modifiers, targets, error)
 
     # mapping-like access kept for callers that list features
     def __getitem__(self, name):
@@ -98,6 +104,8 @@ class Occurrence:
     targets: frozenset[str] = frozenset()  # compile targets that accept it
     error: str = ""  # the compiler's message for a rejecting target ('{target}' to fill in)
     column: int = 0  # 1-based column of the token on its line, 0 if unknown
+    trap: str = ""  # a CuTe atom: compiles everywhere, traps where its guard (this macro) is off
+    unknown: frozenset[str] = frozenset()  # targets where that is not known
 
 
 @dataclass
@@ -131,6 +139,7 @@ class CudaSource:
                 found += self._ptx_occurrences(lit)
             found += self._wrapper_occurrences()
             found += self._feature_occurrences()
+            found += self._atom_occurrences()
         self.occurrences: list[Occurrence] = []
         if ptx:
             self.occurrences = found
@@ -183,6 +192,19 @@ class CudaSource:
                     out.append(Occurrence(f.name, line, m.group(0).rstrip("( \t"), f.targets, f.error, col))
         return out
 
+    def _atom_occurrences(self) -> list[Occurrence]:
+        out = []
+        for pat, e in self.knowledge.atoms:
+            seen_lines = set()
+            for m in pat.finditer(self.clean):
+                line, col = self._pos(m.start())
+                if line in seen_lines:
+                    continue
+                seen_lines.add(line)
+                out.append(Occurrence(f"CuTe {e['instruction']} atom", line, m.group(0), frozenset(e["targets"]),
+                                      "", col, trap=e["guard"], unknown=frozenset(e["unknown"])))
+        return out
+
     def _attach_macros(self, found: list[Occurrence]) -> None:
         """Occurrences inside a #define body belong to the macro: they count where it is used."""
         lines = logical_lines(self.clean)
@@ -216,7 +238,7 @@ class CudaSource:
             for m in _IDENT.finditer(line):
                 for occ in macro_features.get(m.group(0), []):
                     self.occurrences.append(Occurrence(occ.feature, lineno, f"{m.group(0)} ({occ.token})", occ.targets,
-                                                       occ.error, m.start() + 1))
+                                                       occ.error, m.start() + 1, occ.trap, occ.unknown))
 
     # -- verdicts ------------------------------------------------------------------
     def _blocks(self) -> list[tuple[int, int, str]]:
@@ -268,6 +290,10 @@ class CudaSource:
         for occ in self.occurrences:
             live = pp.live.get(occ.line, True)
             accepted = target in occ.targets
+            if occ.trap:
+                if live is not False and not accepted and target not in occ.unknown:
+                    v.dropped.append(occ)  # compiles, but to CuTe's trap
+                continue
             if live is not False and not accepted:
                 v.failing.append(occ)
             elif live is False and occ.line in pp.line_group and _no_alternative(pp, occ.line) \
@@ -356,9 +382,14 @@ def load_features(matrix) -> Knowledge:
         )
     table = matrix.files.get("ptx_instructions.toml", {})
     patterns: dict[str, list[Pattern]] = {}
+    def msg(text):
+        return re.sub(r"^ptxas error\s*:\s*", "", text)
+
     for key, e in table.get("pattern", {}).items():
         patterns.setdefault(e["opcode"], []).append(
-            Pattern(key, frozenset(e["modifiers"]), frozenset(e["targets"]),
-                    re.sub(r"^ptxas error\s*:\s*", "", e.get("error", ""))))
+            Pattern(key, frozenset(e["modifiers"]), frozenset(e["targets"]), msg(e.get("error", "")),
+                    tuple(sorted((k, msg(v)) for k, v in e.get("errors", {}).items()))))
     wrappers = {name: (frozenset(e["targets"]), e.get("error", "")) for name, e in table.get("wrapper", {}).items()}
-    return Knowledge(features, patterns, wrappers, frozenset(table.get("targets", matrix.targets)))
+    atoms = [(re.compile(r"(?<!\w)(?:" + e["pattern"] + r")(?!\w)"), e)
+             for e in matrix.section("cuda_atoms.toml", "atom").values()]
+    return Knowledge(features, patterns, wrappers, frozenset(table.get("targets", matrix.targets)), atoms)

@@ -101,7 +101,8 @@ class InlineCudaArch(Rule):
                 findings=[
                     (4, 17, "cupy.RawModule: 'tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned' (tcgen05, "
                            "CUDA line 3) is rejected when built for sm_90, sm_100 (no arch flags: built for the "
-                           "GPU it runs on): \"Instruction 'tcgen05.alloc' not supported on .target 'sm_100'\"; "
+                           "GPU it runs on): \"Instruction 'tcgen05.relinquish_alloc_permit' not supported on .target "
+                           "'sm_100'\"; "
                            "fails on sm_90 (H100), sm_100 (B200). No compile target for sm_90 supports tcgen05: "
                            "guard it (#if on __CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and "
                            "dispatch to a fallback kernel."),
@@ -233,9 +234,13 @@ class InlineCudaArch(Rule):
         for occ, archs in _per_occurrence(dropped, "dropped", delta is None):
             target = dropped[archs[0]][1]
             drops = {a: dropped[a] for a in archs}
-            msg = (f"{mech.label}: {occ.feature} ({occ.token!r}, {where} {occ.line}) is compiled out by its #if guard, "
-                   f"with no #else, when built for {target}: the kernel silently does nothing there; affects "
-                   f"{fc.describe(drops)}")
+            if occ.trap:
+                msg = f"{mech.label}: {_trap_text(occ, f'{where} {occ.line}', f'when built for {target}')}; affects " \
+                      f"{fc.describe(drops)}"
+            else:
+                msg = (f"{mech.label}: {occ.feature} ({occ.token!r}, {where} {occ.line}) is compiled out by its #if "
+                       f"guard, with no #else, when built for {target}: the kernel silently does nothing there; "
+                       f"affects {fc.describe(drops)}")
             out.append(Finding(node, msg, frozenset(drops), severity="warning", **_inside(node, delta, occ)))
         return out
 
@@ -297,8 +302,11 @@ class InlineCudaArch(Rule):
             out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_fail), "error"))
         for occ, archs in _per_occurrence(drops, "dropped"):
             archs_drop = {a: drops[a] for a in archs}
-            msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on every target "
-                   f"that runs on {target.describe(archs_drop)}: the kernel silently does nothing there")
+            if occ.trap:
+                msg = f"{_trap_text(occ, '', 'on every target that runs there')}; affects {target.describe(archs_drop)}"
+            else:
+                msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on every "
+                       f"target that runs on {target.describe(archs_drop)}: the kernel silently does nothing there")
             out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_drop), "warning"))
         return out
 
@@ -325,6 +333,12 @@ def _per_occurrence(by_arch: dict, kind: str, one_per_feature: bool = False):
             if arch not in groups[key][1]:
                 groups[key][1].append(arch)
     return sorted(groups.values(), key=lambda g: (g[0].line, g[0].column, g[0].token))
+
+
+def _trap_text(occ, where: str, when: str) -> str:
+    ok = ", ".join(sorted(occ.targets, key=_tnum))
+    return (f"{occ.token!r} ({occ.feature}{', ' + where if where else ''}) compiles to CUTE_INVALID_CONTROL_PATH, "
+            f"a trap at run time, {when}: CuTe emits its instruction only where {occ.trap} is defined ({ok})")
 
 
 def _error(occ, target: str) -> str:
