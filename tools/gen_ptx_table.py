@@ -388,6 +388,36 @@ def seeds() -> list[tuple[str, str]]:
           ("multimem.st.relaxed.sys.global.v4.f32 [$l], {$f, $f, $f, $f};", PTX_MISC),
           ("multimem.red.relaxed.sys.global.add.v4.f32 [$l], {$f, $f, $f, $f};", PTX_MISC),
           ("multimem.red.relaxed.sys.global.add.v4.bf16x2 [$l], {$r, $r, $r, $r};", PTX_MISC)]
+    # Baselines: the ordinary forms of opcodes that also have arch-gated forms, so that a
+    # pattern names the modifier that gates (v8, bf16x2, cluster), never the opcode or a type
+    # every target has (st.f32, add, barrier).
+    s += [(f, PTX_MISC) for f in [
+        "add.f32 $f, $f, $f;", "add.rn.ftz.f32 $f, $f, $f;", "add.rn.f32 $f, $f, $f;", "sub.rn.f32 $f, $f, $f;",
+        "mul.rn.f32 $f, $f, $f;", "mul.rn.f64 $d, $d, $d;", "add.rn.f16x2 $r, $r, $r;", "mul.rn.f16x2 $r, $r, $r;", "add.s32 $r, $r, $r;", "add.f16x2 $r, $r, $r;",
+        "add.f64 $d, $d, $d;", "sub.f32 $f, $f, $f;", "sub.s32 $r, $r, $r;", "mul.f32 $f, $f, $f;",
+        "mul.lo.s32 $r, $r, $r;", "mul.wide.u32 $l, $r, $r;", "fma.rn.f32 $f, $f, $f, $f;",
+        "fma.rn.ftz.f32 $f, $f, $f, $f;", "fma.rn.f16x2 $r, $r, $r, $r;", "fma.rn.f64 $d, $d, $d, $d;",
+        "max.f32 $f, $f, $f;", "max.s32 $r, $r, $r;", "min.f32 $f, $f, $f;", "min.u32 $r, $r, $r;",
+        "max.NaN.f32 $f, $f, $f;", "ex2.approx.f32 $f, $f;", "ex2.approx.ftz.f32 $f, $f;",
+        "st.global.f32 [$l], $f;", "st.global.v4.f32 [$l], {$f, $f, $f, $f};", "st.global.v2.f32 [$l], {$f, $f};",
+        "st.weak.global.cs.v4.f32 [$l], {$f, $f, $f, $f};", "st.shared.b32 [$r], $r;", "st.global.b64 [$l], $l;",
+        "st.global.v4.b32 [$l], {$r, $r, $r, $r};", "st.global.v2.b64 [$l], {$l, $l};",
+        "ld.global.f32 $f, [$l];", "ld.global.v4.f32 {$f, $f, $f, $f}, [$l];",
+        "ld.global.nc.v4.f32 {$f, $f, $f, $f}, [$l];", "ld.global.v2.b64 {$l, $l}, [$l];",
+        "ld.global.v4.b32 {$r, $r, $r, $r}, [$l];", "ld.shared.v4.b32 {$r, $r, $r, $r}, [$r];",
+        "ld.global.nc.L1::no_allocate.b32 $r, [$l];", "ld.weak.global.b32 $r, [$l];",
+        "ld.volatile.global.b32 $r, [$l];", "ld.relaxed.gpu.global.b32 $r, [$l];", "ld.acquire.gpu.global.b32 $r, [$l];",
+        "red.global.add.f32 [$l], $f;", "red.global.add.u32 [$l], $r;", "red.shared.add.u32 [$r], $r;",
+        "red.relaxed.gpu.global.add.s32 [$l], $r;", "red.global.add.f64 [$l], $d;",
+        "atom.global.add.f32 $f, [$l], $f;", "atom.global.cas.b32 $r, [$l], $r, $r;",
+        "atom.global.cas.b64 $l, [$l], $l, $l;", "atom.shared.add.u32 $r, [$r], $r;",
+        "atom.global.exch.b32 $r, [$l], $r;", "atom.global.add.noftz.f16 $h, [$l], $h;",
+        "barrier.sync 0;", "barrier.sync.aligned 0;", "barrier.arrive 1, 64;", "bar.sync 0;",
+        "fence.sc.gpu;", "fence.acq_rel.sys;", "membar.gl;", "prefetch.global.L2 [$l];", "prefetch.global.L1 [$l];",
+        "cvt.f32.f16 $f, $h;", "cvt.rzi.s32.f32 $r, $f;", "cvt.rn.f32.s32 $f, $r;", "cvt.rn.f16.f32 $h, $f;",
+        "mov.u32 $r, %tid.x;", "mov.b32 $r, $r;", "mov.b64 $l, {$r, $r};", "shfl.sync.bfly.b32 $r, $r, 1, 31, 0xffffffff;",
+        "vote.sync.ballot.b32 $r, $p, 0xffffffff;", "tanh.approx.f16x2 $r, $r;",
+    ]]
     # tcgen05 forms as CUTLASS writes them (block_scale without scale_vec, .block32)
     for kind in ["mxf8f6f4.block_scale", "mxf8f6f4.block_scale.block32", "mxf4.block_scale",
                  "mxf4nvf4.block_scale.block16", "mxf4nvf4.block_scale.scale_vec::4X"]:
@@ -514,13 +544,25 @@ def learn(forms: list[Form], all_targets: list[str]):
     patterns = {}
     inexact = []
     for op, fs in sorted(by_op.items()):
-        mods = [frozenset(f.key[1]) for f in fs]
-        acc = [frozenset(f.accepted) for f in fs]
+        # Forms with the same tokens but different targets (an operand decides: a count, an
+        # immediate scale) are one token form accepted by the union: never claim less.
+        merged: dict[frozenset, frozenset] = {}
+        for f in fs:
+            m = frozenset(f.key[1])
+            if m in merged and merged[m] != frozenset(f.accepted):
+                inexact.append((op, sorted(m)))
+            merged[m] = merged.get(m, frozenset()) | frozenset(f.accepted)
+        mods = list(merged)
+        acc = [merged[m] for m in mods]
 
         def targets_of(p):
             return frozenset().union(*(a for m, a in zip(mods, acc) if p <= m))
 
         chosen = {frozenset(): targets_of(frozenset())}
+        freq = {}
+        for m in mods:
+            for x in m:
+                freq[x] = freq.get(x, 0) + 1
 
         def predict(m):
             out = full
@@ -547,13 +589,15 @@ def learn(forms: list[Form], all_targets: list[str]):
                     chosen[p] = targets_of(p)
                     gain = base - error()
                     del chosen[p]
-                    if gain > 0 and (best is None or gain > best[0]):
-                        best = (gain, p)
+                    # equal gains: the rarer modifiers (v8, block_scale) over common ones (f32, sync)
+                    rarity = -sum(freq[x] for x in p)
+                    if gain > 0 and (best is None or (gain, rarity) > best[0]):
+                        best = ((gain, rarity), p)
                 if best:
                     break
             if best is None:
                 p = m0  # nothing smaller helps: the form's own modifier set
-                if p in chosen:
+                if p in chosen:  # not even that (a superset form accepts more): keep the union
                     inexact.append((op, sorted(m0)))
                     mods_acc = [(m, a) for m, a in zip(mods, acc) if m != m0]
                     mods, acc = [m for m, _ in mods_acc], [a for _, a in mods_acc]
@@ -680,7 +724,7 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         lines.append("")
     if inexact:
         lines.append("# Forms no pattern set separates (same tokens, different targets; the union is kept):")
-        for op, mods in inexact:
+        for op, mods in sorted(set((op, tuple(m)) for op, m in inexact)):
             lines.append(f"#   {op} {' '.join(mods)}")
         lines.append("")
     seen = {}
