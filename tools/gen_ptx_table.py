@@ -26,8 +26,9 @@ From the verified forms the generator learns token patterns (opcode + the modifi
 that change the requirement): an instruction's accepted targets are the intersection
 of the targets of every pattern whose modifiers it has.
 
-    python3 tools/gen_ptx_table.py            # full run (~a few minutes, 2 processes)
-    python3 tools/gen_ptx_table.py --check N  # re-verify N sampled forms against the table
+    python3 tools/gen_ptx_table.py                    # full run (~3 minutes, 2 processes)
+    python3 tools/gen_ptx_table.py --dump forms.json  # also every form with its ptxas verdicts
+(tests/test_ptx_table.py re-verifies a sample of forms against the committed table.)
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ import argparse
 import itertools
 import json
 import os
-import random
 import re
 import subprocess
 import sys
@@ -174,8 +174,9 @@ def cccl_forms(cccl_dir: Path) -> tuple[list[Form], list[dict]]:
             guard = re.search(r"#\s*if _CCCL_CUDA_COMPILER\(NVHPC\) \|\| (.*?)(?<!\\)\n", impl, re.S)
             xm = re.search(r'extern "C" _CCCL_DEVICE void (__cuda_ptx_\w+)\(\)', impl)
             if fm:
-                wrappers.append({"name": fm.group(1), "extern": xm.group(1) if xm else "", "guard": re.sub(r"\\\s*\n\s*", " ", guard.group(1)).strip()
-                                 if guard else "", "isa": isa, "sms": sms, "header": header.name, "doc": doc_ptx})
+                cond = re.sub(r"\\\s*\n\s*", " ", guard.group(1)).strip() if guard else ""
+                wrappers.append({"name": fm.group(1), "extern": xm.group(1) if xm else "", "guard": cond,
+                                 "isa": isa, "sms": sms, "header": header.name, "doc": doc_ptx})
             for _off, template, ops in _asm_statements(impl):
                 body = _substitute(template, ops)
                 if body is None:
@@ -393,7 +394,8 @@ def seeds() -> list[tuple[str, str]]:
     # every target has (st.f32, add, barrier).
     s += [(f, PTX_MISC) for f in [
         "add.f32 $f, $f, $f;", "add.rn.ftz.f32 $f, $f, $f;", "add.rn.f32 $f, $f, $f;", "sub.rn.f32 $f, $f, $f;",
-        "mul.rn.f32 $f, $f, $f;", "mul.rn.f64 $d, $d, $d;", "add.rn.f16x2 $r, $r, $r;", "mul.rn.f16x2 $r, $r, $r;", "add.s32 $r, $r, $r;", "add.f16x2 $r, $r, $r;",
+        "mul.rn.f32 $f, $f, $f;", "mul.rn.f64 $d, $d, $d;", "add.rn.f16x2 $r, $r, $r;", "mul.rn.f16x2 $r, $r, $r;",
+        "add.s32 $r, $r, $r;", "add.f16x2 $r, $r, $r;",
         "add.f64 $d, $d, $d;", "sub.f32 $f, $f, $f;", "sub.s32 $r, $r, $r;", "mul.f32 $f, $f, $f;",
         "mul.lo.s32 $r, $r, $r;", "mul.wide.u32 $l, $r, $r;", "fma.rn.f32 $f, $f, $f, $f;",
         "fma.rn.ftz.f32 $f, $f, $f, $f;", "fma.rn.f16x2 $r, $r, $r, $r;", "fma.rn.f64 $d, $d, $d, $d;",
@@ -406,7 +408,8 @@ def seeds() -> list[tuple[str, str]]:
         "ld.global.nc.v4.f32 {$f, $f, $f, $f}, [$l];", "ld.global.v2.b64 {$l, $l}, [$l];",
         "ld.global.v4.b32 {$r, $r, $r, $r}, [$l];", "ld.shared.v4.b32 {$r, $r, $r, $r}, [$r];",
         "ld.global.nc.L1::no_allocate.b32 $r, [$l];", "ld.weak.global.b32 $r, [$l];",
-        "ld.volatile.global.b32 $r, [$l];", "ld.relaxed.gpu.global.b32 $r, [$l];", "ld.acquire.gpu.global.b32 $r, [$l];",
+        "ld.volatile.global.b32 $r, [$l];", "ld.relaxed.gpu.global.b32 $r, [$l];",
+        "ld.acquire.gpu.global.b32 $r, [$l];",
         "red.global.add.f32 [$l], $f;", "red.global.add.u32 [$l], $r;", "red.shared.add.u32 [$r], $r;",
         "red.relaxed.gpu.global.add.s32 [$l], $r;", "red.global.add.f64 [$l], $d;",
         "atom.global.add.f32 $f, [$l], $f;", "atom.global.cas.b32 $r, [$l], $r, $r;",
@@ -415,7 +418,8 @@ def seeds() -> list[tuple[str, str]]:
         "barrier.sync 0;", "barrier.sync.aligned 0;", "barrier.arrive 1, 64;", "bar.sync 0;",
         "fence.sc.gpu;", "fence.acq_rel.sys;", "membar.gl;", "prefetch.global.L2 [$l];", "prefetch.global.L1 [$l];",
         "cvt.f32.f16 $f, $h;", "cvt.rzi.s32.f32 $r, $f;", "cvt.rn.f32.s32 $f, $r;", "cvt.rn.f16.f32 $h, $f;",
-        "mov.u32 $r, %tid.x;", "mov.b32 $r, $r;", "mov.b64 $l, {$r, $r};", "shfl.sync.bfly.b32 $r, $r, 1, 31, 0xffffffff;",
+        "mov.u32 $r, %tid.x;", "mov.b32 $r, $r;", "mov.b64 $l, {$r, $r};",
+        "shfl.sync.bfly.b32 $r, $r, 1, 31, 0xffffffff;",
         "vote.sync.ballot.b32 $r, $p, 0xffffffff;", "tanh.approx.f16x2 $r, $r;",
     ]]
     # tcgen05 forms as CUTLASS writes them (block_scale without scale_vec, .block32)
@@ -656,7 +660,8 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         "#   by `targets`; an instruction's targets are the intersection over every pattern it matches.",
         "#   min_ptx: lowest .version ptxas accepts on the lowest accepting target (over covered forms);",
         "#   error: ptxas's message for the rejecting target closest to acceptance, for the form in `example`;",
-        "#   errors: the same per first modifier where ptxas names the instruction differently;",
+        "#   errors: other ptxas messages of covered forms, keyed by their forms' modifiers (error_key: the",
+        "#   example's); a finding quotes the message whose key shares most modifiers with its instruction;",
         "#   doc: the CCCL documentation's claim, with `disagrees` where ptxas differs (ptxas wins).",
         "# [wrapper.*]: cuda::ptx functions and the targets their CCCL guard compiles the PTX for.",
         "",
@@ -688,18 +693,17 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         lines.append(f"min_ptx = {_q(min_isa)}")
         if err:
             lines.append(f"error = {_q(err)}")
-        # ptxas names the instruction (tcgen05.alloc vs tcgen05.mma): the message per first modifier
+        # ptxas names the instruction (tcgen05.alloc vs tcgen05.mma, wgmma with integer types):
+        # one message per distinct text, keyed by the modifiers of its most generic form; the
+        # scanner quotes the one whose key shares most modifiers with the instruction it reports.
         per = {}
-        for f in covered:
-            first = instructions(f.main)[0].modifiers[:1]
-            if first and first[0] not in per:
-                g = next((x for x in covered if instructions(x.main)[0].modifiers[:1] == first
-                          and x.accepted == set(targets)), f)
-                if near and g.errors.get(near):
-                    per[first[0]] = g.errors[near]
-        if len(set(per.values()) | {err}) > 1:
-            lines.append("errors = {" + ", ".join(f"{_q(k)} = {_q(v)}" for k, v in sorted(per.items())
-                                                  if v != err) + "}")
+        for f in sorted(covered, key=lambda f: (len(f.key[1]), f.key[1])):
+            e = f.errors.get(near, "") if near else ""
+            if e and e != err and e not in per.values():
+                per[" ".join(f.key[1])] = e
+        if per:
+            lines.append("errors = {" + ", ".join(f"{_q(k)} = {_q(v)}" for k, v in sorted(per.items())) + "}")
+            lines.append(f"error_key = {_q(' '.join(ex.key[1]))}")
         lines.append(f"example = {_q(ex.main.strip())}")
         lines.append(f"covers = {len(covered)}")
         docs = sorted({f.doc for f in covered if f.doc})
@@ -720,7 +724,8 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
             if dis:
                 lines.append(f"disagrees = {_q(' | '.join(dis[:3]) + (' | ...' if len(dis) > 3 else ''))}")
         srcs = sorted({f.source for f in covered})
-        lines.append(f"source = {_q('; '.join(srcs[:3]) + ('; ...' if len(srcs) > 3 else '') + '; verified with ' + ptxas_version)}")
+        src = "; ".join(srcs[:3]) + ("; ..." if len(srcs) > 3 else "") + "; verified with " + ptxas_version
+        lines.append(f"source = {_q(src)}")
         lines.append("")
     if inexact:
         lines.append("# Forms no pattern set separates (same tokens, different targets; the union is kept):")
@@ -742,7 +747,9 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         lines.append(f"ptx = {_q(w['doc'])}")
         if w["extern"]:
             lines.append(f"error = {_q('ptxas fatal   : Unresolved extern function ' + repr(w['extern']))}")
-        lines.append(f"source = {_q('CCCL ' + w['header'] + ' (CUDA 13.0): the union over its overloads of the targets their #if guard compiles the asm for')}")
+        src = f"CCCL {w['header']} (CUDA 13.0): the union over its overloads of the targets their #if guard compiles " \
+              "the asm for"
+        lines.append(f"source = {_q(src)}")
         lines.append("")
     path.write_text("\n".join(lines))
 

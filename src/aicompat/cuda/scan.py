@@ -55,7 +55,7 @@ class Pattern:
     modifiers: frozenset[str]
     targets: frozenset[str]
     error: str
-    errors: tuple[tuple[str, str], ...] = ()  # (first modifier, message) where ptxas names it differently
+    errors: tuple[tuple[frozenset[str], str], ...] = ()  # (modifiers of a form, ptxas's message for it)
 
 
 @dataclass
@@ -82,7 +82,12 @@ class Knowledge:
         if targets >= self.all_targets:
             return None
         named = min(hits, key=lambda p: (len(p.targets), -len(p.modifiers), p.key))
-        error = dict(named.errors).get(modifiers[0], named.error) if modifiers else named.error
+        # the message of the verified form most like this instruction (ties: the pattern's own)
+        error, best = named.error, None
+        for key, msg in named.errors:
+            score = (len(key & mods) - len(key - mods), msg == named.error)
+            if best is None or score > best:
+                error, best = msg, score
         return Pattern(named.key, named.modifiers, targets, error)
 
     # mapping-like access kept for callers that list features
@@ -333,7 +338,7 @@ def _literals(text: str) -> list[_Literal]:
             i = j + 1
             cur = None
             continue
-        if c == '"' and not (i and (text[i - 1].isalnum() or text[i - 1] == "_") and text[i - 1] != "R"):
+        if c == '"':  # u8"..", L"..": the prefix does not change the text
             if cur is None:
                 k = bisect.bisect_right(asm_regions, i) - 1
                 in_asm = k >= 0 and text[asm_regions[k]:i].strip() == ""
@@ -388,7 +393,8 @@ def load_features(matrix) -> Knowledge:
     for key, e in table.get("pattern", {}).items():
         patterns.setdefault(e["opcode"], []).append(
             Pattern(key, frozenset(e["modifiers"]), frozenset(e["targets"]), msg(e.get("error", "")),
-                    tuple(sorted((k, msg(v)) for k, v in e.get("errors", {}).items()))))
+                    tuple((frozenset(k.split()), msg(v)) for k, v in sorted(e.get("errors", {}).items()))
+                    + ((frozenset(e.get("error_key", "").split()), msg(e.get("error", ""))),)))
     wrappers = {name: (frozenset(e["targets"]), e.get("error", "")) for name, e in table.get("wrapper", {}).items()}
     atoms = [(re.compile(r"(?<!\w)(?:" + e["pattern"] + r")(?!\w)"), e)
              for e in matrix.section("cuda_atoms.toml", "atom").values()]
