@@ -38,7 +38,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "compile.toml": {
         "release": {"default": (_LIST, True), "registered": (_LIST, True), "modes": (_LIST, True),
                     "python_max": (str, True), "python_error": (str, True), "invalid_backend_error": (str, True),
-                    "mode_kwarg_error": (str, True)},
+                    "invalid_backend_suggest": (str, False), "mode_kwarg_error": (str, True)},
         "backend_package": {"module": (str, True), "distribution": (str, True)},
         "entry_point": {"backend": (_LIST, True), "mode": (str, False), "options": (str, False),
                         "decorator": (bool, True)},
