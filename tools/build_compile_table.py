@@ -41,10 +41,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "src"))  # aicompat from this checkout
 
 from torch_wheels import RELEASES, Wheel, q, q_list, wheels_for  # noqa: E402
 
-from aicompat.toml_compat import tomllib  # noqa: E402  (tests put src/ on sys.path; else pip install -e .)
+from aicompat.toml_compat import tomllib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "version_matrix" / "compile.toml"
@@ -62,7 +63,7 @@ EXCLUDE_TAGS = {"debug", "experimental"}  # list_backends(exclude_tags=("debug",
 HEADER = """\
 # torch.compile per torch release (AIC103), read from each release's macOS arm64 wheel
 # (Python sources, torch never imported). default = list_backends() with its default
-# exclude_tags and no third-party entry points; all = every name torch registers itself.
+# exclude_tags and no third-party entry points; registered = every name torch registers itself.
 # python_max = first Python minor torch.compile rejects; python_error = the RuntimeError
 # torch.compile raises there; mode_kwarg_error = what backend='cudagraphs' does with mode=.
 # invalid_backend_suggest = the message when difflib finds close matches among the default

@@ -29,10 +29,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "src"))  # aicompat from this checkout
 
 from torch_wheels import RELEASES, Wheel, q, q_list, wheels_for  # noqa: E402
 
-from aicompat.toml_compat import tomllib  # noqa: E402  (tests put src/ on sys.path; else pip install -e .)
+from aicompat.toml_compat import tomllib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "version_matrix" / "inductor_options.toml"
