@@ -96,3 +96,25 @@ def test_option_keys_through_a_parameter_and_a_helper_splat():
     # __init__'s parameter, and the one whose options a helper builds and ** splats.
     assert [(x.line, 'option "triton.cudagraph"' in x.message) for x in d] == [(10, True), (18, True)]
     assert aic103(SERVE.format(key="triton.cudagraphs"), pins={"torch": "2.6.0"}) == []
+
+
+def test_invalid_backend_message_is_the_releases_own():
+    """2.14 names torch's own close matches (exc.py InvalidBackend, read by tools/build_compile_table.py);
+    2.0 has no InvalidBackend and raises KeyError. No annotation of the data leaks into the message."""
+    near = aic103("m = torch.compile(model, backend='inducter')\n", pins={"torch": "2.14.0"})[0].message
+    assert ("\"Invalid backend: 'inducter', did you mean: 'inductor'? See `torch._dynamo.list_backends()` for "
+            "available backends.\"; registered by default: cudagraphs, inductor, openxla, tvm") in near
+    far = aic103("m = torch.compile(model, backend='nvfuser')\n", pins={"torch": "2.14.0"})[0].message
+    assert "\"Invalid backend: 'nvfuser'. See `torch._dynamo.list_backends()` for available backends.\"" in far
+    old = aic103("m = torch.compile(model, backend='nvfuser')\n", pins={"torch": "2.0.0"}, python="3.10")[0].message
+    assert "\"KeyError: 'nvfuser'\"; did you mean" in old
+
+
+def test_unknown_option_quotes_the_releases_error(monkeypatch):
+    """The message is inductor_options.toml's error of the release, not a copy in the rule."""
+    from aicompat.matrix import default_matrix
+
+    rel = default_matrix().section("inductor_options.toml", "release")
+    monkeypatch.setitem(rel["2.4.0"], "error", "Unknown key {key}; see {sorted(config)}")
+    msg = aic103("m = torch.compile(model, options={'max_autotun': True})\n", pins={"torch": "2.4.0"})[0].message
+    assert '"Unknown key max_autotun; see [...]"; did you mean "max_autotune"?' in msg

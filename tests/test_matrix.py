@@ -53,6 +53,13 @@ def _copy(tmp_path):
     ("attention.toml", 'feature = "fa3_different_vhead"\nerror = "If', 'feature = "nope"\nerror = "If',
      "[vhead.fa3] unknown feature 'nope'"),
     ("releases.toml", '"2.0.0", ', '"two", ', "[package.torch] bad version 'two'"),
+    # A world carries only its torch release: a symbol of another package would never be read.
+    ("symbols.toml", '[symbol."torch._scaled_mm"]\npackage = "torch"',
+     '[symbol."flash_attn.flash_attn_with_kvcache"]\npackage = "flash-attn"',
+     "[symbol.flash_attn.flash_attn_with_kvcache] only torch symbols are read (package 'flash-attn')"),
+    # Fields nothing reads are not data: the schema refuses them.
+    ("symbols.toml", 'package = "torch"\nadded = "2.1.0"', 'package = "torch"\nkind = "function"\nadded = "2.1.0"',
+     "[symbol.torch._scaled_mm]: unknown field(s) kind"),
 ])
 def test_schema_errors_name_file_and_entry(tmp_path, fname, old, new, needle):
     d = _copy(tmp_path)

@@ -192,6 +192,18 @@ def test_compiled_marks_survive_deselecting_the_rule_that_declares_them():
     assert codes(lint(code, gpus=["H100"], select=["AIC102"])) == []
 
 
+def test_compiled_cast_handler_is_the_exception_fp8_toml_names(monkeypatch):
+    """A handler silences the compiled FP8 cast only when it catches fp8.toml's compiled_cast exception."""
+    from aicompat.matrix import default_matrix
+
+    code = ("import torch\n@torch.compile\ndef quant(x):\n    try:\n        return x.to(torch.float8_e4m3fn)\n"
+            "    except RuntimeError:\n        return x\n")
+    assert lint(code, gpus=["A100"], select=["AIC102"]) == []
+    monkeypatch.setitem(default_matrix().section("fp8.toml", "compiled_cast")["fp8e4nv"], "exception", "ValueError")
+    assert codes(lint(code, gpus=["A100"], select=["AIC102"])) == ["AIC102"]
+    assert lint(code.replace("RuntimeError", "ValueError"), gpus=["A100"], select=["AIC102"]) == []
+
+
 SDPA = ("import torch\nimport torch.nn.functional as F\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
         "q = torch.randn(2, 8, 128, 192)\nv = torch.randn(2, 8, 128, 128)\n")
 

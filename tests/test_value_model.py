@@ -292,8 +292,8 @@ def bench():
 
 def test_factory_arguments_splatted_from_tuples_and_dicts():
     assert messages(FA3_INPUTS.format(v=128), ["H100", "B200"]) == [
-        "16:AIC101 flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3); "
-        "fails on sm_100 (B200)"]
+        "16:AIC101 flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: "
+        '"Only Hopper supports different V headdim"); fails on sm_100 (B200)']
     assert messages(FA3_INPUTS.format(v=192), ["H100", "B200"]) == []
 
 

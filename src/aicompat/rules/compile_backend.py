@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 import libcst as cst
 from packaging.version import Version
@@ -93,7 +94,8 @@ class CompileBackend(Rule):
         self.releases = sorted(((Version(k), v) for k, v in rel.items()), key=lambda kv: kv[0])
         self.packages = matrix.section("compile.toml", "backend_package")
         self.option_keys = matrix.section("inductor_options.toml", "keys")
-        self.option_releases = sorted(Version(k) for k in matrix.section("inductor_options.toml", "release"))
+        self.option_errors = {Version(k): e["error"] for k, e in matrix.section("inductor_options.toml", "release").items()}
+        self.option_releases = sorted(self.option_errors)
         self.public_keys = [k for k in self.option_keys if not k.startswith("_")]
         self.entry_points = matrix.section("compile.toml", "entry_point")
         self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in self.entry_points)
@@ -224,9 +226,12 @@ class CompileBackend(Rule):
         if not bad:
             return []
         e = bad[-1][1]
-        closest = difflib.get_close_matches(backend, e["default"], n=1)
+        closest = difflib.get_close_matches(backend, e["default"], n=2)
         hint = f'did you mean "{closest[0]}"? ' if closest else ""
-        error = e["invalid_backend_error"].replace("{name!r}", repr(backend))
+        error = e["invalid_backend_error"]
+        if closest and "invalid_backend_suggest" in e:  # torch names the close matches itself (2.14+)
+            error, hint = e["invalid_backend_suggest"].replace("{suggestions}", ", ".join(map(repr, closest))), ""
+        error = error.replace("{name!r}", repr(backend))
         pinned = [v for v, _ in bad if v is not None]
         where = f"torch {_span(pinned)}" if pinned else "the newest torch"
         out.append(self._everywhere(node, f'{label}: backend="{backend}" is not registered in {where}: "{error}"; '
@@ -274,9 +279,9 @@ class CompileBackend(Rule):
             where = f"torch {_span(pinned)}" if pinned else "the newest torch"
             close = difflib.get_close_matches(key, self.public_keys, n=1)
             hint = f'; did you mean "{close[0]}"?' if close else ""
+            error = _option_error(self.option_errors[bad[-1][1]], text)
             out.append(self._everywhere(at.get(text, expr), f'{label}: option "{text}" is not an inductor option in '
-                                        f'{where}: "Unexpected optimization option {text}, known options are [...]"'
-                                        f"{hint}", fc, pinned))
+                                        f'{where}: "{error}"{hint}', fc, pinned))
         return out
 
     def _mode(self, node, label, backend, mode, fc):
@@ -301,6 +306,12 @@ class CompileBackend(Rule):
                    f'"{bad[-1][1]["mode_kwarg_error"]}"; drop mode=, or use backend="inductor", mode="reduce-overhead"')
             return [self._everywhere(node, msg, fc, pinned)]
         return []
+
+
+def _option_error(template: str, key: str) -> str:
+    """apply_options' f-string as written in the release, for one key; the list of every
+    known option it ends with (hundreds of names) is shortened to [...]."""
+    return re.sub(r"\{[^{}]*\}", "[...]", template.replace("{key}", key))
 
 
 def _pyver(v) -> tuple[int, int]:

@@ -85,16 +85,16 @@ class VHeadDimMismatch(Rule):
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nk = torch.randn(1, 64, 16, 192)\n"
                 "v = torch.randn(1, 64, 16, 128)\nout = flash_attn_func(q, k, v)\n", gpus=["A100", "H100"],
                 findings=[
-                    (6, 7, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3); "
-                           "fails on sm_80 (A100)"),
+                    (6, 7, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: "
+                           '"Only Hopper supports different V headdim"); fails on sm_80 (A100)'),
                 ]),
         # The classic wrong guard: >= (9, 0) lets Blackwell in.
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nv = torch.randn(1, 64, 16, 128)\n"
                 "if torch.cuda.get_device_capability() >= (9, 0):\n    flash_attn_func(q, q, v)\n",
                 gpus=["H100", "B200"],
                 findings=[
-                    (6, 5, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3); "
-                           "fails on sm_100 (B200)"),
+                    (6, 5, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: "
+                           '"Only Hopper supports different V headdim"); fails on sm_100 (B200)'),
                 ]),
         # Not an allowed FA3 pair at all: fails on Hopper too.
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 128)\nv = torch.randn(1, 64, 16, 256)\n"
@@ -272,7 +272,8 @@ class VHeadDimMismatch(Rule):
             if not ok_pair:
                 return f'is not a head-dim pair {lib} supports ("{fact["error"]}")'
             if arch not in self.matrix.feature_archs(fact["feature"]):
-                return f"is Hopper-only ({lib})"
+                said = f': "{fact["feature_error"]}"' if "feature_error" in fact else ""
+                return f"is Hopper-only ({lib}{said})"
             return None
         return None
 
