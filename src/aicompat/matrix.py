@@ -35,6 +35,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "feature": {"summary": (str, True), "patterns": (_LIST, True), "targets": (_LIST, True), "error": (str, True),
                     "corpus": (_LIST, True), "context": (str, False)},
     },
+    "cuda_macros.toml": {
+        "macro": {"when": (str, True), "value": (str, True)},
+        "never": {"summary": (str, True)},
+    },
     "compile.toml": {
         "release": {"default": (_LIST, True), "registered": (_LIST, True), "modes": (_LIST, True),
                     "python_max": (str, True), "python_error": (str, True), "invalid_backend_error": (str, True),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..cuda.preprocessor import logical_lines
+from ..cuda.preprocessor import default_context, logical_lines
 from ..cuda.scan import CudaSource, Verdict, load_features
 from ..cuda.strings import Resolved, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
@@ -133,11 +133,13 @@ class InlineCudaArch(Rule):
             lines.append(f"    {e['summary']}; corpus: {', '.join(e['corpus']) or '-'}")
         return "\n".join(lines)
 
-    def source(self, text: str) -> CudaSource:
-        key = (hash(text), len(text))
+    def source(self, text: str, path: str | None = None, cuda: str | None = None) -> CudaSource:
+        key = (hash(text), len(text), path)
         src = self._sources.get(key)
         if src is None:
             src = self._sources[key] = CudaSource(text, self.features)
+            if path is not None:  # a file: follow its in-tree includes; a header is not compiled alone
+                src.context = default_context(path, toolkit=_toolkit(cuda))
         return src
 
     # -- Python calls that compile CUDA ---------------------------------------
@@ -254,7 +256,7 @@ class InlineCudaArch(Rule):
     # -- .cu / .cuh / .ptx files -----------------------------------------------
     def check_cuda_file(self, text: str, path: str, target, cuda: str | None):
         """Findings (line, column, message, archs, severity) for a CUDA or PTX file."""
-        src = self.source(text)
+        src = self.source(text, path, cuda)
         if not src.occurrences:
             return []
         raw_lines = dict(logical_lines(text))
@@ -317,6 +319,11 @@ def _inside(node, delta: int | None, occ) -> dict:
         else:  # a macro naming the feature: its use starts the line
             col = len(raw) - len(raw.lstrip()) if index else 0
     return {"line_delta": index, "col_delta": col}
+
+
+def _toolkit(cuda: str | None) -> tuple[int, int] | None:
+    m = re.match(r"(\d+)\.(\d+)", cuda or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _tnum(t: str):
