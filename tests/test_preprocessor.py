@@ -374,3 +374,37 @@ def test_claims_hold_for_nvcc(tmp_path, name, text, target, ok):
         cmd.append("-rdc=true")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert (r.returncode == 0) is ok, r.stderr[-2000:]
+
+
+def test_project_arch_predicate_from_the_table():
+    # TransformerEngine style: the predicate is a template computation behind a macro;
+    # cuda_macros.toml [cxx_constant] says what it computes per target.
+    src = """\
+    #define NVTE_CUDA_ARCH_MATCHES(...) [&] { return ptx::is_supported_arch<__VA_ARGS__>(); }()
+    #define ARCH_BLACKWELL_FAMILY NVTE_CUDA_ARCH_MATCHES(ptx::FamilySpecific<100>, ptx::FamilySpecific<120>)
+    __device__ __forceinline__ void cvt_fp4x2(unsigned char& out, float a, float b) {
+      constexpr bool has_fp4 = ARCH_BLACKWELL_FAMILY;
+      if constexpr (has_fp4) {
+        asm volatile("{.reg .b8 t; cvt.rn.satfinite.e2m1x2.f32 t, %1, %2; mov.b16 %0, {t, t};}"
+                     : "=h"(out) : "f"(a), "f"(b));
+      } else {
+        out = 0;
+      }
+    }
+    """
+    assert emitted(src, "sm_90a", "e2m1x2", translation_unit=False) is False
+    assert emitted(src, "sm_100a", "e2m1x2", translation_unit=False) is True
+    # Another project's macro of the same name, defined differently: not evaluated.
+    other = src.replace("NVTE_CUDA_ARCH_MATCHES(ptx", "my_arch_check(ptx")
+    assert emitted(other, "sm_90a", "e2m1x2", translation_unit=False) is True
+
+
+def test_has_include_finds_in_tree_headers(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "fp8_utils.cuh").write_text("#pragma once\n")
+    k = tmp_path / "csrc" / "kernel.cu"
+    text = '#if __has_include("fp8_utils.cuh")\nwith_utils\n#endif\n#if __has_include(<nowhere/x.h>)\nother\n#endif\n'
+    k.write_text(text)
+    pp = preprocess(text, CompileTarget("sm_90"), context=default_context(k))
+    assert pp.live[2] is True and pp.live[5] is None

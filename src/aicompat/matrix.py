@@ -38,6 +38,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "cuda_macros.toml": {
         "macro": {"when": (str, True), "value": (str, True)},
         "never": {"summary": (str, True)},
+        "cxx_constant": {"matches": (str, True), "value": (str, True)},
     },
     "compile.toml": {
         "release": {"default": (_LIST, True), "registered": (_LIST, True), "modes": (_LIST, True),

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from .ppexpr import UNKNOWN, Evaluator, ExprError, expand, tokenize
-from .preprocessor import Context, Preprocessed, logical_lines
+from .ppexpr import UNKNOWN, Env, Evaluator, ExprError, Macro, expand, tokenize
+from .preprocessor import Context, Preprocessed, _table, logical_lines
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _CONSTEXPR = re.compile(
@@ -108,11 +108,31 @@ def _stmt_end(s: str, i: int) -> int:
     return -1 if k < 0 else k + 1
 
 
+class _CxxEnv(Env):
+    """The preprocessor's macros, with the project predicates of cuda_macros.toml [cxx_constant]
+    standing in for the template code that defines them."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def macro(self, name: str):
+        m = self.env.macro(name)
+        e = _cxx_constants().get(name)
+        if e is not None and isinstance(m, Macro) and m.state is True and e["matches"] in m.body:
+            return Macro(name, None, f"({e['value']})")
+        return m
+
+
+def _cxx_constants() -> dict:
+    return _table().get("cxx_constant", {})
+
+
 class _ConstEval:
     """Constant expressions over the file's constexpr names and macros (per target)."""
 
     def __init__(self, pp: Preprocessed) -> None:
         self.pp = pp
+        self.env = _CxxEnv(pp.env) if pp.env is not None else None
         self.values: dict[str, int | None] = {}
 
     def ident(self, name: str):
@@ -121,15 +141,15 @@ class _ConstEval:
         return self.values.get(name, UNKNOWN)
 
     def eval(self, text: str):
-        if self.pp.env is None:
+        if self.env is None:
             return UNKNOWN
         try:
-            toks = expand(tokenize(text), self.pp.env)
+            toks = expand(tokenize(text), self.env)
         except (ExprError, IndexError, RecursionError):
             return UNKNOWN
         if "defined" in toks:
             return UNKNOWN  # not a preprocessor expression here
-        return Evaluator(toks, self.pp.env, self.ident).run()
+        return Evaluator(toks, self.env, self.ident).run()
 
 
 def constexpr_dead(masked: str, pp: Preprocessed) -> list[tuple[int, int]]:
@@ -287,9 +307,11 @@ def dead_lines(text: str, pp: Preprocessed, ctx: Context | None) -> set[int]:
     ``if constexpr`` branches and device functions no live kernel calls."""
     ctx = ctx or Context()
     masked = mask(text, pp)
-    spans = constexpr_dead(masked, pp)
-    masked2 = _blank(masked, spans)
-    spans += unreached(masked2, text, pp, ctx)
+    try:
+        spans = constexpr_dead(masked, pp)
+        spans += unreached(_blank(masked, spans), text, pp, ctx)
+    except RecursionError:  # pathological nesting: claim nothing
+        return set()
     if not spans:
         return set()
     dead = _blank(text, spans)
