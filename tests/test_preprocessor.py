@@ -408,3 +408,20 @@ def test_has_include_finds_in_tree_headers(tmp_path):
     k.write_text(text)
     pp = preprocess(text, CompileTarget("sm_90"), context=default_context(k))
     assert pp.live[2] is True and pp.live[5] is None
+
+
+def test_cute_device_helpers_count_as_device_functions():
+    src = """\
+    #include <cute/tensor.hpp>
+    CUTE_DEVICE void st_async_v2(void* dst, long2 v, unsigned mbar) {
+      asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.s64 [%0], {%1, %2}, [%3];"
+                   :: "r"(0u), "l"(v.x), "l"(v.y), "r"(mbar));
+    }
+    __global__ void splitkv(float* out) {
+    #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+      st_async_v2(out, long2{}, 0u);
+    #endif
+    }
+    """
+    assert emitted(src, "sm_80", "st.async") is False
+    assert emitted(src, "sm_90", "st.async") is True

@@ -11,8 +11,9 @@ Two facts, each checked with nvcc 13.0 (V13.0.88) on tiny kernels
   non-template ``__device__`` function is emitted anyway, so those count as
   reached unless the build is known to be whole-program.
   ``__forceinline__``/``inline``/``static``/template ones never are.
-  Only a translation unit (a .cu, a string compiled from Python) is judged this
-  way: a header's helpers may be called from the sources that include it.
+  Only a translation unit (a .cu, a string compiled from Python) that defines a
+  kernel is judged this way: a header's helpers may be called from the sources
+  that include it.
 
 Everything here reads comment-stripped text; what cannot be read (unbalanced
 braces, an expression that is not a constant) is left as compiled.
@@ -217,6 +218,24 @@ def _function_name(header: str) -> str | None:
     return m.group(2)
 
 
+def _specifiers(header: str, pp: Preprocessed) -> str:
+    """``header`` with object-like macros replaced by their bodies (``CUTE_DEVICE`` ->
+    ``__forceinline__ __device__``), twice, so a project's own alias of them counts too."""
+    env = pp.env
+    if env is None:
+        return header
+
+    def sub(m):
+        mac = env.macro(m.group(0))
+        if isinstance(mac, Macro) and mac.state is True and mac.params is None:
+            return " " + mac.body + " "
+        return m.group(0)
+
+    for _ in range(2):
+        header = _IDENT.sub(sub, header)
+    return header
+
+
 def _blocks(s: str):
     """(open, close, header start, parent index) of every {...} block; None when braces do not balance."""
     blocks, stack = [], []
@@ -242,8 +261,8 @@ def _blocks(s: str):
 
 def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tuple[int, int]]:
     """Character spans of device functions no live kernel of this translation unit reaches."""
-    if not ctx.translation_unit:
-        return []
+    if not ctx.translation_unit or "__global__" not in masked:
+        return []  # a header, or a fragment without kernels: its callers are elsewhere
     blocks = _blocks(masked)
     if blocks is None:
         return []
@@ -267,7 +286,7 @@ def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tu
             p = blocks[p][3]
         if p >= 0:
             continue  # nested in a class or function: not a free function we can follow
-        header = masked[hstart:open_i]
+        header = _specifiers(masked[hstart:open_i], pp)
         if "__device__" not in header or "__global__" in header:
             continue
         name = _function_name(header)
