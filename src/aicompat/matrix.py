@@ -47,6 +47,11 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "atom": {"pattern": (str, True), "instruction": (str, True), "guard": (str, True), "targets": (_LIST, True),
                  "unknown": (_LIST, True)},
     },
+    "cuda_macros.toml": {
+        "macro": {"when": (str, True), "value": (str, True)},
+        "never": {"summary": (str, True)},
+        "cxx_constant": {"matches": (str, True), "value": (str, True)},
+    },
     "compile.toml": {
         "release": {"default": (_LIST, True), "registered": (_LIST, True), "modes": (_LIST, True),
                     "python_max": (str, True), "python_error": (str, True), "invalid_backend_error": (str, True),

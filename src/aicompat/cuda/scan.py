@@ -21,7 +21,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from .preprocessor import CompileTarget, Preprocessed, logical_lines, preprocess, strip_comments
+from .cxx import dead_lines
+from .preprocessor import CompileTarget, Context, Preprocessed, logical_lines, preprocess, strip_comments
 from .ptx import instructions
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)")
@@ -282,10 +283,21 @@ class CudaSource:
                 return True
         return False
 
+    # Where the source lives and how it is built (include dirs, -D flags, -rdc): set by
+    # the caller; None for a string compiled from Python (a translation unit of its own).
+    context: Context | None = None
+
     def preprocessed(self, target: str) -> Preprocessed:
         if target not in self._pp:
-            self._pp[target] = preprocess(self.clean, CompileTarget(target))
+            self._pp[target] = preprocess(self.clean, CompileTarget(target), context=self.context)
         return self._pp[target]
+
+    def not_emitted(self, target: str) -> set[int]:
+        """Lines the preprocessor keeps but nvcc does not emit for ``target`` (cuda/cxx.py)."""
+        cache = self.__dict__.setdefault("_not_emitted", {})
+        if target not in cache:
+            cache[target] = dead_lines(self.clean, self.preprocessed(target), self.context)
+        return cache[target]
 
     def verdict(self, target: str) -> Verdict:
         v = Verdict(target, "ok")
@@ -294,6 +306,8 @@ class CudaSource:
         pp = self.preprocessed(target)
         for occ in self.occurrences:
             live = pp.live.get(occ.line, True)
+            if live is not False and occ.line in self.not_emitted(target):
+                continue  # a discarded if-constexpr branch or a helper no live kernel calls
             accepted = target in occ.targets
             if occ.trap:
                 if live is not False and not accepted and target not in occ.unknown:

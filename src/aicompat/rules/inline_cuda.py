@@ -11,6 +11,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..cuda.build_context import context_for, groups
+from ..cuda.preprocessor import default_context
 from ..cuda.scan import CudaSource, Verdict, load_features
 from ..cuda.strings import Resolved, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
@@ -144,11 +145,13 @@ class InlineCudaArch(Rule):
             lines.append(f"    {e['summary']}; corpus: {', '.join(e['corpus']) or '-'}")
         return "\n".join(lines)
 
-    def source(self, text: str, ptx: bool = False) -> CudaSource:
-        key = (hash(text), len(text), ptx)
+    def source(self, text: str, ptx: bool = False, path: str | None = None, cuda: str | None = None) -> CudaSource:
+        key = (hash(text), len(text), ptx, path)
         src = self._sources.get(key)
         if src is None:
             src = self._sources[key] = CudaSource(text, self.features, ptx=ptx)
+            if path is not None:  # a file: follow its in-tree includes; a header is not compiled alone
+                src.context = default_context(path, toolkit=_toolkit(cuda))
         return src
 
     # -- Python calls that compile CUDA ---------------------------------------
@@ -269,7 +272,7 @@ class InlineCudaArch(Rule):
     def check_cuda_file(self, text: str, path: str, target, cuda: str | None, reads: list | None = None):
         """Findings (line, column, message, archs, severity) for a CUDA or PTX file,
         judged for the targets its build produces (cuda/build_context.py)."""
-        src = self.source(text, path.endswith(".ptx"))
+        src = self.source(text, path.endswith(".ptx"), path, cuda)
         if not src.occurrences:
             return []
         out = []
@@ -393,6 +396,11 @@ def _inside(node, delta: int | None, occ) -> dict:
         else:  # a macro naming the feature: its use starts the line
             col = len(raw) - len(raw.lstrip()) if index else 0
     return {"line_delta": index, "col_delta": col}
+
+
+def _toolkit(cuda: str | None) -> tuple[int, int] | None:
+    m = re.match(r"(\d+)\.(\d+)", cuda or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _tnum(t: str):

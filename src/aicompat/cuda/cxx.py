@@ -1,0 +1,341 @@
+"""A small C++ model of what nvcc emits for one compile target, on top of the preprocessor.
+
+Two facts, each checked with nvcc 13.0 (V13.0.88) on tiny kernels
+(tests/test_preprocessor.py names them):
+- ``if constexpr (c) {...} else {...}`` on a constant the target fixes
+  (``constexpr bool has_fp8 = ARCH_HAS_FP8;``, ``constexpr int kArch =
+  __CUDA_ARCH__;``): the discarded branch's ``asm`` never reaches ptxas.
+- Emitted only if called: in whole-program compilation (nvcc's default, no
+  ``-rdc``) a ``__device__`` function that no live kernel reaches is not
+  emitted, whatever its linkage; with ``-rdc=true`` an extern, non-inline,
+  non-template ``__device__`` function is emitted anyway, so those count as
+  reached unless the build is known to be whole-program.
+  ``__forceinline__``/``inline``/``static``/template ones never are.
+  Only a translation unit (a .cu, a string compiled from Python) that defines a
+  kernel is judged this way: a header's helpers may be called from the sources
+  that include it.
+
+Everything here reads comment-stripped text; what cannot be read (unbalanced
+braces, an expression that is not a constant) is left as compiled.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ppexpr import UNKNOWN, Env, Evaluator, ExprError, Macro, expand, tokenize
+from .preprocessor import Context, Preprocessed, _table, logical_lines
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_CONSTEXPR = re.compile(
+    r"\bconstexpr\s+(?:static\s+|const\s+|inline\s+)*"
+    r"(?:bool|int|unsigned(?:\s+int)?|long(?:\s+long)?|auto|u?int(?:32|64)_t|size_t)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
+_IF_CONSTEXPR = re.compile(r"\bif\s+constexpr\s*\(")
+_DEFINE_LINE = re.compile(r"\s*#\s*define\b")
+_DIRECTIVE_LINE = re.compile(r"^[ \t]*#.*$", re.M)
+_ATTRS = re.compile(r"__launch_bounds__|__attribute__|alignas|__align__|__declspec|__maxnreg__|__cluster_dims__")
+
+
+def mask(text: str, pp: Preprocessed) -> str:
+    """``text`` with string/char literal contents, preprocessor directives and the lines
+    the preprocessor drops blanked (same length and line breaks)."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            if c == "'" and i > 0 and (text[i - 1].isalnum() and text[i - 1] not in "LuU8"):
+                i += 1  # a digit separator (1'000), not a literal
+                continue
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                if text[j] == "\\":
+                    j += 1
+                else:
+                    out[j] = " "
+                j += 1
+            i = j + 1
+        else:
+            i += 1
+    s = "".join(out)
+    s = _DIRECTIVE_LINE.sub(lambda m: " " * len(m.group(0)), s)
+    lines = s.split("\n")
+    for ln, lv in pp.live.items():
+        if lv is False and 0 < ln <= len(lines):
+            lines[ln - 1] = " " * len(lines[ln - 1])
+    return "\n".join(lines)
+
+
+def _match_close(s: str, i: int, open_ch: str, close_ch: str) -> int:
+    """Index of the bracket closing s[i] == open_ch, or -1."""
+    depth = 0
+    for k in range(i, len(s)):
+        if s[k] == open_ch:
+            depth += 1
+        elif s[k] == close_ch:
+            depth -= 1
+            if depth == 0:
+                return k
+    return -1
+
+
+def _skip_ws(s: str, i: int) -> int:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def _stmt_end(s: str, i: int) -> int:
+    """End (exclusive) of the statement starting at s[i]: a block, an if/else, or up to ';'."""
+    i = _skip_ws(s, i)
+    if i >= len(s):
+        return -1
+    if s[i] == "{":
+        k = _match_close(s, i, "{", "}")
+        return -1 if k < 0 else k + 1
+    m = re.match(r"if\s*(?:constexpr\s*)?\(", s[i:])
+    if m:
+        k = _match_close(s, i + m.end() - 1, "(", ")")
+        if k < 0:
+            return -1
+        end = _stmt_end(s, k + 1)
+        if end < 0:
+            return -1
+        j = _skip_ws(s, end)
+        if s.startswith("else", j) and not (j + 4 < len(s) and (s[j + 4].isalnum() or s[j + 4] == "_")):
+            return _stmt_end(s, j + 4)
+        return end
+    k = s.find(";", i)
+    return -1 if k < 0 else k + 1
+
+
+class _CxxEnv(Env):
+    """The preprocessor's macros, with the project predicates of cuda_macros.toml [cxx_constant]
+    standing in for the template code that defines them."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def macro(self, name: str):
+        m = self.env.macro(name)
+        e = _cxx_constants().get(name)
+        if e is not None and isinstance(m, Macro) and m.state is True and e["matches"] in m.body:
+            return Macro(name, None, f"({e['value']})")
+        return m
+
+
+def _cxx_constants() -> dict:
+    return _table().get("cxx_constant", {})
+
+
+class _ConstEval:
+    """Constant expressions over the file's constexpr names and macros (per target)."""
+
+    def __init__(self, pp: Preprocessed) -> None:
+        self.pp = pp
+        self.env = _CxxEnv(pp.env) if pp.env is not None else None
+        self.values: dict[str, int | None] = {}
+
+    def ident(self, name: str):
+        if name in ("true", "false"):
+            return int(name == "true")
+        return self.values.get(name, UNKNOWN)
+
+    def eval(self, text: str):
+        if self.env is None:
+            return UNKNOWN
+        try:
+            toks = expand(tokenize(text), self.env)
+        except (ExprError, IndexError, RecursionError):
+            return UNKNOWN
+        if "defined" in toks:
+            return UNKNOWN  # not a preprocessor expression here
+        return Evaluator(toks, self.env, self.ident).run()
+
+
+def constexpr_dead(masked: str, pp: Preprocessed) -> list[tuple[int, int]]:
+    """Character spans of ``if constexpr`` branches discarded in this target."""
+    ev = _ConstEval(pp)
+    seen: dict[str, set] = {}
+    for m in _CONSTEXPR.finditer(masked):
+        seen.setdefault(m.group(1), set()).add(ev.eval(m.group(2)))
+    for name, vals in seen.items():
+        ev.values[name] = next(iter(vals)) if len(vals) == 1 else UNKNOWN  # one name, two values: unknown
+    spans = []
+    for m in _IF_CONSTEXPR.finditer(masked):
+        close = _match_close(masked, m.end() - 1, "(", ")")
+        if close < 0:
+            continue
+        cond = ev.eval(masked[m.end():close])
+        if cond is UNKNOWN:
+            continue
+        then_start = _skip_ws(masked, close + 1)
+        then_end = _stmt_end(masked, then_start)
+        if then_end < 0:
+            continue
+        if not cond:
+            spans.append((then_start, then_end))
+            continue
+        j = _skip_ws(masked, then_end)
+        if masked.startswith("else", j) and not (j + 4 < len(masked) and (masked[j + 4].isalnum() or masked[j + 4] == "_")):
+            else_end = _stmt_end(masked, j + 4)
+            if else_end > 0:
+                spans.append((j + 4, else_end))
+    return spans
+
+
+def _blank(s: str, spans) -> str:
+    out = list(s)
+    for a, b in spans:
+        for k in range(a, min(b, len(out))):
+            if out[k] != "\n":
+                out[k] = " "
+    return "".join(out)
+
+
+def _function_name(header: str) -> str | None:
+    """The name a function definition header declares, or None (member, operator, lambda, not a function)."""
+    h = header
+    t = re.search(r"\btemplate\s*<", h)
+    while t:
+        k = _match_close(h, t.end() - 1, "<", ">")
+        if k < 0:
+            return None
+        h = h[:t.start()] + " " + h[k + 1:]
+        t = re.search(r"\btemplate\s*<", h)
+    for a in list(_ATTRS.finditer(h))[::-1]:
+        p = _skip_ws(h, a.end())
+        if p < len(h) and h[p] == "(":
+            k = _match_close(h, p, "(", ")")
+            if k > 0:
+                h = h[:a.start()] + " " + h[k + 1:]
+    p = h.find("(")
+    if p < 0:
+        return None
+    m = re.search(r"(::\s*)?(~?[A-Za-z_]\w*)\s*$", h[:p])
+    if not m or m.group(1) or m.group(2) in ("operator", "if", "for", "while", "switch", "return", "catch"):
+        return None
+    return m.group(2)
+
+
+def _specifiers(header: str, pp: Preprocessed) -> str:
+    """``header`` with object-like macros replaced by their bodies (``CUTE_DEVICE`` ->
+    ``__forceinline__ __device__``), twice, so a project's own alias of them counts too."""
+    env = pp.env
+    if env is None:
+        return header
+
+    def sub(m):
+        mac = env.macro(m.group(0))
+        if isinstance(mac, Macro) and mac.state is True and mac.params is None:
+            return " " + mac.body + " "
+        return m.group(0)
+
+    for _ in range(2):
+        header = _IDENT.sub(sub, header)
+    return header
+
+
+def _blocks(s: str):
+    """(open, close, header start, parent index) of every {...} block; None when braces do not balance."""
+    blocks, stack = [], []
+    last = 0
+    for i, ch in enumerate(s):
+        if ch == "{":
+            stack.append((i, last, len(blocks)))
+            blocks.append(None)
+            last = i + 1
+        elif ch == "}":
+            if not stack:
+                return None
+            open_i, hstart, idx = stack.pop()
+            parent = stack[-1][2] if stack else -1
+            blocks[idx] = (open_i, i, hstart, parent)
+            last = i + 1
+        elif ch == ";":
+            last = i + 1
+    if stack:
+        return None
+    return blocks
+
+
+def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tuple[int, int]]:
+    """Character spans of device functions no live kernel of this translation unit reaches."""
+    if not ctx.translation_unit or "__global__" not in masked:
+        return []  # a header, or a fragment without kernels: its callers are elsewhere
+    blocks = _blocks(masked)
+    if blocks is None:
+        return []
+    kinds: list[str] = []
+    for open_i, close_i, hstart, parent in blocks:
+        header = masked[hstart:open_i]
+        if re.search(r"\bnamespace\b", header) and "(" not in header:
+            kinds.append("anon-ns" if re.fullmatch(r"\s*(?:inline\s+)?namespace\s*", header) else "ns")
+        elif re.search(r'\bextern\s*"\s*C\s*"\s*$', header):
+            kinds.append("ns")
+        else:
+            kinds.append("other")
+    candidates: list[tuple[str, int, int]] = []  # (name, header start, close)
+    for idx, (open_i, close_i, hstart, parent) in enumerate(blocks):
+        if kinds[idx] != "other":
+            continue
+        anon = False
+        p = parent
+        while p >= 0 and kinds[p] in ("ns", "anon-ns"):
+            anon = anon or kinds[p] == "anon-ns"
+            p = blocks[p][3]
+        if p >= 0:
+            continue  # nested in a class or function: not a free function we can follow
+        header = _specifiers(masked[hstart:open_i], pp)
+        if "__device__" not in header or "__global__" in header:
+            continue
+        name = _function_name(header)
+        if name is None:
+            continue
+        never_alone = anon or re.search(r"\b(?:__forceinline__|inline|static|template)\b", header) is not None
+        if not never_alone and ctx.relocatable is not False:
+            continue  # with -rdc an extern __device__ function is emitted even when unused
+        candidates.append((name, _skip_ws(masked, hstart), close_i + 1))
+    if not candidates:
+        return []
+    outside = _blank(masked, [(a, b) for _n, a, b in candidates])
+    refs = set(_IDENT.findall(outside))
+    for line in pp.included_text:
+        refs.update(_IDENT.findall(line))
+    for _ln, line in logical_lines(text):
+        if _DEFINE_LINE.match(line):
+            refs.update(_IDENT.findall(line))  # a macro body may call it where the macro is used
+    pending = list(candidates)
+    changed = True
+    while changed:
+        changed = False
+        rest = []
+        for name, a, b in pending:
+            if name in refs:
+                open_i = masked.find("{", a)
+                refs.update(_IDENT.findall(masked[open_i:b]))
+                changed = True
+            else:
+                rest.append((name, a, b))
+        pending = rest
+    return [(a, b) for _n, a, b in pending]
+
+
+def dead_lines(text: str, pp: Preprocessed, ctx: Context | None) -> set[int]:
+    """Lines the preprocessor keeps but nvcc does not emit for this target: discarded
+    ``if constexpr`` branches and device functions no live kernel calls."""
+    ctx = ctx or Context()
+    masked = mask(text, pp)
+    try:
+        spans = constexpr_dead(masked, pp)
+        spans += unreached(_blank(masked, spans), text, pp, ctx)
+    except RecursionError:  # pathological nesting: claim nothing
+        return set()
+    if not spans:
+        return set()
+    dead = _blank(text, spans)
+    out = set()
+    for ln, (orig, now) in enumerate(zip(text.split("\n"), dead.split("\n")), 1):
+        if orig.strip() and not now.strip():
+            out.add(ln)
+    return out
