@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
+from ..cuda import exact
 from ..cuda.preprocessor import logical_lines
 from ..cuda.scan import CudaSource, Verdict, load_features
 from ..cuda.strings import Resolved, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
+from ..cuda.verify import Verifier, device_flags
 from ..ruleapi import Example, Finding, Rule
 
 
@@ -27,6 +30,7 @@ class Mechanism:
     files: bool = False  # the source argument lists file paths (cpp_extension.load)
     torch_env: bool = False  # honours TORCH_CUDA_ARCH_LIST
     a_from: int | None = None  # builds sm_XYa for GPUs with XY >= this (Triton), else plain sm_XY
+    unit: bool = True  # the source is a whole translation unit nvcc can compile (exact mode)
 
 
 # Call signatures: torch.utils.cpp_extension.load_inline(name, cpp_sources, cuda_sources=..., ...,
@@ -41,16 +45,18 @@ MECHANISMS = {
                                                 torch_env=True),
     "cupy.RawKernel": Mechanism("cupy.RawKernel", (0, "code"), (2, "options")),
     "cupy.RawModule": Mechanism("cupy.RawModule", (0, "code"), (2, "options")),
-    "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options")),
+    "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options"), unit=False),
     "pycuda.compiler.SourceModule": Mechanism("SourceModule", (0, "source"), (2, "options"), arch_kw=(5, "arch")),
     "cuda.bindings.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
     "cuda.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
-    "torch.cuda.jiterator._create_jit_fn": Mechanism("jiterator", (0, "code_string")),
+    "torch.cuda.jiterator._create_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
     # triton-lang/triton python/triton/backends/nvidia/compiler.py sm_arch_from_capability:
     # 'suffix = "a" if capability >= 90 else ""', so inline PTX is built for sm_90a on an H100.
-    "triton.language.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90),
-    "triton.language.core.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90),
-    "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string")),
+    "triton.language.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90,
+                                                        unit=False),
+    "triton.language.core.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90,
+                                                             unit=False),
+    "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
 }
 
 _WGMMA = 'asm volatile("wgmma.fence.sync.aligned;");'
@@ -121,6 +127,21 @@ class InlineCudaArch(Rule):
         self.features = load_features(matrix)
         self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in MECHANISMS)
         self._sources: dict[tuple, CudaSource] = {}
+        self._verifier: Verifier | None = None
+
+    def verifier(self) -> Verifier | None:
+        """Exact mode's compiler for this run, when the target asks for it (--cuda-verify)."""
+        opts = getattr(self.target, "verify", None)
+        if opts is None:
+            return None
+        if self._verifier is None or self._verifier.options is not opts:
+            self._verifier = Verifier(opts, self.notes)
+        return self._verifier
+
+    def cu_targets(self, arch: str, path: str, cuda: str | None) -> list[str]:
+        """The compile targets whose code a GPU of ``arch`` may run for the CUDA file ``path``:
+        today every candidate the toolkit knows (the file's build is not read yet)."""
+        return candidates(arch, self.matrix, cuda)
 
     def known_names(self) -> set[str]:
         return set(MECHANISMS)
@@ -158,13 +179,26 @@ class InlineCudaArch(Rule):
         build, how = self._build(site, mech, fc)
         if how is None:
             return []  # flags the model cannot read: what is built is unknown
+        ver = self.verifier() if mech.unit else None
         findings = []
         for res in texts:
             src = self.source(res.text)
-            if not src.occurrences:
+            if not src.occurrences and ver is None:
                 continue
-            findings.extend(self._judge_python(site, mech, res, src, build, how, fc))
+            findings.extend(self._judge_python(site, mech, res, src, build, how, fc, ver))
         return findings
+
+    def _exact_python(self, ver, site, mech, res, targets, fc) -> dict:
+        """nvcc's outcome per target for one source of a Python call (exact mode)."""
+        flags: list[str] = []
+        fexpr = site.arg(*mech.flags) if mech.flags is not None else None
+        if fexpr is not None:
+            flags = string_list(fexpr, fc) or []
+        flags = list(exact.TORCH_NVCC_FLAGS if mech.torch_env else ()) + list(device_flags(flags))
+        here = Path(fc.path).resolve().parent
+        source_dir = res.file.resolve().parent if res.file is not None else here
+        extra = exact.torch_include_dirs() if mech.torch_env else ()
+        return exact.per_target(ver, self.matrix, res.text, targets, flags, source_dir, here, extra)
 
     def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str | None]:
         """What gets built: from arch flags, TORCH_CUDA_ARCH_LIST, or the GPU itself
@@ -195,16 +229,28 @@ class InlineCudaArch(Rule):
             return None, f"Triton builds sm_XYa from sm_{mech.a_from} on, plain sm_XY below"
         return None, "no arch flags: built for the GPU it runs on"
 
-    def _judge_python(self, site, mech, res, src, build, how, fc):
-        failing: dict[str, tuple[Verdict, str]] = {}
-        dropped: dict[str, tuple[Verdict, str]] = {}
+    def _judge_python(self, site, mech, res, src, build, how, fc, ver=None):
+        chosen: dict[str, str] = {}
         for arch in sorted({w.arch for w in fc.ctx.worlds}):
             target = arch if build is None else code_for(arch, build, self.matrix)
             if build is None and mech.a_from is not None and int(arch[3:]) >= mech.a_from \
                     and f"{arch}a" in self.matrix.targets:
                 target = f"{arch}a"
-            if target is None:
-                continue  # no kernel image at all: AIC302's finding, not this one
+            if target is not None:  # else no kernel image at all: AIC302's finding, not this one
+                chosen[arch] = target
+        nvcc = self._exact_python(ver, site, mech, res, chosen.values(), fc) if ver and chosen else {}
+        failing: dict[str, tuple[Verdict, str]] = {}
+        dropped: dict[str, tuple[Verdict, str]] = {}
+        confirmed: dict[str, tuple] = {}  # exact mode: nvcc's own verdicts
+        emptied: dict[str, tuple] = {}
+        for arch, target in chosen.items():
+            o = nvcc.get(target)
+            if o is not None and o.status in exact.DECIDED:
+                if o.status == "fail":
+                    confirmed[arch] = (o, target)
+                elif o.status == "empty":
+                    emptied[arch] = (o, target)
+                continue
             v = src.verdict(target)
             if v.status == "fail":
                 failing[arch] = (v, target)
@@ -213,6 +259,7 @@ class InlineCudaArch(Rule):
         out = []
         node, delta = self._anchor(site, res)
         where = f"{res.file.name} line" if res.file is not None else "CUDA line"
+        unverified = exact.first_unverified(nvcc.values())
         if failing:
             v, target = next(iter(failing.values()))
             occ = v.failing[0]
@@ -222,7 +269,22 @@ class InlineCudaArch(Rule):
             msg = (f"{mech.label}: {occ.token!r} ({occ.feature}, {where} {occ.line}) is rejected when built for "
                    f"{', '.join(targets)} ({how}): \"{feat.error.format(target=target)}\"; fails on "
                    f"{fc.describe(failing)}. {fix}")
+            if unverified is not None:
+                msg += f" (nvcc could not verify: {unverified.error})"
             out.append(Finding(node, msg, frozenset(failing), **_inside(node, delta, occ)))
+        elif unverified is not None:
+            self.notes.append(f"{fc.path}: {mech.label}: could not verify with nvcc "
+                              f"{ver.toolkit.release}: {unverified.error}; the static verdict stands")
+        if confirmed:
+            targets = sorted({t for _, t in confirmed.values()}, key=_tnum)
+            o, target = nvcc[targets[0]], targets[0]
+            at = _Spot(o.line or 0, o.token or _first_word(res.text, o.line))
+            static = [occ for occ in src.verdict(target).failing if occ.line == o.line]
+            fix = f" {self._fix(static[0].feature, confirmed)}" if static else ""
+            line = f" {where} {o.line}" if o.line else ""
+            msg = (f"{mech.label}: nvcc {ver.toolkit.release} rejects{line or ' it'} when built for "
+                   f"{', '.join(targets)} ({how}): \"{o.error}\"; fails on {fc.describe(confirmed)}.{fix}")
+            out.append(Finding(node, msg, frozenset(confirmed), **(_inside(node, delta, at) if o.line else {})))
         if dropped:
             v, target = next(iter(dropped.values()))
             occ = v.dropped[0]
@@ -230,6 +292,12 @@ class InlineCudaArch(Rule):
                    f"with no #else, when built for {target}: the kernel silently does nothing there; affects "
                    f"{fc.describe(dropped)}")
             out.append(Finding(node, msg, frozenset(dropped), severity="warning", **_inside(node, delta, occ)))
+        if emptied:
+            _o, target = next(iter(emptied.values()))
+            msg = (f"{mech.label}: nvcc {ver.toolkit.release} builds only empty kernels for {target} (every kernel "
+                   f"body is just 'ret': an #if guard compiled the work out, with no #else): the kernel silently "
+                   f"does nothing there; affects {fc.describe(emptied)}")
+            out.append(Finding(node, msg, frozenset(emptied), severity="warning"))
         return out
 
     def _anchor(self, site, res):
@@ -317,6 +385,23 @@ def _inside(node, delta: int | None, occ) -> dict:
         else:  # a macro naming the feature: its use starts the line
             col = len(raw) - len(raw.lstrip()) if index else 0
     return {"line_delta": index, "col_delta": col}
+
+
+@dataclass(frozen=True)
+class _Spot:
+    """Where nvcc's error is, in the shape ``_inside`` reads (an occurrence's line and token)."""
+
+    line: int
+    token: str
+
+
+def _first_word(text: str, line: int | None) -> str:
+    """The first word on CUDA line ``line``, to put the column on (an asm string's instruction)."""
+    lines = text.split("\n")
+    if not line or line > len(lines):
+        return ""
+    m = re.search(r"[A-Za-z_][\w.:]*", lines[line - 1])
+    return m.group(0) if m else ""
 
 
 def _tnum(t: str):
