@@ -323,7 +323,8 @@ class InlineCudaArch(Rule):
     def check_cuda_file(self, text: str, path: str, target, cuda: str | None):
         """Findings (line, column, message, archs, severity) for a CUDA or PTX file."""
         src = self.source(text)
-        if not src.occurrences:
+        ver = self.verifier() if not path.endswith(".ptx") else None
+        if not src.occurrences and ver is None:
             return []
         raw_lines = dict(logical_lines(text))
         out = []
@@ -331,6 +332,12 @@ class InlineCudaArch(Rule):
         if path.endswith(".ptx"):
             m = re.search(r"^\s*\.target\s+(sm_\d+[af]?)", text, re.M)
             ptx_target = m.group(1) if m else None
+        cands = {} if ptx_target else {a: c for a in target.archs if (c := self.cu_targets(a, path, cuda))}
+        nvcc, seen = {}, {}
+        if ver is not None and cands:
+            static_ok = {t for c in cands.values() for t in c if src.verdict(t).status == "ok"}
+            folder = Path(path).resolve().parent
+            nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, (), folder, folder)
         fails: dict[str, Verdict] = {}
         drops: dict[str, Verdict] = {}
         for arch in target.archs:
@@ -339,15 +346,15 @@ class InlineCudaArch(Rule):
                 if v.status == "fail":
                     fails[arch] = v
                 continue
-            cands = candidates(arch, self.matrix, cuda)
-            if not cands:
+            if arch not in cands or arch in nvcc:
                 continue
-            verdicts = [src.verdict(t) for t in cands]
+            verdicts = [src.verdict(t) for t in cands[arch]]
             if all(v.status == "fail" for v in verdicts):
                 fails[arch] = verdicts[0]
             elif all(v.status in ("fail", "empty") for v in verdicts):
                 # Every target that builds for this GPU compiles the feature out, with no #else.
                 drops[arch] = next(v for v in verdicts if v.status == "empty")
+        unverified = exact.first_unverified(seen.values())
         if fails:
             v = next(iter(fails.values()))
             occ = v.failing[0]
@@ -356,14 +363,47 @@ class InlineCudaArch(Rule):
             ok_targets = sorted(feat.targets, key=_tnum)
             msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}: \"{feat.error.format(target=v.target)}\"; fails on "
                    f"{target.describe(fails)}. Accepted by {', '.join(ok_targets)}: guard it and provide a fallback")
+            if unverified is not None:
+                msg += f" (nvcc could not verify: {unverified.error})"
             col = max(raw_lines.get(occ.line, "").find(occ.token.split(" ")[0]), 0) + 1
             out.append((occ.line, col, msg, frozenset(fails), "error"))
+        elif unverified is not None:
+            self.notes.append(f"{path}: could not verify with nvcc {ver.toolkit.release}: {unverified.error}; "
+                              "the static verdict stands")
         if drops:
             v = next(iter(drops.values()))
             occ = v.dropped[0]
             msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on every target "
                    f"that runs on {target.describe(drops)}: the kernel silently does nothing there")
             out.append((occ.line, 1, msg, frozenset(drops), "warning"))
+        out.extend(self._exact_file(src, text, target, nvcc, ver))
+        return out
+
+    def _exact_file(self, src, text: str, target, nvcc: dict, ver) -> list:
+        """Findings from nvcc's verdicts per GPU (exact mode): they replace the static ones."""
+        out = []
+        failed = {a: r for a, r in nvcc.items() if r[0] == "fail"}
+        if failed:
+            first = next(a for a in target.archs if a in failed)
+            _, t, o = failed[first]
+            line = o.line or 1
+            raw = text.split("\n")[line - 1] if line <= text.count("\n") + 1 else ""
+            tok = next((t for t in (o.token, o.token.split(".")[0], _first_word(text, line)) if t and t in raw), "")
+            col = (raw.find(tok) if tok else len(raw) - len(raw.lstrip())) + 1
+            static = [occ for occ in src.verdict(t).failing if occ.line == o.line]
+            hint = (f"Accepted by {', '.join(sorted(self.features[static[0].feature].targets, key=_tnum))}: "
+                    if static else "")
+            msg = (f"nvcc {ver.toolkit.release} rejects {'line ' + str(o.line) if o.line else 'it'} for every compile "
+                   f"target that runs there (built for {t}: \"{o.error}\"); fails on {target.describe(failed)}. "
+                   f"{hint}guard it and provide a fallback")
+            out.append((line, col, msg, frozenset(failed), "error"))
+        emptied = {a: r for a, r in nvcc.items() if r[0] == "empty"}
+        if emptied:
+            t = next(iter(emptied.values()))[1]
+            msg = (f"nvcc {ver.toolkit.release} builds only empty kernels on every target that runs on "
+                   f"{target.describe(emptied)} (for {t}, every kernel body is just 'ret': an #if guard compiled "
+                   f"the work out, with no #else): the kernel silently does nothing there")
+            out.append((1, 1, msg, frozenset(emptied), "warning"))
         return out
 
 
