@@ -63,6 +63,26 @@ extern "C" __global__ void warp_min(const float* x, float* out) {
 warp_min = cupy.RawKernel(WARP_MIN, "warp_min"{options})
 '''
 
+# A Triton kernel's warp max through inline PTX (as Liger/unsloth write helpers).
+TRITON_WARP_MAX = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def warp_max(x):
+    return tl.inline_asm_elementwise(
+        """
+        {
+          .reg .f32 t;
+          mov.b32 t, $1;
+          redux.sync.max.f32 t, t, 0xffffffff;
+          mov.b32 $0, t;
+        }
+        """,
+        "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
+'''
+
 BULK_COPY_CU = '''\
 #include <cstdint>
 
@@ -138,6 +158,18 @@ def test_redux_f32_is_found_by_exact_mode_only(tmp_path, matrix):
 def test_redux_f32_built_for_sm_100a_is_clean(tmp_path):
     code = REDUX_F32.replace("{options}", ", options=('-arch=sm_100a',)")
     assert _lint(tmp_path, "k.py", code, ["B200"]) == ([], [])
+
+
+def test_triton_inline_asm_is_compiled_inside_a_kernel_for_the_target_triton_builds(tmp_path):
+    found, _ = _lint(tmp_path, "kern.py", TRITON_WARP_MAX, ["H100", "B200"])
+    assert found == [(12, 11, f"inline_asm_elementwise: nvcc {NVCC.release} rejects CUDA line 5 when built for "
+                              "sm_90a (Triton builds sm_XYa from sm_90 on, plain sm_XY below): \"ptxas error: "
+                              "Instruction 'redux.f32' not supported on .target 'sm_90a'\"; fails on sm_90 (H100).")]
+
+
+def test_triton_inline_asm_on_blackwell_only_is_clean(tmp_path):
+    # Triton builds sm_100a on a B200, where redux.sync takes .f32.
+    assert _lint(tmp_path, "kern.py", TRITON_WARP_MAX, ["B200"]) == ([], [])
 
 
 def test_cu_file_exact_error_at_the_cuda_line(tmp_path):

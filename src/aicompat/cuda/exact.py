@@ -4,7 +4,9 @@ any of several targets. Only verdicts nvcc really gave count; the rest stays sta
 
 from __future__ import annotations
 
+import re
 import sysconfig
+from dataclasses import replace
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -101,3 +103,43 @@ def first_unverified(outcomes) -> Outcome | None:
 
 def _num(target: str) -> int:
     return int("".join(ch for ch in target[3:] if ch.isdigit()))
+
+
+# Triton's inline_asm_elementwise(asm, constraints, ...) takes PTX with LLVM-style operands
+# ($0, $1) and constraints ("=r,r"); exact mode compiles it inside a one-statement CUDA kernel.
+_CTYPES = {"r": "unsigned int", "l": "unsigned long long", "h": "unsigned short", "f": "float", "d": "double"}
+
+
+def triton_unit(asm: str, constraints: str) -> str | None:
+    """A CUDA translation unit running ``asm`` once, or None for constraints it cannot model."""
+    outs, ins = [], []
+    for i, c in enumerate(x.strip() for x in constraints.split(",")):
+        out = c.startswith("=")
+        kind = c.lstrip("=&")
+        if kind not in _CTYPES:
+            return None
+        (outs if out else ins).append((i, _CTYPES[kind], kind))
+    body = asm.replace("%", "%%")
+    body = re.sub(r"\$(\d+)", r"%\1", body).replace("$$", "$")
+    lit = body.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    decl = " ".join(f"{t} v{i} = ({t})p[{i}];" for i, t, _ in outs + ins)
+    o = ", ".join(f'"={k}"(v{i})' for i, _, k in outs)
+    n = ", ".join(f'"{k}"(v{i})' for i, _, k in ins)
+    store = " ".join(f"p[{i}] = (unsigned long long)v{i};" for i, _, _ in outs)
+    return (f"__global__ void aicompat_triton_asm(unsigned long long* p) {{\n"
+            f"  {decl}\n"
+            f"  // the inline_asm_elementwise asm:\n"
+            f'  asm volatile("{lit}" : {o} : {n});\n'
+            f"  {store}\n}}\n")
+
+
+def triton_line(asm: str, outcome: Outcome) -> Outcome:
+    """The outcome with its line in the asm text: the line naming the rejected instruction, else line 1."""
+    if outcome.line is None:
+        return outcome
+    lines = asm.split("\n")
+    at = next((i for i, ln in enumerate(lines, 1) if outcome.token and outcome.token in ln), None)
+    if at is None and outcome.token:
+        head = outcome.token.split(".")[0]
+        at = next((i for i, ln in enumerate(lines, 1) if re.search(rf"\b{re.escape(head)}\b", ln)), None)
+    return replace(outcome, line=at or 1)

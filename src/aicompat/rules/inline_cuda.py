@@ -31,6 +31,7 @@ class Mechanism:
     torch_env: bool = False  # honours TORCH_CUDA_ARCH_LIST
     a_from: int | None = None  # builds sm_XYa for GPUs with XY >= this (Triton), else plain sm_XY
     unit: bool = True  # the source is a whole translation unit nvcc can compile (exact mode)
+    constraints: tuple[int, str] | None = None  # Triton's asm constraints: exact mode wraps the PTX in a kernel
 
 
 # Call signatures: torch.utils.cpp_extension.load_inline(name, cpp_sources, cuda_sources=..., ...,
@@ -53,9 +54,9 @@ MECHANISMS = {
     # triton-lang/triton python/triton/backends/nvidia/compiler.py sm_arch_from_capability:
     # 'suffix = "a" if capability >= 90 else ""', so inline PTX is built for sm_90a on an H100.
     "triton.language.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90,
-                                                        unit=False),
+                                                        unit=False, constraints=(1, "constraints")),
     "triton.language.core.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90,
-                                                             unit=False),
+                                                             unit=False, constraints=(1, "constraints")),
     "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
 }
 
@@ -179,7 +180,7 @@ class InlineCudaArch(Rule):
         build, how = self._build(site, mech, fc)
         if how is None:
             return []  # flags the model cannot read: what is built is unknown
-        ver = self.verifier() if mech.unit else None
+        ver = self.verifier() if mech.unit or mech.constraints else None
         findings = []
         for res in texts:
             src = self.source(res.text)
@@ -198,6 +199,13 @@ class InlineCudaArch(Rule):
         here = Path(fc.path).resolve().parent
         source_dir = res.file.resolve().parent if res.file is not None else here
         extra = exact.torch_include_dirs() if mech.torch_env else ()
+        if mech.constraints is not None:
+            c = resolve_text(site.arg(*mech.constraints), fc)
+            unit = exact.triton_unit(res.text, c.text) if c else None
+            if unit is None:
+                return {}
+            outs = exact.per_target(ver, self.matrix, unit, targets, flags, source_dir, here, extra)
+            return {t: exact.triton_line(res.text, o) for t, o in outs.items()}
         return exact.per_target(ver, self.matrix, res.text, targets, flags, source_dir, here, extra)
 
     def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str | None]:
