@@ -300,3 +300,19 @@ def test_static_and_exact_verdicts_agree_on_the_kernel_corpus(matrix, tmp_path):
                 problems.append(f"{key} {t}: static {static}, exact {nvcc} ({outs[t].error}), manifest {truth[t]}")
     print(f"\nkernel corpus: static and exact agree on {cells - disagree}/{cells} (kernel, target) cells")
     assert problems == []
+
+
+def test_a_changed_header_is_compiled_again_and_a_header_alone_never(tmp_path):
+    (tmp_path / "tile_config.cuh").write_text("#pragma once\nconstexpr int kTile = 128;\n")
+    code = '#include "tile_config.cuh"\n\n__global__ void fill(float* x) { x[threadIdx.x % kTile] = 1.f; }\n'
+    assert _lint(tmp_path, "fill.cu", code, ["H100"]) == ([], [])
+    before = verify.COMPILES
+    assert _lint(tmp_path, "fill.cu", code, ["H100"]) == ([], [])
+    assert verify.COMPILES == before
+    (tmp_path / "tile_config.cuh").write_text("#pragma once\nconstexpr int kTile = 64;\n")
+    assert _lint(tmp_path, "fill.cu", code, ["H100"]) == ([], [])
+    assert verify.COMPILES > before
+    before = verify.COMPILES
+    _lint(tmp_path, "wgmma_utils.cuh", '__device__ void fence() { asm volatile("wgmma.fence.sync.aligned;"); }\n',
+          ["H100"])
+    assert verify.COMPILES == before

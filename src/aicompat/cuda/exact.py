@@ -40,6 +40,15 @@ def torch_include_dirs() -> tuple[str, ...]:
     return tuple(str(d) for d in dirs if d.is_dir())
 
 
+def tree_of(folder: Path) -> Path:
+    """The project folder above ``folder`` (the nearest with .git or pyproject.toml): the in-tree
+    headers a source includes, whose digests key its cache entries, are looked up inside it."""
+    for d in (folder, *folder.parents):
+        if (d / ".git").exists() or (d / "pyproject.toml").is_file():
+            return d
+    return folder
+
+
 def jobs_for(text: str, targets, flags, source_dir: Path | None, root: Path | None,
              extra_includes: tuple[str, ...] = ()) -> list[Job]:
     inc = ((str(source_dir),) if source_dir is not None else ()) + tuple(extra_includes)

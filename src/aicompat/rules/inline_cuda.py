@@ -196,8 +196,8 @@ class InlineCudaArch(Rule):
         if fexpr is not None:
             flags = string_list(fexpr, fc) or []
         flags = list(exact.TORCH_NVCC_FLAGS if mech.torch_env else ()) + list(device_flags(flags))
-        here = Path(fc.path).resolve().parent
-        source_dir = res.file.resolve().parent if res.file is not None else here
+        here = exact.tree_of(Path(fc.path).resolve().parent)
+        source_dir = res.file.resolve().parent if res.file is not None else Path(fc.path).resolve().parent
         extra = exact.torch_include_dirs() if mech.torch_env else ()
         if mech.constraints is not None:
             c = resolve_text(site.arg(*mech.constraints), fc)
@@ -331,7 +331,8 @@ class InlineCudaArch(Rule):
     def check_cuda_file(self, text: str, path: str, target, cuda: str | None):
         """Findings (line, column, message, archs, severity) for a CUDA or PTX file."""
         src = self.source(text)
-        ver = self.verifier() if not path.endswith(".ptx") else None
+        # A header is no build unit: nvcc alone would emit none of its (uncalled) device code.
+        ver = self.verifier() if path.endswith(".cu") else None
         if not src.occurrences and ver is None:
             return []
         raw_lines = dict(logical_lines(text))
@@ -345,7 +346,7 @@ class InlineCudaArch(Rule):
         if ver is not None and cands:
             static_ok = {t for c in cands.values() for t in c if src.verdict(t).status == "ok"}
             folder = Path(path).resolve().parent
-            nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, (), folder, folder)
+            nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, (), folder, exact.tree_of(folder))
         fails: dict[str, Verdict] = {}
         drops: dict[str, Verdict] = {}
         for arch in target.archs:
