@@ -348,7 +348,11 @@ def test_aic301_unreached_helper(tmp_path):
     assert _aic301(tmp_path, "good.cu", _HELPERS.replace("__device__ void exported_fence", "static __device__ void "
                                                          "exported_fence"), ["A100", "H100"]) == []
     bad = _HELPERS.replace("#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n", "").replace("#endif\n", "")
-    assert _aic301(tmp_path, "bad.cu", bad, ["A100", "H100"]) == [(2, "'wgmma.fence.sync.aligned'")]
+    # One finding per instruction: both helpers now reach the A100 through the live kernel, and the
+    # extern exported_fence may be emitted (-rdc unknown).
+    assert _aic301(tmp_path, "bad.cu", bad, ["A100", "H100"]) == [(2, "'wgmma.fence.sync.aligned'"),
+                                                                 (6, "'wgmma.wait_group.sync.aligned'"),
+                                                                 (9, "'wgmma.commit_group.sync.aligned'")]
 
 
 # -- the same claims, checked with nvcc ----------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .cache import Cache, run_fingerprint
@@ -23,6 +23,7 @@ class RunResult:
     settings: Settings | None = None
     cache_hits: int = 0
     workers: int = 1  # processes that parsed files (1: this one)
+    notes: list[str] = field(default_factory=list)  # run-level notes rules left, each once
 
     @property
     def suppressed(self) -> list[Diagnostic]:
@@ -44,7 +45,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     if stdin is not None:
         result = linter.precheck(stdin[0], stdin[1]) or too_large(stdin[0], stdin[1]) or \
             lint_one(linter, stdin[0], stdin[1], timeout)
-        return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings)
+        return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings,
+                         notes=list(dict.fromkeys(result.notes)))
     root = settings.config_file.parent if settings.config_file else None
     unusable: list[tuple[Path, str]] = []
     files, missing = discover(paths, settings.exclude, root, unusable)
@@ -84,7 +86,15 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     # The link itself is named, not where it points (nowhere, or in a loop).
     final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
     diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
-    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers)
+    notes = list(dict.fromkeys(n for r in final for n in r.notes))
+    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes)
+
+
+def with_run_options(verify, timeout: float | None, cache_dir):
+    """Exact mode's options with the run's time limit and cache folder (compile results live there)."""
+    if verify is None:
+        return None
+    return replace(verify, timeout=timeout or verify.timeout, cache_dir=str(cache_dir) if cache_dir else None)
 
 
 def lint_source(code: str, target: Target | None = None, path: str = "<source>", select: list[str] | None = None,
@@ -108,5 +118,6 @@ def lint_paths(paths: list[str | Path], target: Target | None = None, use_config
     matrix = matrix or default_matrix()
     str_paths = [str(p) for p in paths] or ["."]
     settings = build_settings(matrix, start=Path(str_paths[0]), cli=target or Target(), no_config=not use_config)
+    settings.target.verify = with_run_options(settings.target.verify, timeout, cache_dir)
     return run(str_paths, settings, matrix, select, ignore, jobs=jobs, timeout=timeout,
                cache_dir=Path(cache_dir) if cache_dir is not None else None).diagnostics

@@ -103,6 +103,7 @@ class Cache:
                 if _file_digest(dep) != digest:
                     raise ValueError("a file it read has changed")
             res.reads = list(doc.get("reads", {}))
+            res.notes = [str(n) for n in doc.get("notes", [])]
             if res.skipped is not None and not isinstance(res.skipped, str):
                 raise ValueError("bad skipped")
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -118,6 +119,7 @@ class Cache:
         if None in reads.values():
             return
         doc = {"key": key, "path": res.path, "parsed": res.parsed, "skipped": res.skipped, "reads": reads,
+               "notes": res.notes,
                "diagnostics": [asdict(d) for d in res.diagnostics],
                "suppressed": [asdict(d) for d in res.suppressed]}
         path = self._path(key)
@@ -139,15 +141,21 @@ class Cache:
             pass  # a read-only or full disk makes the cache useless, not the run
 
     def _ensure_root(self) -> None:
-        if not (self.root / ".gitignore").exists():
-            self.root.mkdir(parents=True, exist_ok=True)
-            # Keep the cache out of version control without touching the
-            # project's own .gitignore (ruff does the same).
-            with open(self.root / ".gitignore", "w", encoding="utf-8") as fh:
-                fh.write("# Automatically created by aicompat.\n*\n")
-            with open(self.root / "CACHEDIR.TAG", "w", encoding="utf-8") as fh:
-                fh.write("Signature: 8a477f597d28d172789f06886806bc55\n"
-                         "# This file is a cache directory tag created by aicompat.\n")
+        ensure_root(self.root)
+
+
+def ensure_root(root: Path) -> None:
+    """Create the cache folder with a .gitignore and a CACHEDIR.TAG (also used by exact mode's
+    compile results, cuda/verify.py)."""
+    if not (root / ".gitignore").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        # Keep the cache out of version control without touching the
+        # project's own .gitignore (ruff does the same).
+        with open(root / ".gitignore", "w", encoding="utf-8") as fh:
+            fh.write("# Automatically created by aicompat.\n*\n")
+        with open(root / "CACHEDIR.TAG", "w", encoding="utf-8") as fh:
+            fh.write("Signature: 8a477f597d28d172789f06886806bc55\n"
+                     "# This file is a cache directory tag created by aicompat.\n")
 
 
 def _diag(d: dict) -> Diagnostic:

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__
 from . import baseline
 from .fix import fixed_source, unified_diff
-from .api import run
+from .api import run, with_run_options
 from .cache import CACHE_DIR
 from .config import build_settings
 from .errors import ConfigError, MatrixError
@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--pin", action="append", metavar="REQ", help="package pin, e.g. torch==2.4.0 or 'torch>=2.1,<2.4'; repeatable")
     lint.add_argument("--cuda", metavar="X.Y", help="CUDA toolkit version")
     lint.add_argument("--no-config", action="store_true", help="ignore pyproject.toml and requirements files")
+    lint.add_argument("--cuda-verify", action="store_true", default=None,
+                      help="exact mode: compile each CUDA source AIC301 finds (load_inline, CuPy, PyCUDA, NVRTC, "
+                           ".cu files) with the local nvcc for each target its build produces (device code only, "
+                           "never run; results cached); nvcc's verdict replaces the static one "
+                           "(also [tool.aicompat] cuda-verify = true)")
     lint.add_argument("--format", choices=sorted(FORMATTERS), default="text")
     lint.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (comma-separated)")
     lint.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes or prefixes (comma-separated)")
@@ -134,7 +139,7 @@ def _lint(args) -> int:
         start = Path(args.stdin_filename).parent if args.stdin_filename else Path.cwd()
     else:
         start = Path(args.paths[0]) if args.paths else Path.cwd()
-    cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda)
+    cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda, cuda_verify=args.cuda_verify)
     settings = build_settings(matrix, start=start, cli=cli, cli_pins=args.pin, no_config=args.no_config)
     select, ignore = _codes(args.select), _codes(args.ignore)
     for code in select + ignore:
@@ -146,6 +151,7 @@ def _lint(args) -> int:
         "timeout": args.timeout or settings.timeout or DEFAULT_TIMEOUT,
         "cache_dir": None if args.no_cache else _cache_dir(args, settings),
     }
+    settings.target.verify = with_run_options(settings.target.verify, opts["timeout"], opts["cache_dir"])
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
                  **opts)
     if result.missing:
@@ -185,7 +191,7 @@ def _lint(args) -> int:
               file=sys.stderr)
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
                    sum(1 for f in result.files if f.skipped))
-    out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes)
+    out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes + result.notes)
     sys.stdout.write(out)
     if args.statistics:
         sys.stdout.write(statistics(result.diagnostics))

@@ -38,7 +38,8 @@ from .target import (
 from .toml_compat import tomllib
 
 # jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
-TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir"}
+TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir",
+             "cuda-verify"}
 
 
 @dataclass
@@ -52,6 +53,16 @@ class Settings:
     jobs: int | None = None  # None: the CLI's default (one per CPU)
     timeout: float | None = None
     cache_dir: Path | None = None  # relative paths in the config are relative to its folder
+
+
+def verify_options(timeout: float | None = None, cache_dir: Path | None = None):
+    """Exact mode's options (the local nvcc, found once per run), and a note when there is no nvcc."""
+    from .cuda.verify import Options, probe
+
+    toolkit, why = probe()
+    opts = Options(toolkit, timeout=timeout or 60.0, cache_dir=str(cache_dir) if cache_dir else None, missing=why)
+    note = f"--cuda-verify: {why}: nothing was compiled; CUDA verdicts are the static ones" if toolkit is None else ""
+    return opts, note
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -149,6 +160,7 @@ def build_settings(
     settings_extra: dict[str, list[str]] = {"exclude": [], "select": [], "ignore": []}
     pyproject = None if no_config else find_pyproject(start or Path.cwd())
     tool: dict[str, Any] = {}
+    verify = False
 
     if pyproject is not None:
         doc = _load_toml(pyproject)
@@ -206,6 +218,10 @@ def build_settings(
                     sources[f"pin:{key}"] = src
             else:
                 raise ConfigError(f"{pyproject}: [tool.aicompat] pins: expected a list of requirements or a table")
+        if "cuda-verify" in tool:
+            if not isinstance(tool["cuda-verify"], bool):
+                raise ConfigError(f"{pyproject}: [tool.aicompat] cuda-verify: expected true or false")
+            verify = tool["cuda-verify"]
         for key in ("exclude", "select", "ignore"):
             if key in tool:
                 if not isinstance(tool[key], list) or not all(isinstance(x, str) for x in tool[key]):
@@ -241,6 +257,8 @@ def build_settings(
         key = canonicalize_name(name)
         pins[key] = parse_spec(key, val, f"pins[{name!r}]")
         sources[f"pin:{key}"] = "api"
+    if cli.cuda_verify is not None:
+        verify = cli.cuda_verify
     for text in cli_pins or []:
         name, spec = parse_pin(text, "--pin")
         pins[name] = spec
@@ -265,6 +283,10 @@ def build_settings(
         default_fleet=sources["gpus"] == "default",
     )
     notes = pin_notes
+    if verify:
+        target.verify, missing = verify_options(run_opts.get("timeout"))
+        if missing:
+            notes.append(missing)
     if target.default_fleet:
         notes.append(
             "no GPU fleet configured: checked against the portable default fleet "

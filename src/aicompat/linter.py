@@ -79,6 +79,7 @@ class FileResult:
     parsed: bool = False
     skipped: str | None = None  # why the file was not checked
     reads: list[str] = field(default_factory=list)  # other files the result depends on
+    notes: list[str] = field(default_factory=list)  # run-level notes rules left (Rule.notes)
 
 
 class Linter:
@@ -198,8 +199,16 @@ class Linter:
             except Exception as exc:  # an engine bug must not end the run
                 diags = [internal_error(path, 1, 1, f"{type(exc).__name__}: {exc}")]
             res.diagnostics, res.suppressed = apply(diags, text)
+            self._take_notes(res)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         return res
+
+    def _take_notes(self, res: FileResult) -> None:
+        for r in self.rules:
+            notes = getattr(r, "notes", None)
+            if notes:
+                res.notes.extend(n for n in notes if n not in res.notes)
+                notes.clear()
 
     def _newer_syntax(self, path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic | None:
         """An older LibCST cannot parse syntax newer than itself: a rule that can name
@@ -271,6 +280,7 @@ class Linter:
                                         self.target.labels_for(archs)))
         res.diagnostics, res.suppressed = apply(diags, text)
         res.diagnostics.sort(key=Diagnostic.sort_key)
+        self._take_notes(res)
         return res
 
     def lint_path(self, path: Path, display: str) -> FileResult:

@@ -177,6 +177,9 @@ class Rule:
     def __init__(self, matrix) -> None:
         self.matrix = matrix
         self.target = None  # the ResolvedTarget, set by the Linter
+        # Run-level notes (a tool missing, a budget spent), said once per run however many
+        # files hit them: the linter takes them after each file and the run deduplicates.
+        self.notes: list[str] = []
 
     @classmethod
     def prefilter_patterns(cls, target, matrix) -> tuple[bytes, ...]:

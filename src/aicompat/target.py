@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -34,6 +34,7 @@ class Target:
     python: str | None = None
     pins: Mapping[str, str] | None = None  # package -> "2.4.0" or ">=2.1,<2.4"
     cuda: str | None = None
+    cuda_verify: bool | None = None  # exact mode: compile CUDA with the local nvcc
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class ResolvedTarget:
     cuda: str | None
     sources: dict[str, str] = field(default_factory=dict)  # part -> where it came from
     default_fleet: bool = False
+    # Exact mode's options (cuda/verify.py Options) or None: how CUDA rules may check, carried
+    # here because every rule already receives the target; the engine never looks inside.
+    verify: Any = None
 
     @property
     def archs(self) -> list[str]:
@@ -104,6 +108,7 @@ class ResolvedTarget:
                 for name, spec in sorted(self.pins.items())
             },
             "cuda": {"value": self.cuda, "source": self.sources.get("cuda", "")},
+            **({"cuda_verify": self.verify.fingerprint()} if self.verify is not None else {}),
         }
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from . import includes as inc
 from .ppexpr import UNKNOWN, Env, Macro, evaluate
-from .ppexpr import tokenize as _tokenize  # noqa: F401  (re-exported for the C++ model)
+
 
 MAX_INCLUDE_DEPTH = 12
 MAX_INCLUDED_FILES = 96

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import libcst as cst
 
+from ..cuda import exact
 from ..cuda.build_context import context_for, groups
 from ..cuda.preprocessor import default_context
 from ..cuda.scan import CudaSource, Verdict, load_features
 from ..cuda.strings import Resolved, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
+from ..cuda.verify import Verifier, device_flags
 from ..ruleapi import Example, Finding, Rule
 
 
@@ -30,6 +32,8 @@ class Mechanism:
     torch_env: bool = False  # honours TORCH_CUDA_ARCH_LIST
     a_from: int | None = None  # builds sm_XYa for GPUs with XY >= this (Triton), else plain sm_XY
     ptx: bool = False  # the source is PTX itself, not CUDA C++ (Triton's inline asm)
+    unit: bool = True  # the source is a whole translation unit nvcc can compile (exact mode)
+    constraints: tuple[int, str] | None = None  # Triton's asm constraints: exact mode wraps the PTX in a kernel
 
 
 # Call signatures: torch.utils.cpp_extension.load_inline(name, cpp_sources, cuda_sources=..., ...,
@@ -44,16 +48,18 @@ MECHANISMS = {
                                                 torch_env=True),
     "cupy.RawKernel": Mechanism("cupy.RawKernel", (0, "code"), (2, "options")),
     "cupy.RawModule": Mechanism("cupy.RawModule", (0, "code"), (2, "options")),
-    "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options")),
+    "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options"), unit=False),
     "pycuda.compiler.SourceModule": Mechanism("SourceModule", (0, "source"), (2, "options"), arch_kw=(5, "arch")),
     "cuda.bindings.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
     "cuda.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
-    "torch.cuda.jiterator._create_jit_fn": Mechanism("jiterator", (0, "code_string")),
+    "torch.cuda.jiterator._create_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
     # triton-lang/triton python/triton/backends/nvidia/compiler.py sm_arch_from_capability:
     # 'suffix = "a" if capability >= 90 else ""', so inline PTX is built for sm_90a on an H100.
-    "triton.language.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90, ptx=True),
-    "triton.language.core.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90, ptx=True),
-    "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string")),
+    "triton.language.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90, ptx=True,
+                                                        unit=False, constraints=(1, "constraints")),
+    "triton.language.core.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90,
+                                                             ptx=True, unit=False, constraints=(1, "constraints")),
+    "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
 }
 
 _WGMMA = 'asm volatile("wgmma.fence.sync.aligned;");'
@@ -125,6 +131,21 @@ class InlineCudaArch(Rule):
         self.features = load_features(matrix)
         self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in MECHANISMS)
         self._sources: dict[tuple, CudaSource] = {}
+        self._verifier: Verifier | None = None
+
+    def verifier(self) -> Verifier | None:
+        """Exact mode's compiler for this run, when the target asks for it (--cuda-verify)."""
+        opts = getattr(self.target, "verify", None)
+        if opts is None:
+            return None
+        if self._verifier is None or self._verifier.options is not opts:
+            self._verifier = Verifier(opts, self.notes)
+        return self._verifier
+
+    def cu_targets(self, arch: str, path: str, cuda: str | None) -> list[str]:
+        """The compile targets whose code a GPU of ``arch`` may run for the CUDA file ``path``:
+        today every candidate the toolkit knows (the file's build is not read yet)."""
+        return candidates(arch, self.matrix, cuda)
 
     def known_names(self) -> set[str]:
         return set(MECHANISMS)
@@ -172,13 +193,33 @@ class InlineCudaArch(Rule):
         build, how = self._build(site, mech, fc)
         if how is None:
             return []  # flags the model cannot read: what is built is unknown
+        ver = self.verifier() if mech.unit or mech.constraints else None
         findings = []
         for res in texts:
             src = self.source(res.text, mech.ptx)
-            if not src.occurrences:
+            if not src.occurrences and ver is None:
                 continue
-            findings.extend(self._judge_python(site, mech, res, src, build, how, fc))
+            findings.extend(self._judge_python(site, mech, res, src, build, how, fc, ver))
         return findings
+
+    def _exact_python(self, ver, site, mech, res, targets, fc) -> dict:
+        """nvcc's outcome per target for one source of a Python call (exact mode)."""
+        flags: list[str] = []
+        fexpr = site.arg(*mech.flags) if mech.flags is not None else None
+        if fexpr is not None:
+            flags = string_list(fexpr, fc) or []
+        flags = list(exact.TORCH_NVCC_FLAGS if mech.torch_env else ()) + list(device_flags(flags))
+        here = exact.tree_of(Path(fc.path).resolve().parent)
+        source_dir = res.file.resolve().parent if res.file is not None else Path(fc.path).resolve().parent
+        extra = exact.torch_include_dirs() if mech.torch_env else ()
+        if mech.constraints is not None:
+            c = resolve_text(site.arg(*mech.constraints), fc)
+            unit = exact.triton_unit(res.text, c.text) if c else None
+            if unit is None:
+                return {}
+            outs = exact.per_target(ver, self.matrix, unit, targets, flags, source_dir, here, extra)
+            return {t: exact.triton_line(res.text, o) for t, o in outs.items()}
+        return exact.per_target(ver, self.matrix, res.text, targets, flags, source_dir, here, extra)
 
     def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str | None]:
         """What gets built: from arch flags, TORCH_CUDA_ARCH_LIST, or the GPU itself
@@ -209,16 +250,28 @@ class InlineCudaArch(Rule):
             return None, f"Triton builds sm_XYa from sm_{mech.a_from} on, plain sm_XY below"
         return None, "no arch flags: built for the GPU it runs on"
 
-    def _judge_python(self, site, mech, res, src, build, how, fc):
-        failing: dict[str, tuple[Verdict, str]] = {}
-        dropped: dict[str, tuple[Verdict, str]] = {}
+    def _judge_python(self, site, mech, res, src, build, how, fc, ver=None):
+        chosen: dict[str, str] = {}
         for arch in sorted({w.arch for w in fc.ctx.worlds}):
             target = arch if build is None else code_for(arch, build, self.matrix)
             if build is None and mech.a_from is not None and int(arch[3:]) >= mech.a_from \
                     and f"{arch}a" in self.matrix.targets:
                 target = f"{arch}a"
-            if target is None:
-                continue  # no kernel image at all: AIC302's finding, not this one
+            if target is not None:  # else no kernel image at all: AIC302's finding, not this one
+                chosen[arch] = target
+        nvcc = self._exact_python(ver, site, mech, res, chosen.values(), fc) if ver and chosen else {}
+        failing: dict[str, tuple[Verdict, str]] = {}
+        dropped: dict[str, tuple[Verdict, str]] = {}
+        confirmed: dict[str, tuple] = {}  # exact mode: nvcc's own verdicts
+        emptied: dict[str, tuple] = {}
+        for arch, target in chosen.items():
+            o = nvcc.get(target)
+            if o is not None and o.status in exact.DECIDED:
+                if o.status == "fail":
+                    confirmed[arch] = (o, target)
+                elif o.status == "empty":
+                    emptied[arch] = (o, target)
+                continue
             v = src.verdict(target)
             if v.status == "fail":
                 failing[arch] = (v, target)
@@ -227,6 +280,8 @@ class InlineCudaArch(Rule):
         out = []
         node, delta = self._anchor(site, res)
         where = f"{res.file.name} line" if res.file is not None else "CUDA line"
+        unverified = exact.first_unverified(nvcc.values())
+        suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         # One finding per instruction: its message, fix and fleet members from that same occurrence.
         for occ, archs in _per_occurrence(failing, "failing", delta is None):
             target = failing[archs[0]][1]
@@ -234,8 +289,21 @@ class InlineCudaArch(Rule):
             fails = {a: failing[a] for a in archs}
             msg = (f"{mech.label}: {occ.token!r} ({occ.feature}, {where} {occ.line}) is rejected when built for "
                    f"{', '.join(targets)} ({how}): \"{_error(occ, target)}\"; fails on "
-                   f"{fc.describe(fails)}. {self._fix(occ, fails)}")
+                   f"{fc.describe(fails)}. {self._fix(occ, fails)}{suffix}")
             out.append(Finding(node, msg, frozenset(fails), **_inside(node, delta, occ)))
+        if not failing and unverified is not None:
+            self.notes.append(f"{fc.path}: {mech.label}: could not verify with nvcc "
+                              f"{ver.toolkit.release}: {unverified.error}; the static verdict stands")
+        if confirmed:
+            targets = sorted({t for _, t in confirmed.values()}, key=_tnum)
+            o, target = nvcc[targets[0]], targets[0]
+            at = _Spot(o.line or 0, o.token or _first_word(res.text, o.line))
+            static = [occ for occ in src.verdict(target).failing if occ.line == o.line]
+            fix = f" {self._fix(static[0], confirmed)}" if static else ""
+            line = f" {where} {o.line}" if o.line else ""
+            msg = (f"{mech.label}: nvcc {ver.toolkit.release} rejects{line or ' it'} when built for "
+                   f"{', '.join(targets)} ({how}): \"{o.error}\"; fails on {fc.describe(confirmed)}.{fix}")
+            out.append(Finding(node, msg, frozenset(confirmed), **(_inside(node, delta, at) if o.line else {})))
         for occ, archs in _per_occurrence(dropped, "dropped", delta is None):
             target = dropped[archs[0]][1]
             drops = {a: dropped[a] for a in archs}
@@ -247,6 +315,12 @@ class InlineCudaArch(Rule):
                        f"guard, with no #else, when built for {target}: the kernel silently does nothing there; "
                        f"affects {fc.describe(drops)}")
             out.append(Finding(node, msg, frozenset(drops), severity="warning", **_inside(node, delta, occ)))
+        if emptied:
+            _o, target = next(iter(emptied.values()))
+            msg = (f"{mech.label}: nvcc {ver.toolkit.release} builds only empty kernels for {target} (every kernel "
+                   f"body is just 'ret': an #if guard compiled the work out, with no #else): the kernel silently "
+                   f"does nothing there; affects {fc.describe(emptied)}")
+            out.append(Finding(node, msg, frozenset(emptied), severity="warning"))
         return out
 
     def _anchor(self, site, res):
@@ -273,7 +347,9 @@ class InlineCudaArch(Rule):
         """Findings (line, column, message, archs, severity) for a CUDA or PTX file,
         judged for the targets its build produces (cuda/build_context.py)."""
         src = self.source(text, path.endswith(".ptx"), path, cuda)
-        if not src.occurrences:
+        # A header is no build unit: nvcc alone would emit none of its (uncalled) device code.
+        ver = self.verifier() if path.endswith(".cu") else None
+        if not src.occurrences and ver is None:
             return []
         out = []
         ptx_target = None
@@ -283,6 +359,17 @@ class InlineCudaArch(Rule):
         ctx = None if ptx_target else context_for(Path(path), target.archs, self.matrix, cuda)
         if ctx is not None and reads is not None:
             reads.extend(r for r in ctx.reads if r not in reads)
+        nvcc, seen = {}, {}
+        if ver is not None and not ptx_target:
+            # Exact mode compiles for the targets the build makes for each GPU.
+            cands = {a: sorted({t for ts, _e, _o in groups(ctx, a, self.matrix, cuda) for t in ts}, key=_tnum)
+                     for a in target.archs}
+            cands = {a: c for a, c in cands.items() if c}
+            if cands:
+                static_ok = {t for c in cands.values() for t in c if src.verdict(t).status == "ok"}
+                folder = Path(path).resolve().parent
+                nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, (), folder,
+                                           exact.tree_of(folder))
         fails: dict[str, Verdict] = {}
         drops: dict[str, Verdict] = {}
         built: dict[str, tuple] = {}  # arch -> (targets, every candidate?, where the build says so)
@@ -292,6 +379,8 @@ class InlineCudaArch(Rule):
                 if v.status == "fail":
                     fails[arch] = v
                 continue
+            if arch in nvcc:
+                continue  # nvcc judged this GPU (exact mode): _exact_file reports it
             for targets, every, origin in groups(ctx, arch, self.matrix, cuda):
                 verdicts = [src.verdict(t) for t in targets]
                 if all(v.status == "fail" for v in verdicts):
@@ -303,6 +392,8 @@ class InlineCudaArch(Rule):
                     if arch not in drops:
                         drops[arch] = next(v for v in verdicts if v.status == "empty")
                         built[arch] = (targets, every, origin)
+        unverified = exact.first_unverified(seen.values())
+        suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         for occ, archs in _per_occurrence(fails, "failing"):
             v = fails[archs[0]]
             archs_fail = {a: fails[a] for a in archs}
@@ -310,8 +401,11 @@ class InlineCudaArch(Rule):
             ok_targets = sorted(occ.targets, key=_tnum)
             msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}{said}: \"{_error(occ, v.target)}\"; "
                    f"fails on {target.describe(archs_fail)}. Accepted by {', '.join(ok_targets)}: guard it and "
-                   f"provide a fallback")
+                   f"provide a fallback{suffix}")
             out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_fail), "error"))
+        if not fails and unverified is not None:
+            self.notes.append(f"{path}: could not verify with nvcc {ver.toolkit.release}: {unverified.error}; "
+                              "the static verdict stands")
         for occ, archs in _per_occurrence(drops, "dropped"):
             archs_drop = {a: drops[a] for a in archs}
             info = [built.get(a) for a in archs]
@@ -328,6 +422,34 @@ class InlineCudaArch(Rule):
                 msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on {where} "
                        f"{target.describe(archs_drop)}{said}: the kernel silently does nothing there")
             out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_drop), "warning"))
+        out.extend(self._exact_file(src, text, target, nvcc, ver))
+        return out
+
+    def _exact_file(self, src, text: str, target, nvcc: dict, ver) -> list:
+        """Findings from nvcc's verdicts per GPU (exact mode): they replace the static ones."""
+        out = []
+        failed = {a: r for a, r in nvcc.items() if r[0] == "fail"}
+        if failed:
+            first = next(a for a in target.archs if a in failed)
+            _, t, o = failed[first]
+            line = o.line or 1
+            raw = text.split("\n")[line - 1] if line <= text.count("\n") + 1 else ""
+            tok = next((t for t in (o.token, o.token.split(".")[0], _first_word(text, line)) if t and t in raw), "")
+            col = (raw.find(tok) if tok else len(raw) - len(raw.lstrip())) + 1
+            static = [occ for occ in src.verdict(t).failing if occ.line == o.line]
+            hint = (f"Accepted by {', '.join(sorted(static[0].targets, key=_tnum))}: "
+                    if static else "")
+            msg = (f"nvcc {ver.toolkit.release} rejects {'line ' + str(o.line) if o.line else 'it'} for every compile "
+                   f"target that runs there (built for {t}: \"{o.error}\"); fails on {target.describe(failed)}. "
+                   f"{hint}guard it and provide a fallback")
+            out.append((line, col, msg, frozenset(failed), "error"))
+        emptied = {a: r for a, r in nvcc.items() if r[0] == "empty"}
+        if emptied:
+            t = next(iter(emptied.values()))[1]
+            msg = (f"nvcc {ver.toolkit.release} builds only empty kernels on every target that runs on "
+                   f"{target.describe(emptied)} (for {t}, every kernel body is just 'ret': an #if guard compiled "
+                   f"the work out, with no #else): the kernel silently does nothing there")
+            out.append((1, 1, msg, frozenset(emptied), "warning"))
         return out
 
 
@@ -401,6 +523,23 @@ def _inside(node, delta: int | None, occ) -> dict:
 def _toolkit(cuda: str | None) -> tuple[int, int] | None:
     m = re.match(r"(\d+)\.(\d+)", cuda or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@dataclass(frozen=True)
+class _Spot:
+    """Where nvcc's error is, in the shape ``_inside`` reads (an occurrence's line and token)."""
+
+    line: int
+    token: str
+
+
+def _first_word(text: str, line: int | None) -> str:
+    """The first word on CUDA line ``line``, to put the column on (an asm string's instruction)."""
+    lines = text.split("\n")
+    if not line or line > len(lines):
+        return ""
+    m = re.search(r"[A-Za-z_][\w.:]*", lines[line - 1])
+    return m.group(0) if m else ""
 
 
 def _tnum(t: str):
