@@ -58,16 +58,45 @@ def _unusable(p: Path) -> str | None:
     return None
 
 
+def _walk(top: str, on_error):
+    """``os.walk(top, followlinks=False)`` without recursion (os.walk recurses on
+    Python < 3.12: a tree 1,100 folders deep ended the run); a folder that cannot
+    be listed goes to ``on_error(path, exc)``. The caller may prune ``dirnames``."""
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError as exc:
+            on_error(d, exc)
+            continue
+        dirnames, filenames = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(e.name)
+        yield d, dirnames, filenames
+        for name in reversed(dirnames):
+            sub = os.path.join(d, name)
+            if not os.path.islink(sub):
+                stack.append(sub)
+
+
 def discover(paths: list[str], exclude: list[str], root: Path | None = None,
-             skipped: list[tuple[Path, str]] | None = None) -> tuple[list[Path], list[str]]:
+             skipped: list[tuple[Path, str]] | None = None,
+             unreadable: list[tuple[Path, OSError]] | None = None) -> tuple[list[Path], list[str]]:
     """Files to lint, and paths that do not exist; files that exist but cannot
     be read as source (FIFOs, symlink loops, dangling links) go to ``skipped``
-    with the reason."""
+    with the reason, folders that cannot be listed to ``unreadable``."""
     out: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
     root = (root or Path.cwd()).resolve()
     skipped = [] if skipped is None else skipped
+    unreadable = [] if unreadable is None else unreadable
 
     def rel(p: Path) -> str:
         try:
@@ -89,7 +118,7 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
             else:
                 missing.append(raw)
             continue
-        for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
+        for dirpath, dirnames, filenames in _walk(str(p), lambda d, exc: unreadable.append((Path(d), exc))):
             d = Path(dirpath)
             dirnames[:] = sorted(
                 n for n in dirnames if n not in SKIP_DIRS and not n.endswith(".egg-info")

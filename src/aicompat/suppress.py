@@ -11,6 +11,10 @@ from .diagnostics import Diagnostic
 _NOQA = re.compile(r"(?:#|//)\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"(?:#|//)\s*aicompat:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?(?!-)", re.I)
 IGNORE_FILE = re.compile(rb"(?:#|//)\s*aicompat:\s*ignore-file\b")
+# An internal error (AIC000) or a per-file limit (AIC002) says the run is
+# incomplete: no comment in the checked file (a bare ``# noqa`` after
+# ``import torch`` is common) and no baseline may hide that.
+NEVER_SUPPRESSED = frozenset({"AIC000", "AIC002"})
 
 
 def _codes_on(line: str) -> set[str] | None:
@@ -26,6 +30,8 @@ def _codes_on(line: str) -> set[str] | None:
 
 
 def is_suppressed(d: Diagnostic, lines: list[str]) -> bool:
+    if d.code in NEVER_SUPPRESSED:
+        return False
     for ln in {d.line, d.end_line}:
         if 1 <= ln <= len(lines):
             codes = _codes_on(lines[ln - 1])
