@@ -16,7 +16,7 @@ from . import baseline
 from .fix import fixed_source, unified_diff
 from .api import run
 from .cache import CACHE_DIR
-from .config import build_settings
+from .config import MAX_TIMEOUT, build_settings
 from .errors import ConfigError, MatrixError
 from .formatters import FORMATTERS, statistics, summary
 from .matrix import default_matrix
@@ -53,8 +53,8 @@ def _positive_float(text: str) -> float:
         x = float(text)
     except ValueError:
         x = 0.0
-    if not x > 0 or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
+    if not 0 < x <= MAX_TIMEOUT:  # also nan, inf
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 and <= {MAX_TIMEOUT:g}, got {text!r}")
     return x
 
 
