@@ -118,15 +118,22 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
             else:
                 missing.append(raw)
             continue
-        for dirpath, dirnames, filenames in _walk(str(p), lambda d, exc: unreadable.append((Path(d), exc))):
+        # Paths below the top are relative to it by their names (links to folders are
+        # not followed): resolving each one costs a stat per level, and a tree 1,100
+        # levels deep then took a minute.
+        top, top_rel = str(p), rel(p)
+        for dirpath, dirnames, filenames in _walk(top, lambda d, exc: unreadable.append((Path(d), exc))):
             d = Path(dirpath)
+            below = dirpath[len(top):].strip("/")
+            prefix = "/".join(x for x in (top_rel if top_rel != "." else "", below) if x)
+            prefix = prefix + "/" if prefix else ""
             dirnames[:] = sorted(
                 n for n in dirnames if n not in SKIP_DIRS and not n.endswith(".egg-info")
-                and not _excluded(rel(d / n), exclude)
+                and not _excluded(prefix + n, exclude)
             )
             for name in sorted(filenames):
                 f = d / name
-                if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or _excluded(rel(f), exclude):
+                if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or _excluded(prefix + name, exclude):
                     continue
                 why = _unusable(f)
                 if why:
