@@ -29,12 +29,15 @@ def _codes_on(line: str) -> set[str] | None:
     return found
 
 
-def is_suppressed(d: Diagnostic, lines: list[str]) -> bool:
+def is_suppressed(d: Diagnostic, lines: list[str], memo: dict | None = None) -> bool:
     if d.code in NEVER_SUPPRESSED:
         return False
+    memo = {} if memo is None else memo
     for ln in {d.line, d.end_line}:
         if 1 <= ln <= len(lines):
-            codes = _codes_on(lines[ln - 1])
+            if ln not in memo:  # each line read once, however many findings it has
+                memo[ln] = _codes_on(lines[ln - 1])
+            codes = memo[ln]
             if codes is not None and (not codes or d.code in codes):
                 return True
     return False
@@ -48,6 +51,7 @@ def apply(diags: list[Diagnostic], text: str) -> tuple[list[Diagnostic], list[Di
         return diags, []
     lines = text.splitlines()
     kept, dropped = [], []
+    memo: dict = {}
     for d in diags:
-        (dropped if is_suppressed(d, lines) else kept).append(d)
+        (dropped if is_suppressed(d, lines, memo) else kept).append(d)
     return kept, dropped
