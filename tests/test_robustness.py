@@ -151,14 +151,16 @@ def test_links_fifos_and_unreadable_files_are_skipped_with_a_reason(tmp_path, mo
     os.mkfifo(tmp_path / "fifo.py")  # reading it would block forever
     (tmp_path / "secret.py").write_text(FP8)
     (tmp_path / "ok.py").write_text(FP8)
-    real_read = Path.read_bytes
+    from aicompat import api
 
-    def read_bytes(self):  # we run as root, where chmod 000 does not stop a read
-        if self.name == "secret.py":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    real_read = api.read_capped
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    def read_capped(path, *a):  # we run as root, where chmod 000 does not stop a read
+        if Path(path).name == "secret.py":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read(path, *a)
+
+    monkeypatch.setattr(api, "read_capped", read_capped)
     monkeypatch.chdir(tmp_path)
     code = main(["lint", "--no-config", "--no-cache", "--gpu", "A100", "--jobs", "1", "-v", "."])
     out, err = capsys.readouterr()

@@ -11,7 +11,8 @@ from .diagnostics import Diagnostic
 from .files import discover, display_path
 from .linter import FileResult, Linter, unreadable
 from .matrix import Matrix, default_matrix
-from .parallel import LinterSpec, lint_one, lint_parallel, lint_serial, too_large, use_pool
+from .parallel import (FileTimeout, LinterSpec, bound_jobs, lint_one, lint_parallel, lint_serial, read_capped,
+                       timed, timeout_result, too_large, use_pool)
 from .target import Target
 
 
@@ -32,24 +33,34 @@ class RunResult:
 
 def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] | None = None,
         ignore: list[str] | None = None, prefilter: bool = True, stdin: tuple[bytes, str] | None = None, *,
-        jobs: int = 1, timeout: float | None = None, cache_dir: Path | None = None) -> RunResult:
+        jobs: int = 1, timeout: float | None = None, cache_dir: Path | None = None,
+        isolate: bool = False) -> RunResult:
     """Lint ``paths``; with ``stdin=(data, display name)`` lint that text instead.
 
     ``jobs`` > 1 parses on that many worker processes (when there is enough to
-    parse to pay for starting them); ``timeout`` limits each file's analysis
-    and files over 2 MB are not parsed (AIC002); ``cache_dir`` reuses results of unchanged files (standard input
-    is never cached: an editor buffer is rarely linted twice unchanged)."""
+    parse to pay for starting them; never more than the CPUs available);
+    ``isolate`` parses every file on a worker, never in this process (the
+    command line: a file that crashes the parser or exhausts memory then costs
+    one file); ``timeout`` limits each file's analysis, the prefilter's scan
+    included, and files over 2 MB are not read or parsed (AIC002);
+    ``cache_dir`` reuses results of unchanged files (standard input is never
+    cached: an editor buffer is rarely linted twice unchanged)."""
     spec = LinterSpec(settings.target, matrix, tuple(s.upper() for s in (select if select else settings.select)),
                       tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter)
     linter = spec.build()
+    jobs = bound_jobs(jobs)
     if stdin is not None:
-        result = linter.precheck(stdin[0], stdin[1]) or too_large(stdin[0], stdin[1]) or \
-            lint_one(linter, stdin[0], stdin[1], timeout)
+        data, display = stdin
+        result = too_large(data, display) or _precheck(linter, data, display, timeout)
+        if result is None:
+            result = (lint_parallel(spec, [(0, display, data)], 1, timeout, linter=linter)[0] if isolate
+                      else lint_one(linter, data, display, timeout))
         return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings,
-                         notes=list(dict.fromkeys(result.notes)))
+                         workers=1, notes=list(dict.fromkeys(result.notes)))
     root = settings.config_file.parent if settings.config_file else None
     unusable: list[tuple[Path, str]] = []
-    files, missing = discover(paths, settings.exclude, root, unusable)
+    unlisted: list[tuple[Path, OSError]] = []
+    files, missing = discover(paths, settings.exclude, root, unusable, unlisted)
     cache = None
     if cache_dir is not None:
         cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
@@ -60,15 +71,13 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     for i, f in enumerate(files):
         display = display_path(f)
         try:
-            data = f.read_bytes()
+            data = read_capped(f)
         except OSError as exc:
             results[i] = unreadable(display, exc)
             continue
-        results[i] = linter.precheck(data, display)  # most files of a tree end here, unparsed and uncached
-        if results[i] is not None:
-            continue
-        results[i] = too_large(data, display)
-        if results[i] is not None:
+        # The size limit comes before any scan of the text.
+        results[i] = too_large(data, display) or _precheck(linter, data, display, timeout)
+        if results[i] is not None:  # most files of a tree end here, unparsed and uncached
             continue
         if cache is not None:
             keys[i] = cache.key(display, data)
@@ -77,7 +86,10 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
                 continue
         work.append((i, display, data))
     workers = min(jobs, len(work)) if use_pool(work, jobs) else 1
-    done = lint_parallel(spec, work, jobs, timeout, linter=linter) if workers > 1 else lint_serial(linter, work, timeout)
+    if workers > 1 or (isolate and work):
+        done = lint_parallel(spec, work, workers, timeout, linter=linter)
+    else:
+        done = lint_serial(linter, work, timeout)
     for i, res in done.items():
         results[i] = res
         if cache is not None:
@@ -85,6 +97,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     final = [r for r in results if r is not None]
     # The link itself is named, not where it points (nowhere, or in a loop).
     final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
+    # A folder that cannot be listed is reported, not skipped in silence: its files were not checked.
+    final += [unreadable(display_path(p), exc, "folder") for p, exc in unlisted]
     diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
     notes = list(dict.fromkeys(n for r in final for n in r.notes))
     return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes)
@@ -95,6 +109,15 @@ def with_run_options(verify, timeout: float | None, cache_dir):
     if verify is None:
         return None
     return replace(verify, timeout=timeout or verify.timeout, cache_dir=str(cache_dir) if cache_dir else None)
+
+
+def _precheck(linter: Linter, data: bytes, display: str, timeout: float | None) -> FileResult | None:
+    """The prefilter's scan, under the file's time limit (its scans are linear,
+    but the limit is the promise)."""
+    try:
+        return timed(linter.precheck, timeout, data, display)
+    except FileTimeout:
+        return timeout_result(display, timeout)
 
 
 def lint_source(code: str, target: Target | None = None, path: str = "<source>", select: list[str] | None = None,

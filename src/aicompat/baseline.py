@@ -17,16 +17,20 @@ from pathlib import Path
 
 from .diagnostics import Diagnostic
 from .errors import ConfigError
+from .suppress import NEVER_SUPPRESSED
 
 _LINE_REF = re.compile(r"\bline \d+")
 
 
 def _source_line(d: Diagnostic, cache: dict[str, list[str]]) -> str:
     if d.path not in cache:
+        from .parallel import read_capped
+
         try:
-            cache[d.path] = Path(d.path).read_text(encoding="utf-8", errors="replace").splitlines()
+            data = read_capped(d.path)
         except OSError:
-            cache[d.path] = []
+            data = b""
+        cache[d.path] = data.decode("utf-8", "replace").splitlines() if isinstance(data, bytes) else []
     lines = cache[d.path]
     return lines[d.line - 1].strip() if d.cell is None and 0 < d.line <= len(lines) else ""
 
@@ -38,7 +42,8 @@ def fingerprint(d: Diagnostic, cache: dict[str, list[str]]) -> str:
 
 def write(path: str, diags: list[Diagnostic]) -> int:
     cache: dict[str, list[str]] = {}
-    entries = sorted(({"code": d.code, "path": d.path, "fingerprint": fingerprint(d, cache)} for d in diags),
+    entries = sorted(({"code": d.code, "path": d.path, "fingerprint": fingerprint(d, cache)} for d in diags
+                      if d.code not in NEVER_SUPPRESSED),
                      key=lambda e: (e["path"], e["code"], e["fingerprint"]))
     Path(path).write_text(json.dumps({"aicompat_baseline": 1, "entries": entries}, indent=1) + "\n")
     return len(entries)
@@ -59,7 +64,7 @@ def split(diags: list[Diagnostic], known: Counter) -> tuple[list[Diagnostic], li
     new, old = [], []
     for d in diags:
         key = (d.code, d.path, fingerprint(d, cache))
-        if left[key] > 0:
+        if d.code not in NEVER_SUPPRESSED and left[key] > 0:
             left[key] -= 1
             old.append(d)
         else:

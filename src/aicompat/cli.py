@@ -1,11 +1,13 @@
 """``aicompat lint | rules | explain``. Exit codes: 0 clean, 1 findings,
 2 usage or configuration error, 3 incomplete (aicompat failed on a file or
-ran out of time on it)."""
+ran out of time on it, or failed as a whole: one line on stderr), 130 after
+Ctrl-C and 143 after SIGTERM (workers stopped, no traceback)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from . import baseline
 from .fix import fixed_source, unified_diff
 from .api import run, with_run_options
 from .cache import CACHE_DIR
-from .config import build_settings
+from .config import MAX_TIMEOUT, build_settings
 from .errors import ConfigError, MatrixError
 from .formatters import FORMATTERS, statistics, summary
 from .matrix import default_matrix
@@ -51,8 +53,8 @@ def _positive_float(text: str) -> float:
         x = float(text)
     except ValueError:
         x = 0.0
-    if not x > 0 or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
+    if not 0 < x <= MAX_TIMEOUT:  # also nan, inf
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 and <= {MAX_TIMEOUT:g}, got {text!r}")
     return x
 
 
@@ -115,8 +117,59 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so the workers are stopped on the way out."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _tolerant_output() -> None:
+    """A file name that is not valid UTF-8 (kept as surrogates) must not end
+    the run when stdout/stderr are strict (a C locale, a pipe)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _tolerant_output()
+    previous = None
+    if threading_main():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(args)
+    except Terminated:
+        return 143
+    except KeyboardInterrupt:
+        return 130
+    except RecursionError:
+        print("aicompat: error: crashed: nesting too deep (RecursionError); the run is incomplete", file=sys.stderr)
+        return 3
+    except Exception as exc:  # a crash is one line and exit 3, never a traceback and exit 1
+        if os.environ.get("AICOMPAT_DEBUG"):
+            raise
+        print(f"aicompat: error: crashed: {type(exc).__name__}: {' '.join(str(exc).split())[:500]}; "
+              "the run is incomplete", file=sys.stderr)
+        return 3
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _main(args) -> int:
     try:
         if args.command == "rules":
             return _rules()
@@ -153,7 +206,7 @@ def _lint(args) -> int:
     }
     settings.target.verify = with_run_options(settings.target.verify, opts["timeout"], opts["cache_dir"])
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
-                 **opts)
+                 isolate=True, **opts)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
     if (args.fix or args.diff) and not from_stdin:
@@ -169,14 +222,21 @@ def _lint(args) -> int:
                 with open(f.path, "w", encoding="utf-8") as fh:
                     fh.write(edit[1])
         if args.diff:
+            if _incomplete(result):
+                return 3  # a diff of the files that were checked is not all there is
             return 1 if changed else 0
         if changed:
             print(f"fixed {changed} file{'s' if changed != 1 else ''}", file=sys.stderr)
             result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter,
-                         **opts)
+                         isolate=True, **opts)
     if args.write_baseline:
         n = baseline.write(args.write_baseline, result.diagnostics)
         print(f"wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}")
+        if _incomplete(result):
+            for d in result.diagnostics:
+                if d.code in INCOMPLETE:
+                    print(f"{d.location()}: {d.code} {d.message}", file=sys.stderr)
+            return 3  # files aicompat could not check are not in the baseline
         return 0
     silenced = list(result.suppressed)
     if args.baseline:
@@ -198,14 +258,27 @@ def _lint(args) -> int:
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
             print(f"suppressed: {d.location()}: {d.code} {d.message}")
-    if any(d.code in INCOMPLETE for d in result.diagnostics):
+    if _incomplete(result):
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
     if result.diagnostics and not args.exit_zero:
         return 1
     return 0
 
 
+def _incomplete(result) -> bool:
+    return any(d.code in INCOMPLETE for d in result.diagnostics)
+
+
 def _cache_dir(args, settings) -> Path:
+    path = _cache_dir_unchecked(args, settings)
+    if "\x00" in str(path):
+        where = ("--cache-dir" if args.cache_dir else "$AICOMPAT_CACHE_DIR" if os.environ.get("AICOMPAT_CACHE_DIR")
+                 else f"{settings.config_file}: [tool.aicompat] cache-dir")
+        raise ConfigError(f"{where}: a path cannot contain a NUL character")
+    return path
+
+
+def _cache_dir_unchecked(args, settings) -> Path:
     if args.cache_dir:
         return Path(args.cache_dir)
     if os.environ.get("AICOMPAT_CACHE_DIR"):

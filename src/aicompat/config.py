@@ -38,6 +38,7 @@ from .target import (
 from .toml_compat import tomllib
 
 # jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
+MAX_TIMEOUT = 1e6  # seconds per file: more is no limit, and the timer cannot hold 1e308
 TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir",
              "cuda-verify"}
 
@@ -173,7 +174,12 @@ def build_settings(
                     continue  # pip syntax aicompat does not model; not our config
                 _merge_pin(pins, sources, canonicalize_name(req.name), req.specifier, f"{req_file.name}:{n}")
         project = doc.get("project", {})
-        for i, dep in enumerate(project.get("dependencies", []) or []):
+        if not isinstance(project, dict):
+            raise ConfigError(f"{pyproject}: [project] must be a table")
+        deps = project.get("dependencies", []) or []
+        if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+            raise ConfigError(f"{pyproject}: [project].dependencies: expected a list of requirement strings")
+        for i, dep in enumerate(deps):
             try:
                 req = Requirement(dep)
             except InvalidRequirement:
@@ -184,7 +190,10 @@ def build_settings(
             if floor:
                 python = floor
                 sources["python"] = "pyproject.toml [project].requires-python"
-        tool = doc.get("tool", {}).get("aicompat", {}) or {}
+        tools = doc.get("tool", {})
+        if not isinstance(tools, dict):
+            raise ConfigError(f"{pyproject}: [tool] must be a table")
+        tool = tools.get("aicompat", {}) or {}
         if not isinstance(tool, dict):
             raise ConfigError(f"{pyproject}: [tool.aicompat] must be a table")
         unknown = sorted(set(tool) - TOOL_KEYS)
@@ -207,6 +216,8 @@ def build_settings(
         if "pins" in tool:
             raw = tool["pins"]
             if isinstance(raw, list):
+                if not all(isinstance(x, str) for x in raw):
+                    raise ConfigError(f"{pyproject}: [tool.aicompat] pins: expected a list of requirement strings")
                 for item in raw:
                     name, spec = parse_pin(str(item), f"{pyproject}: [tool.aicompat] pins")
                     pins[name] = spec
@@ -235,8 +246,8 @@ def build_settings(
         run_opts["jobs"] = tool["jobs"]
     if "timeout" in tool:
         t = tool["timeout"]
-        if not isinstance(t, (int, float)) or isinstance(t, bool) or t <= 0:
-            raise ConfigError(f"{pyproject}: [tool.aicompat] timeout: expected seconds > 0")
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t <= MAX_TIMEOUT:  # also nan, inf
+            raise ConfigError(f"{pyproject}: [tool.aicompat] timeout: expected seconds > 0 and <= {MAX_TIMEOUT:g}")
         run_opts["timeout"] = float(t)
     if "cache-dir" in tool:
         if not isinstance(tool["cache-dir"], str) or not tool["cache-dir"].strip():

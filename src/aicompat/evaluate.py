@@ -18,7 +18,7 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import Version
 
-from . import cli_args, environment, returns_self, shapes, signatures
+from . import bounds, cli_args, environment, returns_self, shapes, signatures
 from .environment import DeviceProps, PyVersionInfo, TorchVersion
 from .containers import (CONVERTERS, as_items, convert, dict_merge, element, hashable, item_at, mutate, plain,
                          seq_as_tuple, set_item, widen)
@@ -693,7 +693,8 @@ class Evaluator:
         self.fuel -= 1
         self.depth += 1
         try:
-            return self._eval(node)
+            v = self._eval(node)
+            return UNKNOWN if bounds.too_big(v) else v
         except (TypeError, ValueError, ZeroDivisionError, IndexError, AttributeError, KeyError, RecursionError,
                 OverflowError, MemoryError):
             return UNKNOWN
@@ -1374,7 +1375,8 @@ class Evaluator:
         if method == "replace" and len(pos) == 2:
             a, b = self.eval(pos[0]), self.eval(pos[1])
             if isinstance(a, str) and isinstance(b, str):
-                return s.replace(a, b)
+                grows = (s.count(a) if a else len(s) + 1) * max(len(b) - len(a), 0)
+                return s.replace(a, b) if len(s) + grows <= bounds.MAX_STR else UNKNOWN
         if method == "split":
             sep = self.eval(pos[0]) if pos else None
             if sep is None or isinstance(sep, str):
@@ -1525,11 +1527,13 @@ def _binop(op: str, a, b):
     if fn is None or not (plain(a) and plain(b)):
         return UNKNOWN
     if op == "Multiply" and (isinstance(a, (str, tuple)) or isinstance(b, (str, tuple))):
-        n = b if isinstance(a, (str, tuple)) else a
-        if not isinstance(n, int) or n > 4096:
+        seq, n = (a, b) if isinstance(a, (str, tuple)) else (b, a)
+        if not isinstance(n, int) or n > 4096 or not bounds.repeat_fits(seq, n):
             return UNKNOWN  # bounded: a huge repeat is not worth folding
-    if op == "Power" and (not isinstance(b, int) or abs(b) > 64):
+    if op == "Power" and (not isinstance(b, int) or abs(b) > 64 or not bounds.power_fits(a, b)):
         return UNKNOWN
+    if op == "Modulo" and isinstance(a, str) and not bounds.printf_fits(a):
+        return UNKNOWN  # "%999999999d" % 1
     if op in ("LeftShift",) and (not isinstance(b, int) or b > 64):
         return UNKNOWN
     return fn(a, b)

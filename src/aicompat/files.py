@@ -58,16 +58,45 @@ def _unusable(p: Path) -> str | None:
     return None
 
 
+def _walk(top: str, on_error):
+    """``os.walk(top, followlinks=False)`` without recursion (os.walk recurses on
+    Python < 3.12: a tree 1,100 folders deep ended the run); a folder that cannot
+    be listed goes to ``on_error(path, exc)``. The caller may prune ``dirnames``."""
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError as exc:
+            on_error(d, exc)
+            continue
+        dirnames, filenames = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(e.name)
+        yield d, dirnames, filenames
+        for name in reversed(dirnames):
+            sub = os.path.join(d, name)
+            if not os.path.islink(sub):
+                stack.append(sub)
+
+
 def discover(paths: list[str], exclude: list[str], root: Path | None = None,
-             skipped: list[tuple[Path, str]] | None = None) -> tuple[list[Path], list[str]]:
+             skipped: list[tuple[Path, str]] | None = None,
+             unreadable: list[tuple[Path, OSError]] | None = None) -> tuple[list[Path], list[str]]:
     """Files to lint, and paths that do not exist; files that exist but cannot
     be read as source (FIFOs, symlink loops, dangling links) go to ``skipped``
-    with the reason."""
+    with the reason, folders that cannot be listed to ``unreadable``."""
     out: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
     root = (root or Path.cwd()).resolve()
     skipped = [] if skipped is None else skipped
+    unreadable = [] if unreadable is None else unreadable
 
     def rel(p: Path) -> str:
         try:
@@ -89,15 +118,22 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
             else:
                 missing.append(raw)
             continue
-        for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
+        # Paths below the top are relative to it by their names (links to folders are
+        # not followed): resolving each one costs a stat per level, and a tree 1,100
+        # levels deep then took a minute.
+        top, top_rel = str(p), rel(p)
+        for dirpath, dirnames, filenames in _walk(top, lambda d, exc: unreadable.append((Path(d), exc))):
             d = Path(dirpath)
+            below = dirpath[len(top):].strip("/")
+            prefix = "/".join(x for x in (top_rel if top_rel != "." else "", below) if x)
+            prefix = prefix + "/" if prefix else ""
             dirnames[:] = sorted(
                 n for n in dirnames if n not in SKIP_DIRS and not n.endswith(".egg-info")
-                and not _excluded(rel(d / n), exclude)
+                and not _excluded(prefix + n, exclude)
             )
             for name in sorted(filenames):
                 f = d / name
-                if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or _excluded(rel(f), exclude):
+                if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or _excluded(prefix + name, exclude):
                     continue
                 why = _unusable(f)
                 if why:

@@ -28,15 +28,25 @@ class NotebookError(ValueError):
 
 def _cell_text(cell) -> str:
     src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
+    if isinstance(src, list) and all(isinstance(s, str) for s in src):
+        return "".join(src)
+    if isinstance(src, str):
+        return src
+    raise NotebookError("not a readable notebook: a code cell's source is not text")
 
 
 def to_python(data: bytes) -> NotebookSource:
+    """Raises NotebookError (an AIC001) for anything that is not a notebook's
+    shape: the file comes from anyone, so every field is checked."""
     try:
         nb = json.loads(data.decode("utf-8"))
         cells = nb["cells"]
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError) as exc:  # ValueError: bad JSON
         raise NotebookError(f"not a readable notebook: {exc}") from None
+    except RecursionError:
+        raise NotebookError("not a readable notebook: nesting too deep") from None
+    if not isinstance(cells, list):
+        raise NotebookError("not a readable notebook: 'cells' is not a list")
     lines: list[str] = []
     index: list[tuple[int, int]] = []
     for number, cell in enumerate(cells, 1):

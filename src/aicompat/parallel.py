@@ -10,9 +10,13 @@ its worker replaced, and a worker that dies (a crash in native parser code)
 costs one file (AIC000), not the run. Results come back by index; the caller
 keeps path order, so output does not depend on scheduling.
 
-In this process the time limit is a ``SIGALRM`` timer (POSIX, main thread),
-which interrupts Python code but not a call into native code: the parse of a
-huge file finishes first, then the timer fires.
+The command line parses every file on a worker, never in its own process:
+a worker has a memory limit (``MEMORY_LIMIT``, on its address space) and is
+killed at the time limit even inside LibCST's native parser, so a hostile
+file costs one AIC000/AIC002, not the run. The Python API with ``jobs=1``
+lints in the caller's process (a library starts no processes it was not
+asked for); there the time limit is a ``SIGALRM`` timer (POSIX, main thread),
+which interrupts Python code but not a call into native code.
 """
 
 from __future__ import annotations
@@ -43,14 +47,28 @@ from .target import ResolvedTarget
 MIN_PARALLEL_BYTES = {"fork": 64 * 1024, "spawn": 2 * 1024 * 1024}
 MIN_PARALLEL_FILES = 2
 MAX_FILE_BYTES = 2_000_000  # see too_large()
+# Address space a worker may add to what it had when it started (on Linux,
+# RLIMIT_AS). The largest file allowed (2 MB) needs ~1.2 GB in LibCST and the
+# analysis; a file that wants more is reported (AIC002) instead of taking the
+# machine's memory (a 90-byte file once asked for 5.5 GB).
+MEMORY_LIMIT = 3 << 30
 
 
-def default_jobs() -> int:
+def available_cpus() -> int:
     """The CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+default_jobs = available_cpus
+
+
+def bound_jobs(jobs: int) -> int:
+    """More workers than CPUs only cost memory (the work is CPU-bound), and a
+    repository's config must not start one process per file."""
+    return max(1, min(jobs, available_cpus()))
 
 
 @dataclass(frozen=True)
@@ -80,31 +98,64 @@ def timeout_result(display: str, seconds: float) -> FileResult:
     return limit_result(display, f"analysis took longer than the {seconds:g} s limit per file (--timeout)")
 
 
-def too_large(data: bytes, display: str) -> FileResult | None:
+def too_large(data: bytes | int, display: str) -> FileResult | None:
     """LibCST needs several hundred bytes of memory per byte of source and
     parses in native code no timer can interrupt (a 1.4 MB module: 0.8 GB
     and 14 s here; a generated 5 MB one: 4.3 GB and 150 s), so files above
-    the limit are reported instead of parsed."""
-    if len(data) <= MAX_FILE_BYTES:
+    the limit are reported instead of parsed. ``data``: the bytes, or the size."""
+    size = data if isinstance(data, int) else len(data)
+    if size <= MAX_FILE_BYTES:
         return None
-    return limit_result(display, f"{len(data) / 1e6:.1f} MB is over the {MAX_FILE_BYTES / 1e6:.1f} MB limit per file")
+    return limit_result(display, f"{size / 1e6:.1f} MB is over the {MAX_FILE_BYTES / 1e6:.1f} MB limit per file")
+
+
+def read_capped(path, limit: int = MAX_FILE_BYTES) -> bytes | int:
+    """The file's bytes, or its size when that is over ``limit``: a file is
+    never read whole before its size is known (a 40 GB file, or one that
+    grows while it is read, costs ``limit`` bytes). Raises OSError."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            return size
+        data = fh.read(limit + 1)
+    return len(data) if len(data) > limit else data
+
+
+def timed(fn, timeout: float | None, *args):
+    """``fn(*args)`` under the per-file time limit where a timer is possible
+    (this process's main thread); raises FileTimeout when it runs past it."""
+    if not timeout or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def memory_result(display: str) -> FileResult:
+    return limit_result(display, f"analysis needed more than the {MEMORY_LIMIT / 2**30:g} GiB memory limit per file")
 
 
 def _guarded(linter: Linter, data: bytes, display: str) -> FileResult:
     try:
         return linter.lint_bytes(data, display)
+    except MemoryError:
+        return memory_result(display)
     except Exception as exc:  # an engine bug in one file must not end the run
         res = FileResult(display)
         res.diagnostics.append(internal_error(display, 1, 1, f"{type(exc).__name__}: {exc}"))
         return res
 
 
-class _FileTimeout(BaseException):
+class FileTimeout(BaseException):
     """Raised by the alarm; a BaseException so no ``except Exception`` in a rule swallows it."""
 
 
 def _on_alarm(signum, frame):
-    raise _FileTimeout()
+    raise FileTimeout()
 
 
 def lint_one(linter: Linter, data: bytes, display: str, timeout: float | None) -> FileResult:
@@ -118,7 +169,7 @@ def lint_one(linter: Linter, data: bytes, display: str, timeout: float | None) -
             return _guarded(linter, data, display)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-    except _FileTimeout:  # also if it fired between the lint's return and the timer's reset
+    except FileTimeout:  # also if it fired between the lint's return and the timer's reset
         return timeout_result(display, timeout)
     finally:
         signal.signal(signal.SIGALRM, previous)
@@ -145,8 +196,47 @@ def _context():
     return mp.get_context("spawn")
 
 
-def _worker(conn, spec: LinterSpec) -> None:
+def _limit_memory() -> None:
+    """Cap this worker's address space at what it has now plus MEMORY_LIMIT:
+    an allocation past it fails (MemoryError in Python, an abort in native
+    code) in this worker only. Linux only (/proc); elsewhere the time limit
+    still holds."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as fh:
+            size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = size + MEMORY_LIMIT
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft == resource.RLIM_INFINITY or soft > cap:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the parent dies, however it
+    dies (SIGKILL included), so no worker outlives an interrupted run."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker(conn, spec: LinterSpec, parent: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handler, inherited on fork
+    _die_with_parent()
+    if parent is not None and os.getppid() != parent:
+        return  # the parent died before the line above took effect
+    _limit_memory()
     linter = spec.build()
     while True:
         try:
@@ -156,13 +246,17 @@ def _worker(conn, spec: LinterSpec) -> None:
         if msg is None:
             return
         i, display, data = msg
-        conn.send((i, _guarded(linter, data, display)))
+        res = _guarded(linter, data, display)
+        try:
+            conn.send((i, res))
+        except MemoryError:  # the result itself did not fit: report the file, not a dead worker
+            conn.send((i, memory_result(display)))
 
 
 class _Worker:
     def __init__(self, ctx, spec: LinterSpec) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, spec), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.current: tuple[int, str] | None = None
@@ -174,7 +268,8 @@ class _Worker:
         self.conn.send(item)
 
     def kill(self) -> int | None:
-        self.proc.kill()
+        if self.proc.is_alive():
+            self.proc.kill()
         self.proc.join(5)
         self.conn.close()
         return self.proc.exitcode
@@ -201,11 +296,11 @@ def lint_parallel(spec: LinterSpec, work: list[tuple[int, str, bytes]], jobs: in
     results: dict[int, FileResult] = {}
     if linter is not None and ctx.get_start_method() == "fork" and len(queue) > 1:
         # The first file a process lints fills lazily built tables (LibCST's
-        # and the walker's per-type caches, rule facts); linting the smallest
-        # file here first lets every forked worker inherit them instead of
-        # each building its own.
-        i, display, data = queue.pop()
-        results[i] = lint_one(linter, data, display, timeout)
+        # and the walker's per-type caches, rule facts); linting a small
+        # built-in module here first lets every forked worker inherit them
+        # instead of each building its own. Never a file of the tree: this
+        # process must survive whatever the tree holds.
+        warm_up(linter)
     workers: list[_Worker] = []
     try:
         for _ in range(min(jobs, len(queue))):
@@ -241,10 +336,38 @@ def lint_parallel(spec: LinterSpec, work: list[tuple[int, str, bytes]], jobs: in
                 w.current = None
                 if queue:
                     w.give(queue.popleft())
+    except BaseException:  # Ctrl-C, SIGTERM: stop the workers now, mid-file or not
+        for w in workers:
+            w.kill()
+        workers = []
+        raise
     finally:
         for w in workers:
             w.stop()
     return results
+
+
+WARM_UP = b"""import torch
+from flash_attn import flash_attn_func
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, dim: int = 128) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, q, k, v, *, causal=True):
+        if torch.cuda.get_device_capability()[0] >= 9:
+            return flash_attn_func(q, k, v, causal=causal)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+"""
+
+
+def warm_up(linter: Linter) -> None:
+    try:
+        linter.lint_bytes(WARM_UP, "<warm-up>.py")
+    except Exception:  # only a speed-up: never a reason to fail the run
+        pass
 
 
 def _replace(workers: list[_Worker], old: _Worker, ctx, spec: LinterSpec) -> _Worker:

@@ -4,6 +4,7 @@ PartialStr), for the evaluator (evaluate.py)."""
 
 from __future__ import annotations
 
+from . import bounds
 from .values import UNKNOWN, PartialStr
 
 
@@ -30,7 +31,10 @@ def flatten_parts(parts):
 
 
 def mkstr(parts):
-    """A str when every part is known, else a PartialStr with adjacent known parts merged."""
+    """A str when every part is known, else a PartialStr with adjacent known parts merged;
+    a string over the size cap is some unknown string (never built)."""
+    if bounds.total_len(parts) > bounds.MAX_STR:
+        return PartialStr((UNKNOWN,))
     merged: list = []
     for p in parts:
         if isinstance(p, str) and merged and isinstance(merged[-1], str):
@@ -45,6 +49,8 @@ def mkstr(parts):
 
 
 def format_value(v, spec, conversion):
+    if not bounds.spec_fits(spec):
+        return UNKNOWN  # f"{x:>999999999}"
     if isinstance(v, bool) or isinstance(v, (int, float, str)):
         try:
             if conversion == "r":

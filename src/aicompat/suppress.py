@@ -11,6 +11,10 @@ from .diagnostics import Diagnostic
 _NOQA = re.compile(r"(?:#|//)\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"(?:#|//)\s*aicompat:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?(?!-)", re.I)
 IGNORE_FILE = re.compile(rb"(?:#|//)\s*aicompat:\s*ignore-file\b")
+# An internal error (AIC000) or a per-file limit (AIC002) says the run is
+# incomplete: no comment in the checked file (a bare ``# noqa`` after
+# ``import torch`` is common) and no baseline may hide that.
+NEVER_SUPPRESSED = frozenset({"AIC000", "AIC002"})
 
 
 def _codes_on(line: str) -> set[str] | None:
@@ -25,10 +29,15 @@ def _codes_on(line: str) -> set[str] | None:
     return found
 
 
-def is_suppressed(d: Diagnostic, lines: list[str]) -> bool:
+def is_suppressed(d: Diagnostic, lines: list[str], memo: dict | None = None) -> bool:
+    if d.code in NEVER_SUPPRESSED:
+        return False
+    memo = {} if memo is None else memo
     for ln in {d.line, d.end_line}:
         if 1 <= ln <= len(lines):
-            codes = _codes_on(lines[ln - 1])
+            if ln not in memo:  # each line read once, however many findings it has
+                memo[ln] = _codes_on(lines[ln - 1])
+            codes = memo[ln]
             if codes is not None and (not codes or d.code in codes):
                 return True
     return False
@@ -42,6 +51,7 @@ def apply(diags: list[Diagnostic], text: str) -> tuple[list[Diagnostic], list[Di
         return diags, []
     lines = text.splitlines()
     kept, dropped = [], []
+    memo: dict = {}
     for d in diags:
-        (dropped if is_suppressed(d, lines) else kept).append(d)
+        (dropped if is_suppressed(d, lines, memo) else kept).append(d)
     return kept, dropped

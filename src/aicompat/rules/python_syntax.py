@@ -91,7 +91,8 @@ _PLANS: dict[tuple[int, Version], tuple[object, Plan]] = {}
 _IMPORT_RX = re.compile(rb"import[ \t]+((?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t\\\r\n]*,[ \t\\\r\n]*)*[\w.]+)")
 _FROM_RX = re.compile(rb"from[ \t]+([\w.]+)")
 # "from a.b import x, y" / "from a import (x,\n y)" / "from a import *": the module and the names.
-_FROM_IMPORT_RX = re.compile(rb"from[ \t]+([\w.]+)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n;\\]|\\\r?\n|\\.)*)")
+# "[^()]": an unclosed "(" ends at the next "(", so "from a import (" repeated is read once, not to the end each time.
+_FROM_IMPORT_RX = re.compile(rb"from[ \t]+([\w.]+)[ \t]+import[ \t]*(\([^()]*\)|(?:[^\n;\\]|\\\r?\n|\\.)*)")
 _WORDS: dict[tuple[bytes, bytes, bytes], re.Pattern] = {}
 
 

@@ -208,19 +208,54 @@ class Sig:
     a literal so the regex engine skips ahead with a fast scan (a leading
     ``\b``, ``^`` or character class makes it test every position, ten times
     slower); ``verify(data, start)`` checks the context around a match that a
-    leading-literal pattern cannot (``type`` at the start of a statement)."""
+    leading-literal pattern cannot (``type`` at the start of a statement).
+
+    Every scan is linear in the file (the prefilter reads files nobody has
+    vetted): patterns have no two quantifiers that can take the same text, and
+    where a pattern's tail may run to the end of the line, ``verify`` is asked
+    first, at each occurrence of the literal head, so the tail runs at most at
+    the few places that pass it (statement starts), not at every occurrence."""
 
     pattern: bytes
     verify: Callable[[bytes, int], bool] | None = None
+    # A verify that may walk far (up to 4,000 bytes back) answers "unsure" (True:
+    # parse the file) after this many refusals, so its cost stays bounded.
+    max_refusals: int | None = None
 
     def search(self, data: bytes) -> bool:
         rx = _compiled(self.pattern)
         if self.verify is None:
             return rx.search(data) is not None
+        if self.max_refusals is not None:
+            for n, m in enumerate(rx.finditer(data)):
+                if n >= self.max_refusals or self.verify(data, m.start()):
+                    return True
+            return False
+        head = _head(self.pattern)
+        if head:
+            find = data.find
+            at = find(head)
+            while at >= 0:
+                if self.verify(data, at) and rx.match(data, at):
+                    return True
+                at = find(head, at + 1)
+            return False
         return any(self.verify(data, m.start()) for m in rx.finditer(data))
 
 
+@dataclass(frozen=True)
+class Scan:
+    """A signature checked by a function ``(data) -> bool`` written to be linear
+    where no regex can say it in one linear pass."""
+
+    check: Callable[[bytes], bool]
+
+    def search(self, data: bytes) -> bool:
+        return self.check(data)
+
+
 _RX: dict[bytes, re.Pattern] = {}
+_HEADS: dict[bytes, bytes] = {}
 
 
 def _compiled(pattern: bytes) -> re.Pattern:
@@ -230,18 +265,45 @@ def _compiled(pattern: bytes) -> re.Pattern:
     return rx
 
 
+def _head(pattern: bytes) -> bytes:
+    """The literal bytes a pattern starts with (``except`` of ``except[ \t]*...``)."""
+    head = _HEADS.get(pattern)
+    if head is None:
+        m = re.match(rb"[A-Za-z0-9_@:,=/ ]*", pattern)
+        head = _HEADS[pattern] = m.group() if m else b""
+        if head and len(pattern) > len(head) and pattern[len(head):len(head) + 1] in b"*+?{":
+            head = head[:-1]  # "ab*": the quantifier takes the last byte
+    return head
+
+
 def _before(data: bytes, pos: int) -> bytes:
     """The text between the start of the line and ``pos``."""
     return data[data.rfind(b"\n", 0, pos) + 1:pos]
 
 
+def _blank_back(data: bytes, pos: int) -> int:
+    """The index of the last byte before ``pos`` that is not a space or tab (-1: none)."""
+    i = pos - 1
+    while i >= 0 and data[i] in (0x20, 0x09):
+        i -= 1
+    return i
+
+
 def _statement_start(data: bytes, pos: int) -> bool:
-    head = _before(data, pos).strip(b" \t")
-    return head in (b"", b"async") or head.endswith(b";")
+    # Walks back over blanks only (not to the line's start: a long line with the
+    # word many times would cost its length each time).
+    i = _blank_back(data, pos)
+    if i < 0 or data[i] in (0x0A, 0x3B):  # line start, ";"
+        return True
+    if i >= 4 and data[i - 4:i + 1] == b"async":
+        j = _blank_back(data, i - 4)
+        return j < 0 or data[j] == 0x0A
+    return False
 
 
 def _line_start(data: bytes, pos: int) -> bool:
-    return not _before(data, pos).strip(b" \t")
+    i = _blank_back(data, pos)
+    return i < 0 or data[i] == 0x0A
 
 
 def _word_byte(b: int) -> bool:
@@ -277,24 +339,69 @@ def _in_subscript(data: bytes, pos: int) -> bool:
     return True
 
 
-def _fstring_signatures() -> list[Sig]:
+def _fstring_signatures() -> list:
     """Signatures that every f-string using PEP 701 syntax matches (a superset:
     the prefilter must never skip a file the rule would flag). After the opening
     quote: literal text and complete fields, then a field holding the quote, a
     backslash, a ``#`` or a line break before it closes; one level of nested
-    braces (a dict or a format spec) inside the field is allowed for."""
-    out = []
+    braces (a dict or a format spec) inside the field is allowed for.
+
+    Each piece starts with a byte no other piece it competes with starts with
+    (a field never starts with ``{{``, the escape), so a failing match backs
+    off in linear time: ``f'`` and 25 ``{{}}`` once took minutes."""
+    out: list = []
     for q in (b"'", b'"'):
         nq = rb"[^" + q + rb"\\\n{}#]"  # a character a pre-3.12 field could hold
         nested = rb"\{(?:" + nq + rb"|[#])*\}"
-        field = rb"\{(?:" + nq + rb"|" + nested + rb")*\}"
+        field = rb"\{(?!\{)(?:" + nq + rb"|" + nested + rb")*\}"
         literal = rb"(?:[^" + q + rb"\\\n{]|\\.|\{\{|" + field + rb")*"
-        bad = rb"\{(?:" + nq + rb"|" + nested + rb")*\{?(?:" + nq + rb")*[" + q + rb"\\#\n]"
+        bad = rb"\{(?:" + nq + rb"|" + nested + rb")*(?:\{(?:" + nq + rb")*)?[" + q + rb"\\#\n]"
         for f in (b"f", b"F"):
             out.append(Sig(f + rb"[rR]?" + q + literal + bad))
-            # Triple-quoted: only a backslash or "#" in a field is new (quotes and line breaks were fine).
-            out.append(Sig(f + rb"[rR]?" + q * 3 + rb"(?:(?!" + q * 3 + rb")[^{]|\{\{)*?\{[^}]*?[\\#]"))
+        # Triple-quoted: only a backslash or "#" in a field is new (quotes and line breaks were fine).
+        out.append(Scan(_triple_field_scan(q * 3)))
     return out
+
+
+def _triple_field_scan(q3: bytes) -> Callable[[bytes], bool]:
+    """Is there a triple-quoted f-string with a ``\\`` or ``#`` after a ``{`` and
+    before the next ``}``? Each string body is read once: the scan resumes
+    after its closing quotes (an opening inside an earlier body sees a suffix of
+    that body, which the earlier one already read)."""
+    start = re.compile(rb"[fF][rR]?" + re.escape(q3))
+    field = re.compile(rb"\{[^{}\\#]*[\\#]")  # the last "{" before the "\\"/"#": no "{" or "}" between
+
+    def check(data: bytes) -> bool:
+        pos = 0
+        while True:
+            m = start.search(data, pos)
+            if m is None:
+                return False
+            end = data.find(q3, m.end())
+            if end < 0:
+                end = len(data)
+            if field.search(data, m.end(), end):
+                return True
+            pos = end + len(q3)
+
+    return check
+
+
+def _in_then_star(data: bytes) -> bool:
+    """``in`` (a word) and, later on the same line, a ``*`` (``for x in *a, b:``).
+    After an ``in`` whose line has no ``*``, the scan goes on at the next line."""
+    rx = _compiled(rb"in\b")
+    pos = 0
+    while True:
+        m = rx.search(data, pos)
+        if m is None:
+            return False
+        eol = data.find(b"\n", m.end())
+        if eol < 0:
+            eol = len(data)
+        if data.find(b"*", m.end(), eol) >= 0:
+            return True
+        pos = eol + 1
 
 
 _NAME = rb"[\w\x80-\xff]+"
@@ -310,14 +417,15 @@ SIGNATURES: dict[str, list[Sig]] = {
     "positional_only": [Sig(rb"/\s*(?:[,):#]|\\)")],
     "fstring_equals": [Sig(rb"=\s*[}!:]")],
     "unparenthesized_star_return": [Sig(rb"return"), Sig(rb"yield")],
-    "relaxed_decorator": [Sig(rb"@(?m:(?![ \t\w.]+(?:\(|\r?$|[ \t]*#)))", _line_start)],
+    # "[ \t\w.]+#" and not "[ \t\w.]+[ \t]*#": the same text, without two quantifiers taking the same blanks.
+    "relaxed_decorator": [Sig(rb"@(?m:(?![ \t\w.]+(?:\(|\r?$|#)))", _line_start)],
     "parenthesized_with": [Sig(rb"with\s*\(")],
-    "unparenthesized_star_for": [Sig(rb"in\b[^\n]*\*")],
+    "unparenthesized_star_for": [Scan(_in_then_star)],
     "match": [Sig(rb"match", _line_start)],
     "except_star": [Sig(rb"except\s*\*")],
     # ``x[*a]`` / ``x[i, *a]``: a star right after the bracket, or after a comma inside it.
-    "star_index": [Sig(rb"\[\s*\*", lambda d, p: _in_subscript(d, p + 1)),
-                   Sig(rb",[ \t\r\n\\]*\*", _in_subscript)],
+    "star_index": [Sig(rb"\[\s*\*", lambda d, p: _in_subscript(d, p + 1), 256),
+                   Sig(rb",[ \t\r\n\\]*\*", _in_subscript, 256)],
     "star_annotation": [Sig(rb"\*\s*" + _NAME + rb"\s*:\s*\*")],
     # Statements start a line (or follow ";"); prose in docstrings rarely has this shape.
     "type_parameters": _DEF_BRACKET,
@@ -328,5 +436,5 @@ SIGNATURES: dict[str, list[Sig]] = {
     "fstring_comment": _FSTRING,
     "fstring_newline": _FSTRING,
     "template_string": [Sig(t + rb"[rR]?['\"]", _string_prefix) for t in (b"t", b"T")],
-    "unparenthesized_except": [Sig(rb"except[ \t]*\*?[ \t]*[^\s(:*][^:\n]*,", _line_start)],
+    "unparenthesized_except": [Sig(rb"except[ \t]*(?:\*[ \t]*)?[^\s(:*][^:\n]*,", _line_start)],
 }
