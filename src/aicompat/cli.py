@@ -11,12 +11,13 @@ from pathlib import Path
 
 from . import __version__
 from . import baseline
-from .fix import fixed_source, unified_diff
+from .confine import tree_of
+from .fix import fixed_source, unified_diff, write_fixed
 from .api import run
 from .cache import CACHE_DIR
 from .config import build_settings
 from .errors import ConfigError, MatrixError
-from .formatters import FORMATTERS, statistics, summary
+from .formatters import FORMATTERS, location, printable, printable_path, statistics, summary
 from .matrix import default_matrix
 from .parallel import default_jobs
 from .ruledocs import load_docs, render
@@ -146,22 +147,23 @@ def _lint(args) -> int:
         "timeout": args.timeout or settings.timeout or DEFAULT_TIMEOUT,
         "cache_dir": None if args.no_cache else _cache_dir(args, settings),
     }
+    fixing = (args.fix or args.diff) and not from_stdin
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
-                 **opts)
+                 fixes=fixing, **opts)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
-    if (args.fix or args.diff) and not from_stdin:
+    if fixing:
         changed = 0
         for f in result.files:
-            edit = fixed_source(f.path, f.diagnostics)
+            edit = fixed_source(f.path, f.diagnostics, tree_of(f.path, result.root), f.digest)
             if edit is None:
                 continue
-            changed += 1
+            src, old, new = edit
             if args.diff:
-                sys.stdout.write(unified_diff(f.path, *edit))
-            else:
-                with open(f.path, "w", encoding="utf-8") as fh:
-                    fh.write(edit[1])
+                sys.stdout.write(unified_diff(printable(f.path), old, new))
+            elif not write_fixed(src, new):
+                continue
+            changed += 1
         if args.diff:
             return 1 if changed else 0
         if changed:
@@ -179,8 +181,8 @@ def _lint(args) -> int:
     if args.verbose:
         for f in result.files:
             if f.skipped:
-                print(f"skipped {f.path}: {f.skipped}", file=sys.stderr)
-        cached = "off" if opts["cache_dir"] is None else f"{result.cache_hits} unchanged files from {opts['cache_dir']}"
+                print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
+        cached = "off" if opts["cache_dir"] is None else f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}"
         print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
               file=sys.stderr)
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
@@ -191,7 +193,7 @@ def _lint(args) -> int:
         sys.stdout.write(statistics(result.diagnostics))
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
-            print(f"suppressed: {d.location()}: {d.code} {d.message}")
+            print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}")
     if any(d.code in INCOMPLETE for d in result.diagnostics):
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
     if result.diagnostics and not args.exit_zero:
@@ -205,9 +207,24 @@ def _cache_dir(args, settings) -> Path:
     if os.environ.get("AICOMPAT_CACHE_DIR"):
         return Path(os.environ["AICOMPAT_CACHE_DIR"])
     if settings.cache_dir is not None:
-        return settings.cache_dir
+        return _inside_project(settings.cache_dir, settings.config_file)
     root = settings.config_file.parent if settings.config_file else Path.cwd()
     return root / CACHE_DIR
+
+
+def _inside_project(cache_dir: Path, config_file: Path) -> Path:
+    """A cache folder the project's own config names must be inside the project:
+    a repository must not make aicompat write elsewhere. One outside it is given
+    on the command line or in $AICOMPAT_CACHE_DIR."""
+    try:
+        project = config_file.parent.resolve()
+        inside = project in cache_dir.resolve().parents
+    except (OSError, ValueError, RuntimeError):
+        inside = False
+    if not inside:
+        raise ConfigError(f"{config_file}: [tool.aicompat] cache-dir {str(cache_dir)!r} is not inside the project "
+                          f"({config_file.parent}); give a folder outside it with --cache-dir or AICOMPAT_CACHE_DIR")
+    return cache_dir
 
 
 def _rules() -> int:
