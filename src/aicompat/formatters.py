@@ -17,7 +17,12 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
 
 
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _escape(c: str) -> str:
+    if c in _SHORT:
+        return _SHORT[c]
     n = ord(c)
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
