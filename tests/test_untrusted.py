@@ -241,9 +241,10 @@ def test_fix_refuses_a_link_out_of_the_tree(tmp_path):
     proj = tmp_path / "proj"
     proj.mkdir()
     os.symlink(victim, proj / "setup_env.py")
-    r = run_cli("lint", *ARCHS, "--fix", ".", cwd=proj)
+    # Named on the command line (a folder walk does not follow it at all): checked, but not rewritten.
+    r = run_cli("lint", *ARCHS, "--fix", "setup_env.py", cwd=proj)
     assert victim.read_text() == "import os\n" + BEFORE and "fixed" not in r.stderr and r.returncode == 1
-    d = run_cli("lint", *ARCHS, "--diff", ".", cwd=proj)
+    d = run_cli("lint", *ARCHS, "--diff", "setup_env.py", cwd=proj)
     assert d.stdout == "" and d.returncode == 0
 
 
@@ -364,3 +365,21 @@ def test_gpu_auto_never_runs_nvidia_smi_from_the_current_folder(tmp_path, monkey
     # The twin: an absolute PATH entry is used.
     monkeypatch.setenv("PATH", str(tmp_path))
     assert local_gpus() == ["sm_90"] and (tmp_path / "ran").exists()
+
+
+def test_a_link_out_of_the_tree_is_not_linted_by_a_folder_walk(tmp_path):
+    """k.cu -> /proc/self/environ, x.py -> ~/secret.py: the outside text must not reach the output."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text(FP8)
+    proj = tmp_path / "proj"
+    (proj / "pkg").mkdir(parents=True)
+    os.symlink(outside / "secret.py", proj / "pkg" / "evil.py")
+    (proj / "pkg" / "real.py").write_text("import torch\n")
+    os.symlink(proj / "pkg" / "real.py", proj / "alias.py")  # a link inside the tree is fine
+    args = ("lint", "--no-config", "--gpu", "A100", "--no-cache", "-v")
+    r = run_cli(*args, ".", cwd=proj)
+    assert r.returncode == 0 and "skipped pkg/evil.py: symlink to outside the linted tree" in r.stderr, r.stderr
+    assert "alias.py" not in r.stderr and "(2 files" in r.stdout
+    # Named on the command line, it is the user's choice.
+    assert run_cli(*args, "pkg/evil.py", cwd=proj).returncode == 1
