@@ -100,10 +100,10 @@ def _read_secret(path: Path) -> bytes | None:
         st = os.lstat(path)
     except OSError:
         return None
-    if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077:
+    if not stat.S_ISREG(st.st_mode):
         return None
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return None
+    if os.name == "posix" and (st.st_mode & 0o077 or st.st_uid != os.getuid()):
+        return None  # readable by others, or someone else's: not a secret
     data = read_regular(path, 256)
     if data is None:
         return None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from . import baseline
-from .confine import tree_of
+from .confine import tree_of, within
 from .fix import fixed_source, unified_diff, write_fixed
 from .api import run
 from .cache import CACHE_DIR
@@ -218,7 +218,7 @@ def _inside_project(cache_dir: Path, config_file: Path) -> Path:
     on the command line or in $AICOMPAT_CACHE_DIR."""
     try:
         project = config_file.parent.resolve()
-        inside = project in cache_dir.resolve().parents
+        inside = project in cache_dir.resolve().parents and within(cache_dir, project) is not None  # not in .git
     except (OSError, ValueError, RuntimeError):
         inside = False
     if not inside:
