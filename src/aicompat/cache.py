@@ -134,7 +134,7 @@ class Cache:
         if doc["key"] != key or doc["path"] != display:
             return None
         parsed, skipped, reads, fixable = doc["parsed"], doc["skipped"], doc["reads"], doc["fixable"]
-        if not isinstance(parsed, bool) or not isinstance(fixable, bool) or not (skipped is None or isinstance(skipped, str)):
+        if not (isinstance(parsed, bool) and isinstance(fixable, bool) and (skipped is None or isinstance(skipped, str))):
             return None
         if not isinstance(reads, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in reads.items()):
             return None

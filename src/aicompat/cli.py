@@ -161,8 +161,13 @@ def _lint(args) -> int:
             src, old, new = edit
             if args.diff:
                 sys.stdout.write(unified_diff(printable(f.path), old, new))
-            elif not write_fixed(src, new):
-                continue
+            else:
+                try:
+                    if not write_fixed(src, new):
+                        continue  # changed since it was checked: left as it is
+                except OSError as exc:  # the file is left whole (fix.write_fixed)
+                    print(f"aicompat: cannot fix {printable(f.path)}: {exc.strerror or exc}", file=sys.stderr)
+                    continue
             changed += 1
         if args.diff:
             return 1 if changed else 0
@@ -182,7 +187,8 @@ def _lint(args) -> int:
         for f in result.files:
             if f.skipped:
                 print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
-        cached = "off" if opts["cache_dir"] is None else f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}"
+        cached = "off" if opts["cache_dir"] is None else \
+            f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}"
         print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
               file=sys.stderr)
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
