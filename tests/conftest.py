@@ -9,6 +9,15 @@ SRC = ROOT / "src"
 if str(SRC) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(SRC))
 
+# The cache's per-user secret (cachefs.py) goes to a throwaway cache home, not the user's.
+if "AICOMPAT_TEST_KEEP_CACHE_HOME" not in os.environ:
+    import atexit as _atexit
+    import shutil as _shutil
+    import tempfile as _tempfile
+
+    os.environ["XDG_CACHE_HOME"] = _tempfile.mkdtemp(prefix="aicompat-test-home-")
+    _atexit.register(_shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
+
 from aicompat import Target, lint_source  # noqa: E402
 from aicompat.matrix import default_matrix  # noqa: E402
 

@@ -9,6 +9,7 @@ from .cache import Cache, run_fingerprint
 from .config import Settings, build_settings
 from .diagnostics import Diagnostic
 from .files import discover, display_path
+from .fix import digest
 from .linter import FileResult, Linter, unreadable
 from .matrix import Matrix, default_matrix
 from .parallel import (FileTimeout, LinterSpec, bound_jobs, lint_one, lint_parallel, lint_serial, read_capped,
@@ -25,6 +26,7 @@ class RunResult:
     cache_hits: int = 0
     workers: int = 1  # processes that parsed files (1: this one)
     notes: list[str] = field(default_factory=list)  # run-level notes rules left, each once
+    root: str | None = None  # the project root: files outside it are not read for the checked code, nor fixed
 
     @property
     def suppressed(self) -> list[Diagnostic]:
@@ -34,7 +36,7 @@ class RunResult:
 def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] | None = None,
         ignore: list[str] | None = None, prefilter: bool = True, stdin: tuple[bytes, str] | None = None, *,
         jobs: int = 1, timeout: float | None = None, cache_dir: Path | None = None,
-        isolate: bool = False) -> RunResult:
+        isolate: bool = False, fixes: bool = False) -> RunResult:
     """Lint ``paths``; with ``stdin=(data, display name)`` lint that text instead.
 
     ``jobs`` > 1 parses on that many worker processes (when there is enough to
@@ -44,9 +46,14 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     one file); ``timeout`` limits each file's analysis, the prefilter's scan
     included, and files over 2 MB are not read or parsed (AIC002);
     ``cache_dir`` reuses results of unchanged files (standard input is never
-    cached: an editor buffer is rarely linted twice unchanged)."""
+    cached: an editor buffer is rarely linted twice unchanged); ``fixes``: the
+    caller applies the findings' fixes, which the cache does not keep, so files
+    whose findings had one are checked again. Files the checked code names are
+    read only inside the project root (the config file's folder, else the
+    current folder; confine.py)."""
+    project_root = str((settings.config_file.parent if settings.config_file else Path.cwd()).resolve())
     spec = LinterSpec(settings.target, matrix, tuple(s.upper() for s in (select if select else settings.select)),
-                      tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter)
+                      tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter, project_root)
     linter = spec.build()
     jobs = bound_jobs(jobs)
     if stdin is not None:
@@ -56,7 +63,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
             result = (lint_parallel(spec, [(0, display, data)], 1, timeout, linter=linter)[0] if isolate
                       else lint_one(linter, data, display, timeout))
         return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings,
-                         workers=1, notes=list(dict.fromkeys(result.notes)))
+                         workers=1, notes=list(dict.fromkeys(result.notes)), root=project_root)
     root = settings.config_file.parent if settings.config_file else None
     unusable: list[tuple[Path, str]] = []
     unlisted: list[tuple[Path, OSError]] = []
@@ -64,10 +71,11 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     cache = None
     if cache_dir is not None:
         cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
-                                                 prefilter))
+                                                 prefilter), project_root)
     results: list[FileResult | None] = [None] * len(files)
     work: list[tuple[int, str, bytes]] = []
     keys: dict[int, str] = {}
+    digests: dict[int, str] = {}
     for i, f in enumerate(files):
         display = display_path(f)
         try:
@@ -81,10 +89,12 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
             continue
         if cache is not None:
             keys[i] = cache.key(display, data)
-            results[i] = cache.get(keys[i], display)
+            results[i] = cache.get(keys[i], display, fixes)
             if results[i] is not None:
                 continue
         work.append((i, display, data))
+        if fixes:
+            digests[i] = digest(data)
     workers = min(jobs, len(work)) if use_pool(work, jobs) else 1
     if workers > 1 or (isolate and work):
         done = lint_parallel(spec, work, workers, timeout, linter=linter)
@@ -92,6 +102,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
         done = lint_serial(linter, work, timeout)
     for i, res in done.items():
         results[i] = res
+        res.digest = digests.get(i)
         if cache is not None:
             cache.put(keys[i], res)
     final = [r for r in results if r is not None]
@@ -101,7 +112,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     final += [unreadable(display_path(p), exc, "folder") for p, exc in unlisted]
     diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
     notes = list(dict.fromkeys(n for r in final for n in r.notes))
-    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes)
+    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root)
 
 
 def with_run_options(verify, timeout: float | None, cache_dir):

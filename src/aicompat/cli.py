@@ -13,12 +13,13 @@ from pathlib import Path
 
 from . import __version__
 from . import baseline
-from .fix import fixed_source, unified_diff
+from .confine import tree_of, within
+from .fix import fixed_source, unified_diff, write_fixed
 from .api import run, with_run_options
 from .cache import CACHE_DIR
 from .config import MAX_TIMEOUT, build_settings
 from .errors import ConfigError, MatrixError
-from .formatters import FORMATTERS, statistics, summary
+from .formatters import FORMATTERS, location, printable, printable_path, statistics, summary
 from .matrix import default_matrix
 from .parallel import default_jobs
 from .ruledocs import load_docs, render
@@ -205,22 +206,28 @@ def _lint(args) -> int:
         "cache_dir": None if args.no_cache else _cache_dir(args, settings),
     }
     settings.target.verify = with_run_options(settings.target.verify, opts["timeout"], opts["cache_dir"])
+    fixing = (args.fix or args.diff) and not from_stdin
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
-                 isolate=True, **opts)
+                 isolate=True, fixes=fixing, **opts)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
-    if (args.fix or args.diff) and not from_stdin:
+    if fixing:
         changed = 0
         for f in result.files:
-            edit = fixed_source(f.path, f.diagnostics)
+            edit = fixed_source(f.path, f.diagnostics, tree_of(f.path, result.root), f.digest)
             if edit is None:
                 continue
-            changed += 1
+            src, old, new = edit
             if args.diff:
-                sys.stdout.write(unified_diff(f.path, *edit))
+                sys.stdout.write(unified_diff(printable(f.path), old, new))
             else:
-                with open(f.path, "w", encoding="utf-8") as fh:
-                    fh.write(edit[1])
+                try:
+                    if not write_fixed(src, new):
+                        continue  # changed since it was checked: left as it is
+                except OSError as exc:  # the file is left whole (fix.write_fixed)
+                    print(f"aicompat: cannot fix {printable(f.path)}: {exc.strerror or exc}", file=sys.stderr)
+                    continue
+            changed += 1
         if args.diff:
             if _incomplete(result):
                 return 3  # a diff of the files that were checked is not all there is
@@ -245,8 +252,9 @@ def _lint(args) -> int:
     if args.verbose:
         for f in result.files:
             if f.skipped:
-                print(f"skipped {f.path}: {f.skipped}", file=sys.stderr)
-        cached = "off" if opts["cache_dir"] is None else f"{result.cache_hits} unchanged files from {opts['cache_dir']}"
+                print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
+        cached = "off" if opts["cache_dir"] is None else \
+            f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}"
         print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
               file=sys.stderr)
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
@@ -257,7 +265,7 @@ def _lint(args) -> int:
         sys.stdout.write(statistics(result.diagnostics))
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
-            print(f"suppressed: {d.location()}: {d.code} {d.message}")
+            print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}")
     if _incomplete(result):
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
     if result.diagnostics and not args.exit_zero:
@@ -284,9 +292,24 @@ def _cache_dir_unchecked(args, settings) -> Path:
     if os.environ.get("AICOMPAT_CACHE_DIR"):
         return Path(os.environ["AICOMPAT_CACHE_DIR"])
     if settings.cache_dir is not None:
-        return settings.cache_dir
+        return _inside_project(settings.cache_dir, settings.config_file)
     root = settings.config_file.parent if settings.config_file else Path.cwd()
     return root / CACHE_DIR
+
+
+def _inside_project(cache_dir: Path, config_file: Path) -> Path:
+    """A cache folder the project's own config names must be inside the project:
+    a repository must not make aicompat write elsewhere. One outside it is given
+    on the command line or in $AICOMPAT_CACHE_DIR."""
+    try:
+        project = config_file.parent.resolve()
+        inside = project in cache_dir.resolve().parents and within(cache_dir, project) is not None  # not in .git
+    except (OSError, ValueError, RuntimeError):
+        inside = False
+    if not inside:
+        raise ConfigError(f"{config_file}: [tool.aicompat] cache-dir {str(cache_dir)!r} is not inside the project "
+                          f"({config_file.parent}); give a folder outside it with --cache-dir or AICOMPAT_CACHE_DIR")
+    return cache_dir
 
 
 def _rules() -> int:

@@ -11,6 +11,7 @@ Every part of the resolved target remembers which of these it came from.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from .confine import read_inside
 from .errors import ConfigError
 from .matrix import Matrix
 from .target import (
@@ -38,6 +40,7 @@ from .target import (
 from .toml_compat import tomllib
 
 # jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
+MAX_REQUIREMENTS_BYTES = 1_000_000
 MAX_TIMEOUT = 1e6  # seconds per file: more is no limit, and the timer cannot hold 1e308
 TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir",
              "cuda-verify"}
@@ -100,11 +103,13 @@ def _requires_python_floor(spec_text: str, where: str) -> tuple[int, int] | None
 
 
 def _requirement_lines(path: Path) -> list[tuple[int, str]]:
-    out = []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    out: list[tuple[int, str]] = []
+    # A regular file inside the project only: a requirements.txt symlinked to
+    # /dev/zero or a FIFO must not exhaust memory or block (confine.py).
+    data = read_inside(path, path.parent, MAX_REQUIREMENTS_BYTES)
+    if data is None:
         return out
+    text = data.decode("utf-8", "replace")
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split(" #", 1)[0].split("--hash", 1)[0].strip()
         if not line or line.startswith(("#", "-")) or "://" in line:
@@ -124,9 +129,16 @@ def _merge_pin(pins: dict[str, SpecifierSet], sources: dict[str, str], name: str
         sources[f"pin:{name}"] = src
 
 
+def _which_absolute(name: str) -> str | None:
+    """``shutil.which`` over the absolute PATH entries only: an empty or relative
+    entry ("::", ".") would run ``./nvidia-smi`` from the checked-out repository."""
+    dirs = [d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if d and os.path.isabs(d)]
+    return shutil.which(name, path=os.pathsep.join(dirs)) if dirs else None
+
+
 def local_gpus() -> list[str]:
     """Compute capabilities of the visible GPUs, as ``sm_XY`` (``--gpu auto``)."""
-    exe = shutil.which("nvidia-smi")
+    exe = _which_absolute("nvidia-smi")
     if not exe:
         raise ConfigError("--gpu auto: no local NVIDIA GPU found (nvidia-smi is not on PATH); name the fleet with --gpu")
     try:

@@ -41,6 +41,7 @@ class FileContext:
         self.path = path
         self.text = text
         self.reads: list = []  # other files a rule read (a .cu loaded by name): the cache checks them too
+        self.root: str | None = None  # the project root: other files are read only inside it (confine.py)
         self.module = module
         self.index = index
         self.target = target
@@ -109,7 +110,8 @@ class FileContext:
         """The project's own modules, which the value model follows into (project.py)."""
         if self._project is None:
             home = HomeEnv(self.path, self.module, self.model, self.lookup, self.resolve)
-            self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads, home)
+            self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads, home,
+                                    self.root)
         return self._project
 
     def evaluator(self, world: World, loc=None, bindings=None, guard: bool = False) -> Evaluator:
@@ -861,14 +863,14 @@ def _name_uses(text: str) -> dict[str, tuple[int, int]]:
 
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
                  attr_exists, known: set[str], text: str, reads: list | None = None,
-                 providers: list[Rule] | None = None) -> list[Diagnostic]:
-    walker = analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers)
+                 providers: list[Rule] | None = None, root: str | None = None) -> list[Diagnostic]:
+    walker = analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers, root)
     return diagnostics(path, module, walker, target)
 
 
 def analyse(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
             attr_exists, known: set[str], text: str, reads: list | None = None,
-            providers: list[Rule] | None = None) -> Walker:
+            providers: list[Rule] | None = None, root: str | None = None) -> Walker:
     """The traversal and the rules: findings on nodes, no positions yet."""
     # Cyclic garbage collection waits until the file is done: the tree and the value
     # model's memo stay alive throughout, so each full collection walked them for
@@ -876,15 +878,16 @@ def analyse(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTa
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers)
+        return _analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers, root)
     finally:
         if paused:
             gc.enable()
 
 
-def _analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers) -> Walker:
+def _analyse(path, module, rules, target, matrix, attr_exists, known, text, reads, providers, root=None) -> Walker:
     index = build_index(module)
     fc = FileContext(path, module, index, target, matrix, known, attr_exists, text)
+    fc.root = root
     if reads is not None:
         fc.reads = reads
     walker = Walker(fc, rules, providers)

@@ -9,6 +9,8 @@ import os
 import stat
 from pathlib import Path
 
+from .confine import within
+
 SOURCE_SUFFIXES = {".py", ".pyi", ".ipynb", ".cu", ".cuh", ".ptx"}
 CUDA_SUFFIXES = (".cu", ".cuh", ".ptx")
 BUILD_SUFFIXES = (".cmake", ".sh", ".bash", ".dockerfile")
@@ -85,6 +87,15 @@ def _walk(top: str, on_error):
                 stack.append(sub)
 
 
+def _link_out(f: Path, top: Path, root: Path) -> str | None:
+    """A link met while walking a folder is followed only to a file inside that
+    folder or the project: a checked-in ``k.cu -> /proc/self/environ`` must not
+    bring an outside file's text into the output."""
+    if not f.is_symlink() or within(f, top) is not None or within(f, root) is not None:
+        return None
+    return "symlink to outside the linted tree"
+
+
 def discover(paths: list[str], exclude: list[str], root: Path | None = None,
              skipped: list[tuple[Path, str]] | None = None,
              unreadable: list[tuple[Path, OSError]] | None = None) -> tuple[list[Path], list[str]]:
@@ -135,7 +146,7 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
                 f = d / name
                 if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or _excluded(prefix + name, exclude):
                     continue
-                why = _unusable(f)
+                why = _unusable(f) or _link_out(f, p, root)
                 if why:
                     skipped.append((f, why))
                     continue

@@ -3,30 +3,60 @@
 Edits are spliced into the original text (so formatting and comments stay as
 they were), the result must still parse, and a second run finds nothing left
 to fix (the rules only offer a fix that removes their own finding).
+
+The file is untrusted and may change under us, so a fix is applied only to
+the very bytes that were checked (same digest), only to a regular file inside
+the linted tree (never through a symlink), with offsets counted on LibCST's
+own line breaks (``\\r\\n``, ``\\r``, ``\\n``; not the form feed, ``\\x85`` or
+``\\u2028`` that ``str.splitlines`` also breaks on), in the file's own encoding
+(PEP 263) and newlines, and written to a temporary file in the same folder
+that is renamed over the original (keeping its mode): a failed write leaves
+the file as it was.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
 
 import libcst as cst
 
+from .confine import read_regular, regular_inside
 from .diagnostics import Diagnostic
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # a line as LibCST counts them
+MAX_BYTES = 2_000_000
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def apply_fixes(text: str, diags: list[Diagnostic]) -> str:
+    lines = _LINE.findall(text)
     starts = [0]
-    for line in text.splitlines(keepends=True):
+    for line in lines:
         starts.append(starts[-1] + len(line))
 
-    def offset(line: int, col: int) -> int:
+    def offset(line: int, col: int) -> int | None:
+        if not 1 <= line <= len(lines) or not 1 <= col <= len(lines[line - 1].rstrip("\r\n")) + 1:
+            return None  # a position this text does not have: not edited
         return starts[line - 1] + col - 1
 
     edits = []
     for d in diags:
         if d.fix is None or d.cell is not None:
             continue
-        edits.append((offset(d.line, d.column), offset(d.end_line, d.end_column), d.fix))
+        start, end = offset(d.line, d.column), offset(d.end_line, d.end_column)
+        if start is None or end is None or end < start:
+            continue
+        edits.append((start, end, d.fix))
     out, last = text, None
     for start, end, new in sorted(set(edits), reverse=True):
         if last is not None and end > last:
@@ -36,20 +66,70 @@ def apply_fixes(text: str, diags: list[Diagnostic]) -> str:
     return out
 
 
-def fixed_source(path: str, diags: list[Diagnostic]) -> tuple[str, str] | None:
-    """(old text, new text) for a Python file, or None when nothing applies or the result would not parse."""
+class Source:
+    """A checked file as read for fixing: its bytes, encoding and mode."""
+
+    def __init__(self, path: str, data: bytes, encoding: str, mode: int) -> None:
+        self.path, self.data, self.encoding, self.mode = path, data, encoding, mode
+
+
+def read_source(path: str, tree: str | None, checked: str | None) -> Source | None:
+    """The file at ``path`` when it is a regular file (not a symlink) inside ``tree``
+    whose bytes still have the digest ``checked`` (those the findings were made on)."""
+    st = regular_inside(path, tree, MAX_BYTES)
+    data = read_regular(path, MAX_BYTES) if st is not None else None
+    if data is None or checked is None or digest(data) != checked:
+        return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+    return Source(path, data, encoding, stat.S_IMODE(st.st_mode))
+
+
+def fixed_source(path: str, diags: list[Diagnostic], tree: str | None = None,
+                 checked: str | None = None) -> tuple[Source, str, str] | None:
+    """(source, old text, new text) for a Python file, or None when nothing applies,
+    the file is not the one checked, or the result would not parse or encode."""
     if not any(d.fix for d in diags) or not path.endswith((".py", ".pyi")):
         return None
-    with open(path, encoding="utf-8") as fh:
-        old = fh.read()
+    src = read_source(path, tree, checked)
+    if src is None:
+        return None
+    old = src.data.decode(src.encoding)
     new = apply_fixes(old, diags)
     if new == old:
         return None
     try:
-        cst.parse_module(new)
-    except cst.ParserSyntaxError:
+        cst.parse_module(new.encode(src.encoding))
+    except (cst.ParserSyntaxError, UnicodeEncodeError, RecursionError):
         return None
-    return old, new
+    return src, old, new
+
+
+def write_fixed(src: Source, new: str) -> bool:
+    """Replace the file with ``new`` (in its encoding) if it still holds the bytes
+    that were fixed: a temporary file beside it, renamed over it."""
+    again = read_regular(src.path, MAX_BYTES)
+    if again != src.data:
+        return False  # changed (or replaced by something else) since it was read
+    folder = os.path.dirname(os.path.abspath(src.path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(src.path)}.aicompat-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(new.encode(src.encoding))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, src.mode)
+        os.replace(tmp, src.path)  # replaces a link swapped in meanwhile, never its target
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return True
 
 
 def unified_diff(path: str, old: str, new: str) -> str:

@@ -9,6 +9,39 @@ from .diagnostics import Diagnostic
 from .target import ResolvedTarget
 
 
+def printable(text: str) -> str:
+    """``text`` safe to print on one line of a terminal or a CI log: control and
+    format characters (newlines, ESC of terminal escape sequences, bidi
+    overrides) and undecodable bytes of a file name are shown as Python escapes
+    (a backslash itself is not escaped: Windows-style paths stay readable)."""
+    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
+
+
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(c: str) -> str:
+    if c in _SHORT:
+        return _SHORT[c]
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def printable_path(path: str) -> str:
+    """A file name made printable, that also cannot start a line a CI runner reads
+    as a command (``::error ...``, ``##[...]``, ``##vso[...]``): such a name is
+    printed as ``./name``, the same file."""
+    out = printable(path)
+    return "./" + out if out[:1] in (":", "#", " ") else out
+
+
+def location(d: Diagnostic) -> str:
+    """``Diagnostic.location`` with the path made printable."""
+    if d.cell is not None:
+        return f"{printable_path(d.path)}:cell {d.cell}:{d.cell_line}:{d.column}"
+    return f"{printable_path(d.path)}:{d.line}:{d.column}"
+
+
 def summary(diags: list[Diagnostic], files: int, parsed: int, suppressed: int, skipped: int = 0) -> dict:
     return {
         "files": files,
@@ -21,7 +54,7 @@ def summary(diags: list[Diagnostic], files: int, parsed: int, suppressed: int, s
 
 
 def format_text(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, notes: list[str]) -> str:
-    lines = [f"{d.location()}: {d.code} {d.message}" for d in diags]
+    lines = [f"{location(d)}: {d.code} {printable(d.message)}" for d in diags]
     n, files = summ["diagnostics"], summ["files"]
     where = f"{files} file{'s' if files != 1 else ''}"
     idle = summ.get("files_skipped", 0)
@@ -48,7 +81,7 @@ def format_json(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, not
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))  # ESC and the like too
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 

@@ -80,12 +80,14 @@ class FileResult:
     skipped: str | None = None  # why the file was not checked
     reads: list[str] = field(default_factory=list)  # other files the result depends on
     notes: list[str] = field(default_factory=list)  # run-level notes rules left (Rule.notes)
+    digest: str | None = None  # of the bytes checked, when the caller fixes (--fix re-verifies them)
 
 
 class Linter:
     def __init__(self, target: ResolvedTarget, matrix: Matrix, select: list[str] | None = None,
-                 ignore: list[str] | None = None, prefilter: bool = True) -> None:
+                 ignore: list[str] | None = None, prefilter: bool = True, root: str | None = None) -> None:
         self.target = target
+        self.root = root  # the project root: files the checked code names are read only inside it (confine.py)
         self.matrix = matrix
         self.select = [s.upper() for s in select or []]
         self.ignore = [s.upper() for s in ignore or []]
@@ -193,7 +195,7 @@ class Linter:
         if self.rules:  # with the prefilter on, irrelevant files returned above
             try:
                 diags = check_module(path, module, self.rules, self.target, self.matrix, self.attr_exists, self.known,
-                                     text, reads=res.reads, providers=self.providers)
+                                     text, reads=res.reads, providers=self.providers, root=self.root)
             except RecursionError:
                 diags = [internal_error(path, 1, 1, "nesting too deep to analyse; file skipped")]
             except Exception as exc:  # an engine bug must not end the run

@@ -80,10 +80,11 @@ class LinterSpec:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     prefilter: bool = True
+    root: str | None = None  # the project root: files the checked code names are read only inside it
 
     def build(self) -> Linter:
         return Linter(self.target, self.matrix, select=list(self.select), ignore=list(self.ignore),
-                      prefilter=self.prefilter)
+                      prefilter=self.prefilter, root=self.root)
 
 
 def limit_result(display: str, reason: str) -> FileResult:

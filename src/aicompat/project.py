@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from .confine import read_regular, tree_of, within
 from .index import ModuleIndex, Qual, build_index, resolve_chain
 from .model import FileModel
 
@@ -153,11 +154,7 @@ def _world_dependent(path: Path) -> bool:
     if hit is None:
         from .probes import world_tokens
 
-        try:
-            with open(path, "rb") as f:
-                data = f.read(MAX_BYTES + 1)
-        except OSError:
-            data = b""
+        data = read_regular(path, MAX_BYTES) or b""
         hit = _world_dep[str(path)] = any(t in data for t in world_tokens())
         if len(_world_dep) > 4096:
             _world_dep.clear()
@@ -211,8 +208,9 @@ class Project:
     """The modules one checked file may follow into (one instance per checked file)."""
 
     def __init__(self, path: str, libraries: frozenset[str], is_exit, reads: list | None = None,
-                 home_env=None) -> None:
+                 home_env=None, root: str | None = None) -> None:
         self.home = Path(path).resolve() if path and not path.startswith("<") else None
+        self.tree = tree_of(path, root)  # nothing outside it is read (confine.py)
         self.home_env = home_env  # the checked file, when another module imports it back
         self.libraries = libraries  # top-level names that are libraries, never project modules
         self.is_exit = is_exit
@@ -243,6 +241,8 @@ class Project:
         top = path.parent  # the top-level package (a script's folder): not the tests and examples beside it
         while (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file():
             top = top.parent
+        if self.tree is None or within(top, self.tree) is None:
+            return []  # a package above the project (an __init__.py outside it): not searched
         files = [(c, d) for c, d in _package_files(top) if c != path and needle in d]
         files.sort(key=lambda cd: stem not in cd[1])
         for cand, _data in files:
@@ -348,15 +348,17 @@ class Project:
         name = str(cand)
         if name in self._envs:
             return self._envs[name]
-        if self._world_only and cand.name != "__init__.py" and cand.is_file() and not _world_dependent(cand):
-            # (a package's __init__ is read: it mostly re-exports what its modules define)
-            return _REFUSED  # not cached: a rule's question may still read it
         env = None
         try:
             real = cand.resolve()
-            inside = real == cand.absolute() and (real == limit or limit in real.parents)
-        except (OSError, RuntimeError):
+            inside = real == cand.absolute() and (real == limit or limit in real.parents) and \
+                self.tree is not None and within(real, self.tree) is not None
+        except (OSError, RuntimeError, ValueError):
             inside = False
+        if self._world_only and cand.name != "__init__.py" and cand.is_file() and \
+                not (inside and _world_dependent(real)):
+            # (a package's __init__ is read: it mostly re-exports what its modules define)
+            return _REFUSED  # not cached: a rule's question may still read it
         if inside and real == self.home:
             return self.home_env  # not registered: its nodes are read as the checked file's
         if inside and real.is_file() and (self._loaded < MAX_MODULES or (

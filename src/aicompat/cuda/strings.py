@@ -2,7 +2,8 @@
 
 Through string literals, module constants and local assignments, ``+``
 concatenation, f-strings' constant parts, ``.format``, lists of strings, and
-``open(...).read()`` / ``Path(...).read_text()`` of a file next to the module.
+``open(...).read()`` / ``Path(...).read_text()`` of a file next to the module
+(only a regular file inside the project: confine.py).
 Where the text comes from one string literal, CUDA line N maps back to a
 Python line.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from ..confine import read_inside, tree_of
 from ..values import PartialStr, PathValue, Seq
 
 MAX_FILE = 2_000_000
@@ -167,15 +169,14 @@ def _read_model_path(v, fc) -> Resolved | None:
 
 
 def _read(p: Path, fc) -> Resolved | None:
-    try:
-        if p.is_file() and p.stat().st_size <= MAX_FILE:
-            text = p.read_text(encoding="utf-8", errors="replace")
-            if hasattr(fc, "reads"):
-                fc.reads.append(str(p))
-            return Resolved(text, None, p)
-    except OSError:
+    """The file's text when it is a regular file inside the checked file's tree
+    (confine.py: never ``/etc/...``, ``../../``, a symlink out or a device)."""
+    data = read_inside(p, tree_of(getattr(fc, "path", None), getattr(fc, "root", None)), MAX_FILE)
+    if data is None:
         return None
-    return None
+    if hasattr(fc, "reads"):
+        fc.reads.append(str(p))
+    return Resolved(data.decode("utf-8", "replace"), None, p)
 
 
 def _path_value(expr, fc, depth=0) -> str | None:
