@@ -429,3 +429,14 @@ def test_cute_device_helpers_count_as_device_functions():
     """
     assert emitted(src, "sm_80", "st.async") is False
     assert emitted(src, "sm_90", "st.async") is True
+
+
+def test_if_arithmetic_is_64_bit_and_bounded():
+    # issue 16 item 5: `#if (1 << 12000000000)` built a 1.6 GB Python int. C evaluates #if in
+    # intmax_t: sums wrap, and a shift by 64 or more is undefined (unknown here).
+    from aicompat.cuda.preprocessor import CompileTarget, preprocess
+
+    text = ("#if (1 << 12000000000)\na\n#endif\n#if (1 << 62) * 4 == 0\nb\n#endif\n"
+            "#if 0x7fffffffffffffff + 1 < 0\nc\n#endif\n#if " + "9" * 5000 + " > 1\nd\n#endif\n")
+    live = preprocess(text, CompileTarget("sm_90")).live
+    assert [live[2], live[5], live[8], live[11]] == [None, True, True, None]

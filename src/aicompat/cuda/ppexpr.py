@@ -319,12 +319,19 @@ def _apply(op, a, b):
             raise ExprError("division by zero")
         q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C truncates toward zero
         return q if op == "/" else a - q * b
-    return {
+    if op in ("<<", ">>") and not 0 <= b < 64:
+        return UNKNOWN  # undefined in C's 64-bit arithmetic; `1 << 12000000000` must not build a 1.5 GB int
+    return _int64({
         "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b), ">": lambda: int(a > b),
         "<=": lambda: int(a <= b), ">=": lambda: int(a >= b), "<<": lambda: a << b, ">>": lambda: a >> b,
         "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "&": lambda: a & b, "|": lambda: a | b,
         "^": lambda: a ^ b,
-    }[op]()
+    }[op]())
+
+
+def _int64(v: int) -> int:
+    """#if arithmetic is intmax_t (64 bits for nvcc's host compilers): wrap, as they do."""
+    return ((v + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
 
 
 _SUFFIX = re.compile(r"[uUlLzZ]+$")
@@ -336,7 +343,9 @@ def _number(tok: str) -> int:
     if re.fullmatch(r"0[0-7]+", s):
         return int(s, 8)
     if re.fullmatch(r"0[xX][0-9a-fA-F]+|0[bB][01]+|\d+", s):
-        return int(s, 0)
+        if len(s) > 64:
+            raise ExprError(f"integer literal too long: {tok[:20]}...")  # wider than any C integer type
+        return _int64(int(s, 0))
     raise ExprError(f"not an integer literal: {tok}")
 
 
