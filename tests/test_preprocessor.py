@@ -440,3 +440,17 @@ def test_if_arithmetic_is_64_bit_and_bounded():
             "#if 0x7fffffffffffffff + 1 < 0\nc\n#endif\n#if " + "9" * 5000 + " > 1\nd\n#endif\n")
     live = preprocess(text, CompileTarget("sm_90")).live
     assert [live[2], live[5], live[8], live[11]] == [None, True, True, None]
+
+
+def test_continued_lines_are_as_live_as_the_line_they_continue(tmp_path):
+    # SageAttention's numeric_conversion.cuh writes its asm blocks with `\` at each line end under
+    # `#ifdef FP8_CAST_ENABLED` (defined for __CUDA_ARCH__ >= 890); the instruction on a continuation
+    # line was taken as compiled everywhere.
+    src = ("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890\n#define FP8_CAST_ENABLED\n#endif\n"
+           "__global__ void cast(unsigned* out, float a, float b) {\n#ifdef FP8_CAST_ENABLED\n"
+           "  asm volatile( \\\n      \"{\\n\" \\\n      \".reg .b16 lo;\\n\" \\\n"
+           "      \"cvt.rn.satfinite.e4m3x2.f32 lo, %1, %2;\\n\" \\\n      \"mov.b32 %0, {lo, lo};\\n\" \\\n"
+           "      \"}\" : \"=r\"(out[0]) : \"f\"(a), \"f\"(b));\n#else\n  out[0] = 0;\n#endif\n}\n")
+    assert _aic301(tmp_path, "good.cu", src, ["A100", "H100"]) == []
+    bad = src.replace("#ifdef FP8_CAST_ENABLED", "#if 1")
+    assert _aic301(tmp_path, "bad.cu", bad, ["A100", "H100"]) == [(9, "'cvt.rn.satfinite.e4m3x2.f32'")]

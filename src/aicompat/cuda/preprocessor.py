@@ -504,6 +504,14 @@ def preprocess(text: str, target: CompileTarget, extra_defines: dict[str, str] |
         walker.visited.add(str(ctx.path))
     from_dir = ctx.path.parent if ctx.path is not None else None
     live, groups, line_group = walker.walk(logical_lines(text), True, from_dir, 0, record=True)
+    # A backslash-continued line holds several physical lines (an asm block written with
+    # `\` at each line end): each of them is as live as the line it continues.
+    keys = sorted(live)
+    for a, b in zip(keys, keys[1:] + [text.count("\n") + 2]):
+        for k in range(a + 1, b):
+            live[k] = live[a]
+            if a in line_group:
+                line_group[k] = line_group[a]
     defines = {n: ((("(" + ", ".join(m.params) + ") ") if m.params is not None else "") + m.body)
                for n, m in env.defines.items() if isinstance(m, Macro)}
     return Preprocessed(live=live, defines=defines, groups=groups, line_group=line_group, env=env,
