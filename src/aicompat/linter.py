@@ -223,7 +223,7 @@ class Linter:
             compile(data, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
         except SyntaxError as se:
             line = se.lineno or 1
-            if _newer_than_running(self.matrix, data, line):
+            if _newer_than_running(self.providers, data, line):
                 return None
             return _parse_error(path, line, se.offset or 1, se.msg)
         except (RecursionError, MemoryError) as exc:
@@ -319,13 +319,12 @@ def unreadable(display: str, exc: OSError, what: str = "file") -> FileResult:
     return res
 
 
-def _newer_than_running(matrix: Matrix, data: bytes, line: int) -> bool:
-    """Do the lines around ``line`` hold syntax newer than this interpreter?"""
+def _newer_than_running(providers, data: bytes, line: int) -> bool:
+    """Do the lines around ``line`` hold syntax newer than this interpreter? Asked of the
+    registered rules that know Python's syntax versions (the ``newer_syntax`` hook)."""
     import sys
 
-    from .rules.python_syntax import newer_syntax_at
-
-    return newer_syntax_at(data, line, matrix, sys.version_info[:2]) is not None
+    return any(r.newer_syntax(data, line, sys.version_info[:2]) for r in providers if hasattr(r, "newer_syntax"))
 
 
 def _syntax_diagnostic(path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic:

@@ -153,6 +153,9 @@ class Rule:
 
     - ``attr_exists(qualname, world)``: True/False/UNKNOWN, for ``hasattr``
       guards.
+    - ``newer_syntax(data, line, python) -> bool``: do the lines around ``line``
+      hold syntax newer than ``python`` (a (major, minor) tuple)? The linter
+      asks before it takes CPython's refusal of a file as a parse error.
     - ``with_context(call, qualname, fc) -> dict | None``: what ``with call:``
       means for the code in its body; the dict is merged into ``fc.ctx.facts``
       there (a later item overrides an earlier one, as nesting does).

@@ -301,6 +301,11 @@ class PythonSyntax(Rule):
     def known_names(self) -> set[str]:
         return set(self._known)
 
+    def newer_syntax(self, data: bytes, line: int, python) -> bool:
+        """Provider hook: do the lines around ``line`` hold syntax newer than ``python``
+        (the linter lets LibCST try what the running CPython refuses there)?"""
+        return newer_syntax_at(data, line, self.matrix, python) is not None
+
     def on_parse_error(self, data: bytes, line: int) -> Finding | None:
         """LibCST older than the syntax: name the newer construct on the failing lines."""
         hit = newer_syntax_at(data, line, self.matrix, self.target.python)
