@@ -212,7 +212,7 @@ class Linter:
             compile(data, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
         except SyntaxError as se:
             line = se.lineno or 1
-            if _newer_than_running(self.matrix, data, line):
+            if self._newer_than_running(data, line):
                 return None
             return _parse_error(path, line, se.offset or 1, se.msg)
         except (RecursionError, MemoryError) as exc:
@@ -220,6 +220,11 @@ class Linter:
         except ValueError as exc:  # a NUL byte
             return _parse_error(path, 1, 1, str(exc))
         return None
+
+    def _newer_than_running(self, data: bytes, line: int) -> bool:
+        """Do the lines around ``line`` hold syntax newer than this interpreter?
+        Asked of the rules that know syntax (``newer_than_running``)."""
+        return any(r.newer_than_running(data, line) for r in self.providers if hasattr(r, "newer_than_running"))
 
     def _newer_syntax(self, path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic | None:
         """An older LibCST cannot parse syntax newer than itself: a rule that can name
@@ -300,15 +305,6 @@ def unreadable(display: str, exc: OSError, what: str = "file") -> FileResult:
     res = FileResult(display)
     res.diagnostics.append(_parse_error(display, 1, 1, f"cannot read {what}: {exc.strerror or exc}"))
     return res
-
-
-def _newer_than_running(matrix: Matrix, data: bytes, line: int) -> bool:
-    """Do the lines around ``line`` hold syntax newer than this interpreter?"""
-    import sys
-
-    from .rules.python_syntax import newer_syntax_at
-
-    return newer_syntax_at(data, line, matrix, sys.version_info[:2]) is not None
 
 
 def _syntax_diagnostic(path: str, data: bytes, exc: cst.ParserSyntaxError) -> Diagnostic:

@@ -298,6 +298,13 @@ class PythonSyntax(Rule):
     def known_names(self) -> set[str]:
         return set(self._known)
 
+    def newer_than_running(self, data: bytes, line: int) -> bool:
+        """Syntax newer than this interpreter on the lines around ``line`` (CPython
+        refused the file there; LibCST may still read it)."""
+        import sys
+
+        return newer_syntax_at(data, line, self.matrix, sys.version_info[:2]) is not None
+
     def on_parse_error(self, data: bytes, line: int) -> Finding | None:
         """LibCST older than the syntax: name the newer construct on the failing lines."""
         hit = newer_syntax_at(data, line, self.matrix, self.target.python)
