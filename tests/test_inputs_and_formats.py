@@ -146,3 +146,13 @@ def test_sarif_validates_against_the_official_schema(tmp_path):
     validator = jsonschema.Draft4Validator(schema)
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
     assert errors == [], [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path):
+    # issue 16 item 15: a file named "my kernels#1/a:b ä.py" gave an invalid or misread URI.
+    d = tmp_path / "my kernels#1"
+    d.mkdir()
+    (d / "a:b ä.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n")
+    r = run_cli("lint", "--no-config", "--gpu", "A100", "--format", "sarif", ".", cwd=tmp_path)
+    uri = json.loads(r.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "my%20kernels%231/a%3Ab%20%C3%A4.py"

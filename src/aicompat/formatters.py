@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 from collections import Counter
 
 from .diagnostics import Diagnostic
@@ -124,7 +125,7 @@ def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, no
             "level": "warning" if d.severity == "warning" else "error",
             "message": {"text": d.message},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": d.path},
+                "artifactLocation": {"uri": _uri(d.path)},
                 "region": {"startLine": d.line, "startColumn": d.column, "endLine": d.end_line,
                            "endColumn": max(d.end_column, d.column)},
             }}],
@@ -156,3 +157,9 @@ def statistics(diags: list[Diagnostic]) -> str:
     counts = Counter((d.code, d.rule) for d in diags)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return "".join(f"{n:5d}  {code}  {rule}\n" for (code, rule), n in rows)
+
+
+def _uri(path: str) -> str:
+    """A SARIF artifact uri is a URI reference: a name with spaces, '#', '?', '%', ':' or
+    non-ASCII letters is percent-encoded (RFC 3986), as viewers resolve it against the run's root."""
+    return quote(path.replace("\\", "/"), safe="/")
