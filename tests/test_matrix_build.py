@@ -171,3 +171,40 @@ def test_rules_read_the_generated_table(table):
     assert not any(c == "AIC202" for c, _, _ in on_v2)
     msgs = [d.message for d in _lint_with(table, "import torch, toypkg\ntoypkg.old(1)\n", "2.0")]
     assert msgs == ["toypkg.old is not in toypkg 2.0 (removed in 2.0; last in 1.0); pins allow toypkg 2.0"]
+
+
+def test_an_sdist_is_downloaded_without_running_anything_of_it(tmp_path, monkeypatch):
+    # issue 16 item 12: `pip download --no-binary :all: --no-build-isolation` prepared the sdist's
+    # metadata, which runs its setup.py in aicompat's own interpreter. Now the file comes from the
+    # URL PyPI's JSON lists, checked against its sha256, and no process is started.
+    import hashlib
+    import io
+    import json
+    import subprocess
+    import urllib.request
+
+    from aicompat import matrix_build as mb
+
+    payload = b"fake sdist bytes"
+    meta = {"urls": [
+        {"packagetype": "bdist_wheel", "filename": "flash_attn-2.6.3-py3-none-any.whl", "url": "https://x/w"},
+        {"packagetype": "sdist", "filename": "flash_attn-2.6.3.tar.gz", "url": "https://x/s",
+         "digests": {"sha256": hashlib.sha256(payload).hexdigest()}},
+    ]}
+
+    def urlopen(url, timeout=None):
+        return io.BytesIO(json.dumps(meta).encode() if url.endswith("/json") else payload)
+
+    def no_process(*a, **k):
+        raise AssertionError("a process was started")
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(subprocess, "run", no_process)
+    spec = mb.PACKAGES["flash-attn"]
+    got = mb.download(spec, "2.6.3", tmp_path)
+    assert got == tmp_path / "flash_attn-2.6.3.tar.gz" and got.read_bytes() == payload
+    meta["urls"][1]["digests"]["sha256"] = "0" * 64
+    meta["urls"][1]["filename"] = "flash_attn-2.6.4.tar.gz"
+    with pytest.raises(RuntimeError, match="sha256"):
+        mb.download(spec, "2.6.4", tmp_path)
+    assert not list(tmp_path.glob("*2.6.4*"))

@@ -168,14 +168,15 @@ def download(spec: PackageSpec, version: str, directory: Path) -> Path:
     found = find_archive(directory, spec.dist, version)
     if found:
         return found
+    if spec.sdist:
+        # `pip download` of an sdist prepares its metadata, which runs the package's setup.py
+        # (in this interpreter, with --no-build-isolation): take the file from PyPI instead and
+        # check it against the digest PyPI publishes. Nothing of the package is run.
+        return _pypi_sdist(spec.dist, version, directory)
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull)
     base = [sys.executable, "-m", "pip", "download", f"{spec.dist}=={version}", "--no-deps", "-q", "-d", str(directory)]
-    if spec.sdist:
-        env["FLASH_ATTENTION_SKIP_CUDA_BUILD"] = "TRUE"
-        attempts = [base + ["--no-binary", ":all:", "--no-build-isolation"]]
-    else:
-        attempts = [base + ["--only-binary=:all:", "--platform", plat, "--python-version", py]
-                    for plat, py in (("macosx_11_0_arm64", "3.11"), ("macosx_14_0_arm64", "3.12"))]
+    attempts = [base + ["--only-binary=:all:", "--platform", plat, "--python-version", py]
+                for plat, py in (("macosx_11_0_arm64", "3.11"), ("macosx_14_0_arm64", "3.12"))]
     errors = []
     for cmd in attempts:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -184,6 +185,36 @@ def download(spec: PackageSpec, version: str, directory: Path) -> Path:
             return found
         errors.append(proc.stderr.strip().splitlines()[-1:] or ["?"])
     raise RuntimeError(f"could not download {spec.dist}=={version}: {errors}")
+
+
+PYPI_JSON = "https://pypi.org/pypi/{dist}/{version}/json"
+
+
+def _pypi_sdist(dist: str, version: str, directory: Path) -> Path:
+    """The release's sdist, downloaded from the URL PyPI's JSON API lists and checked against
+    its sha256 there; written under a plain file name only (no path from the index is trusted)."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(PYPI_JSON.format(dist=dist, version=version), timeout=60) as r:
+        meta = json.load(r)
+    for u in meta.get("urls", []):
+        name = str(u.get("filename", ""))
+        if u.get("packagetype") != "sdist" or not name.endswith(".tar.gz") or Path(name).name != name:
+            continue
+        want = str(u.get("digests", {}).get("sha256", ""))
+        tmp = directory / (name + ".part")
+        h = hashlib.sha256()
+        with urllib.request.urlopen(u["url"], timeout=300) as r, open(tmp, "wb") as out:
+            for chunk in iter(lambda: r.read(1 << 20), b""):
+                h.update(chunk)
+                out.write(chunk)
+        if not want or h.hexdigest() != want:
+            tmp.unlink()
+            raise RuntimeError(f"{name}: sha256 {h.hexdigest()} is not the {want or 'missing'} PyPI lists")
+        tmp.replace(directory / name)
+        return directory / name
+    raise RuntimeError(f"PyPI lists no sdist for {dist}=={version}")
 
 
 def sha256(path: Path) -> str:
