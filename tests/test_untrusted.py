@@ -383,3 +383,27 @@ def test_a_link_out_of_the_tree_is_not_linted_by_a_folder_walk(tmp_path):
     assert "alias.py" not in r.stderr and "(2 files" in r.stdout
     # Named on the command line, it is the user's choice.
     assert run_cli(*args, "pkg/evil.py", cwd=proj).returncode == 1
+
+
+def test_a_pyproject_linked_to_a_device_or_a_fifo_is_never_read(tmp_path):
+    # The last open point of issue 16 item 11: pyproject.toml itself was read through a link,
+    # so a checked-in `pyproject.toml -> /dev/zero` ran out of memory and a FIFO hung the run.
+    from aicompat.config import build_settings
+    from aicompat.errors import ConfigError
+    from aicompat.matrix import default_matrix
+
+    for name, make in (("dev", lambda p: os.symlink("/dev/zero", p)), ("fifo", os.mkfifo)):
+        proj = tmp_path / name
+        proj.mkdir()
+        make(proj / "pyproject.toml")
+        # Not a regular file: no configuration is read from it (and nothing hangs or blows up).
+        assert build_settings(default_matrix(), start=proj).config_file is None
+    with pytest.raises(ConfigError, match="not a regular file"):
+        from aicompat.config import _load_toml
+
+        os.mkfifo(tmp_path / "pipe.toml")
+        _load_toml(tmp_path / "pipe.toml")  # a FIFO met between the lookup and the read
+    twin = tmp_path / "ok"
+    twin.mkdir()
+    (twin / "pyproject.toml").write_text('[tool.aicompat]\ngpus = ["H100"]\n')
+    assert build_settings(default_matrix(), start=twin).target.archs == ["sm_90"]

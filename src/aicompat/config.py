@@ -12,6 +12,7 @@ Every part of the resolved target remembers which of these it came from.
 from __future__ import annotations
 
 import os
+import stat
 import shutil
 import subprocess
 import sys
@@ -80,10 +81,23 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+MAX_PYPROJECT_BYTES = 4_000_000
+
+
 def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        # A checked-out pyproject.toml may be a link to a device or a FIFO: read only a regular
+        # file of sane size, without blocking (issue 16).
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_PYPROJECT_BYTES:
+            raise ConfigError(f"{path}: not a regular file of at most {MAX_PYPROJECT_BYTES // 1_000_000} MB")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ConfigError(f"{path}: not a regular file")
+            return tomllib.loads(fh.read(MAX_PYPROJECT_BYTES + 1).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except OSError as exc:
