@@ -407,3 +407,18 @@ def test_a_pyproject_linked_to_a_device_or_a_fifo_is_never_read(tmp_path):
     twin.mkdir()
     (twin / "pyproject.toml").write_text('[tool.aicompat]\ngpus = ["H100"]\n')
     assert build_settings(default_matrix(), start=twin).target.archs == ["sm_90"]
+
+
+def test_fix_writes_only_under_the_paths_it_was_given(tmp_path):
+    # bench_hostile item 6: `aicompat lint --fix repo` where repo/setup.py links to ../outside/setup.py
+    # (inside the project folder, outside the linted path) rewrote the outside file.
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "repo").mkdir()
+    target = tmp_path / "outside" / "setup.py"
+    target.write_text('import os\nos.environ["TORCH_CUDA_ARCH_LIST"] = "7.0"\n')
+    (tmp_path / "repo" / "setup.py").symlink_to(target)
+    run_cli("lint", "--no-config", "--no-cache", "--fix", "--gpu", "H100", "repo", cwd=tmp_path)
+    assert target.read_text() == 'import os\nos.environ["TORCH_CUDA_ARCH_LIST"] = "7.0"\n'
+    # The twin: the same file, linted where it is, is fixed.
+    run_cli("lint", "--no-config", "--no-cache", "--fix", "--gpu", "H100", "outside", cwd=tmp_path)
+    assert '"9.0+PTX"' in target.read_text()

@@ -213,7 +213,13 @@ def _lint(args) -> int:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
     if fixing:
         changed = 0
+        # --fix writes only under the paths it was given: a file the walk reached through a
+        # link (repo/setup.py -> ../outside/setup.py) is checked, never rewritten.
+        given = [os.path.realpath(p) for p in args.paths]
         for f in result.files:
+            real = os.path.realpath(f.path)
+            if not any(real == g or real.startswith(g.rstrip(os.sep) + os.sep) for g in given):
+                continue
             edit = fixed_source(f.path, f.diagnostics, tree_of(f.path, result.root), f.digest)
             if edit is None:
                 continue
