@@ -325,3 +325,16 @@ def test_a_changed_header_is_compiled_again_and_a_header_alone_never(tmp_path):
     _lint(tmp_path, "wgmma_utils.cuh", '__device__ void fence() { asm volatile("wgmma.fence.sync.aligned;"); }\n',
           ["H100"])
     assert verify.COMPILES == before
+
+
+def test_compile_results_of_another_user_or_a_commit_are_never_used(tmp_path, monkeypatch):
+    # issue 16 applied to exact mode's compile cache: entries are named by the key under this user's
+    # cache secret, so a cuda-verify/ folder committed with the repository (or another user's) is a miss.
+    from aicompat import cachefs
+
+    code = WGMMA_EXT.replace("{a}", "")
+    _lint(tmp_path, "ext.py", code, ["H100"])
+    monkeypatch.setattr(cachefs, "_SECRET", b"another user's secret" + b"0" * 43)
+    before = verify.COMPILES
+    _lint(tmp_path, "ext.py", code, ["H100"])
+    assert verify.COMPILES > before

@@ -18,6 +18,7 @@ cache folder, when there is one) and at most ``max_compiles`` per run.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -30,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..cachefs import machine_secret, real_dirs, replace_file
+from ..confine import read_regular
 from . import includes
 
 FORMAT = 1  # bump when an entry's layout or meaning changes
@@ -338,44 +341,42 @@ class Verifier:
         return Outcome("empty" if empty_kernel(ptx_text) else "ok")
 
     # -- the cache ---------------------------------------------------------------
-    def _entry(self, key: str) -> Path | None:
-        return self.dir / key[:2] / f"{key}.json" if self.dir is not None else None
+    def _name(self, key: str) -> str:
+        """An entry's file name: the key under this user's cache secret (cachefs.machine_secret),
+        so a compile result committed with the repository or written by another user is never
+        found (issue 16: the cache is untrusted input)."""
+        return hmac.new(machine_secret(), key.encode(), hashlib.sha256).hexdigest()
 
     def _get(self, key: str) -> Outcome | None:
-        path = self._entry(key)
-        if path is None:
+        if self.dir is None:
+            return None
+        name = self._name(key)
+        folder = real_dirs(self.dir.parent, [self.dir.name, name[:2]], create=False)
+        raw = read_regular(folder / f"{name}.json", 1_000_000) if folder is not None else None
+        if raw is None:
             return None
         try:
-            doc = json.loads(path.read_bytes())
+            doc = json.loads(raw)
             if doc.get("key") != key:
                 raise ValueError("another entry")
             res = Outcome(**doc["outcome"])
             if res.status not in ("ok", "fail", "empty", "unverified") or not isinstance(res.error, str):
                 raise ValueError("bad entry")
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return res
 
     def _put(self, key: str, res: Outcome) -> None:
-        path = self._entry(key)
-        if path is None:
+        if self.dir is None:
             return
         from ..cache import ensure_root
 
+        name = self._name(key)
         try:
             ensure_root(self.dir.parent)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"key": key, "outcome": asdict(res)}, fh)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            folder = real_dirs(self.dir.parent, [self.dir.name, name[:2]], create=True)
+            if folder is not None:  # never through a link
+                replace_file(folder, f"{name}.json", json.dumps({"key": key, "outcome": asdict(res)}).encode())
         except OSError:
             pass  # a read-only cache makes exact mode slower, not wrong
 
