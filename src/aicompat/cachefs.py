@@ -72,14 +72,19 @@ def create_new(path: Path, data: bytes, mode: int = 0o644) -> bool:
     return True
 
 
-def replace_file(folder: Path, name: str, data: bytes) -> None:
-    """Write ``folder/name`` whole: a new temporary file, then a rename over the name."""
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")  # O_EXCL: never an existing file or link
+def replace_file(folder: Path, name: str, data: bytes, mode: int = 0o644, sync: bool = False,
+                 prefix: str = ".tmp-") -> None:
+    """Write ``folder/name`` whole: a new temporary file, then a rename over the name (which
+    replaces a link there, never its target); ``sync`` flushes it to disk first (a user's file)."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix)  # O_EXCL: never an existing file or link
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, folder / name)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, Path(folder) / name)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -22,11 +22,12 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
+from pathlib import Path
 
 import libcst as cst
 
+from .cachefs import replace_file
 from .confine import read_regular, regular_inside
 from .diagnostics import Diagnostic
 
@@ -114,21 +115,9 @@ def write_fixed(src: Source, new: str) -> bool:
     again = read_regular(src.path, MAX_BYTES)
     if again != src.data:
         return False  # changed (or replaced by something else) since it was read
-    folder = os.path.dirname(os.path.abspath(src.path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(src.path)}.aicompat-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(new.encode(src.encoding))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, src.mode)
-        os.replace(tmp, src.path)  # replaces a link swapped in meanwhile, never its target
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    folder, name = os.path.split(os.path.abspath(src.path))
+    replace_file(Path(folder), name, new.encode(src.encoding), mode=src.mode, sync=True,
+                 prefix=f".{name}.aicompat-")
     return True
 
 

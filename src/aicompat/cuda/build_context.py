@@ -33,7 +33,7 @@ from pathlib import Path
 from . import includes
 from .cmake_eval import UNK, evaluate
 from .setup_py import Extension, extensions
-from .targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
+from .targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
 
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py")
 MAX_UP = 12
@@ -228,7 +228,7 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
                     continue
                 b = parse_nvcc_flags(list(a))
                 if ta is not None and ta.upper() not in ("OFF", "FALSE", ""):
-                    cb = _cmake_arch_build(ta)
+                    cb = parse_cmake_archs(ta)
                     if cb is None:
                         unknown = True
                         continue
@@ -255,21 +255,6 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
         if s.suffix in CUDA_EXT and s not in proj.sources:
             proj.sources[s] = [Origin("none", f"{_rel(where_path, root)} line {line} adds it only in an if() branch "
                                               f"the build for this fleet does not take")]
-
-
-def _cmake_arch_build(value: str) -> Build | None:
-    """CMake arch list '80;90a-real;100-virtual' (plain number = SASS + PTX)."""
-    b = Build()
-    for item in [x for x in value.split(";") if x]:
-        m = re.fullmatch(r"(\d+[af]?)(?:-(real|virtual))?", item.strip())
-        if not m:
-            return None
-        sm = f"sm_{m.group(1)}"
-        if m.group(2) != "virtual":
-            b.cubins.append(sm)
-        if m.group(2) != "real":
-            b.ptx.append(sm)
-    return b
 
 
 def _jit_fronts(path: Path, root: Path, matrix, proj_reads: list) -> list[tuple[Path, str, dict]]:

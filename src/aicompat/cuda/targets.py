@@ -118,3 +118,19 @@ def parse_torch_arch_list(value: str, matrix) -> tuple[Build, list[str]]:
         if ptx:
             b.ptx.append(sm)
     return b, bad
+
+
+def parse_cmake_archs(value: str) -> Build | None:
+    """CMake arch list '80;90a-real;100-virtual' (a plain number = SASS + PTX); None for
+    what is not a list of numbers (native, all, all-major, variables): not judged."""
+    b = Build()
+    for item in [x for x in value.split(";") if x]:
+        m = re.fullmatch(r"(\d+[af]?)(?:-(real|virtual))?", item.strip())
+        if not m:
+            return None
+        sm = f"sm_{m.group(1)}"
+        if m.group(2) != "virtual":
+            b.cubins.append(sm)
+        if m.group(2) != "real":
+            b.ptx.append(sm)
+    return b

@@ -5,7 +5,6 @@ rejects (facts: version_matrix/gpus.toml [target.*], build.toml)."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import libcst as cst
@@ -16,7 +15,7 @@ from ..cuda.build_context import project_root
 from ..cuda.cmake_eval import evaluate
 from ..cuda.shell import assignments
 from ..cuda.strings import strings_of
-from ..cuda.targets import Build, code_for, parse_nvcc_flags, parse_torch_arch_list
+from ..cuda.targets import Build, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
 from ..ruleapi import Example, Finding, Rule
 from ..values import DictValue
 
@@ -300,7 +299,7 @@ class BuildArchFlags(Rule):
         for s in sorted(last.values(), key=lambda s: s.line):
             if s.what in ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"):
                 value = ";".join(s.values)
-                build = _cmake_build(value)
+                build = parse_cmake_archs(value)
                 what = f"{s.what} {value}"
                 use = fix
             else:
@@ -345,23 +344,6 @@ def _has_env_dict_literal(fc) -> bool:
             if ENV_NAME in fc.text else []
         fc.state["AIC302.env_dict_literal"] = any(el.key.evaluated_value == ENV_NAME for el in keys)
     return fc.state["AIC302.env_dict_literal"]
-
-
-
-
-def _cmake_build(value: str) -> Build | None:
-    """CMake arch list: '80;90a-real;100-virtual' (plain number = SASS + PTX)."""
-    b = Build()
-    for item in [x for x in value.split(";") if x]:
-        m = re.fullmatch(r"(\d+[af]?)(?:-(real|virtual))?", item.strip())
-        if not m:
-            return None  # native, all, all-major, variables: not judged
-        sm = f"sm_{m.group(1)}"
-        if m.group(2) != "virtual":
-            b.cubins.append(sm)
-        if m.group(2) != "real":
-            b.ptx.append(sm)
-    return b
 
 
 def _describe_build(b: Build) -> str:
