@@ -156,3 +156,86 @@ def test_extra_compile_args_built_by_dict_call():
             return CUDAExtension(name, sources, extra_compile_args=args)
     """)
     assert [(d.line, d.targets) for d in aic302(code, ["A100", "H100"])] == [(5, ["H100"])]
+
+
+# -- nvcc command lines (issue 12 item 3) ------------------------------------------
+
+BUILD_SH = """\
+#!/usr/bin/env bash
+# Builds the cubin the loader opens. (nvcc -arch=sm_90 also works: just a comment.)
+set -euo pipefail
+ARCH=${ARCH_OVERRIDE:-sm_100}
+NVCC_ARCH=sm_100
+mkdir -p build
+nvcc -O3 -lineinfo -arch=$NVCC_ARCH -cubin -o build/attn.cubin csrc/attn.cu
+"""
+
+MAKEFILE = """\
+NVCC ?= nvcc
+ARCH := -arch=sm_100
+NVCCFLAGS = -O3 -std=c++17 $(ARCH)
+
+all: build/attn.cubin
+
+build/%.cubin: csrc/%.cu
+\t@mkdir -p build
+\t$(NVCC) $(NVCCFLAGS) -cubin -o $@ $<
+"""
+
+
+def _files(tmp_path, files, gpus):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    r = run_cli("lint", "--no-config", "--no-cache", "--format", "json", *[a for g in gpus for a in ("--gpu", g)],
+                "--select", "AIC302", *files, cwd=tmp_path)
+    return [(d["path"], d["line"], d["column"], d["message"]) for d in json.loads(r.stdout)["diagnostics"]]
+
+
+def test_nvcc_cubin_in_a_shell_script_and_a_makefile(tmp_path):
+    found = _files(tmp_path, {"build.sh": BUILD_SH, "Makefile": MAKEFILE}, ["H100", "B200"])
+    msg = ('nvcc -arch=sm_100 builds sm_100: no code for sm_90 (H100), which then fails with "no kernel image is '
+           'available for execution on the device"; build a fatbin instead (-fatbin) with '
+           '-gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_100,code=sm_100')
+    assert found == [("Makefile", 9, 2, msg.replace("nvcc -arch", "nvcc -arch", 1)), ("build.sh", 7, 1, msg)]
+
+
+def test_nvcc_fatbin_for_the_fleet_is_clean(tmp_path):
+    fat = "-fatbin -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100"
+    files = {"build.sh": BUILD_SH.replace("-arch=$NVCC_ARCH -cubin", fat).replace(".cubin", ".fatbin"),
+             "Makefile": MAKEFILE.replace("$(NVCCFLAGS) -cubin", "-O3 " + fat)}
+    assert _files(tmp_path, files, ["H100", "B200"]) == []
+
+
+def test_nvcc_flags_the_script_does_not_fix_are_not_judged(tmp_path):
+    assert _files(tmp_path, {"build.sh": BUILD_SH.replace("-arch=$NVCC_ARCH", "-arch=$ARCH")}, ["H100"]) == []
+
+
+NVCC_PY = '''\
+import os
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def compile_kernel(src, out, arch="sm_100"):
+    cmd = ["nvcc", "-O3", f"-arch={arch}", "-cubin", "-o", str(out), str(src)]
+    subprocess.check_call(cmd)
+
+
+def build_all():
+    compile_kernel(HERE / "attn.cu", HERE / "attn.cubin")
+    os.system("nvcc -gencode arch=compute_90a,code=sm_90a -c -o gemm.o gemm.cu")
+'''
+
+
+def test_nvcc_run_from_python():
+    found = aic302(NVCC_PY, ["H100", "B200"])
+    assert [(d.line, d.message.split(":")[0], sorted(d.targets)) for d in found] == [
+        (10, "nvcc -arch=sm_100 builds sm_100", ["H100"]),
+        (15, "nvcc -gencode arch=compute_90a,code=sm_90a builds sm_90a", ["B200"])]
+    fixed = NVCC_PY.replace('arch="sm_100"', 'arch="sm_90"').replace(
+        '"-cubin", ', '"-fatbin", "-gencode", "arch=compute_100,code=sm_100", ').replace(
+        "-gencode arch=compute_90a,code=sm_90a -c", "-gencode arch=compute_90a,code=sm_90a "
+                                                   "-gencode arch=compute_100a,code=sm_100a -c")
+    assert aic302(fixed, ["H100", "B200"]) == []

@@ -138,10 +138,11 @@ FLASHMLA_SETUP = """\
 
 
 def test_helper_built_gencode_list_reaches_the_extension(tmp_path):
-    # The sm_90a gencode also compiles the unguarded tcgen05 kernel for the H100: nvcc rejects it.
+    # The sm_90a gencode also compiles the unguarded tcgen05 kernel for the H100: nvcc rejects it,
+    # and a target that fails fails the whole build, so no GPU gets the extension.
     write(tmp_path, {"setup.py": FLASHMLA_SETUP, "csrc/sm100/fmha_fwd.cu": TCGEN05_KERNEL})
     found = run(tmp_path, ["A100", "H100", "B200"])
-    assert short(found) == [("csrc/sm100/fmha_fwd.cu", 4, "AIC301", ["H100"])]
+    assert short(found) == [("csrc/sm100/fmha_fwd.cu", 4, "AIC301", ["A100", "H100", "B200"])]
     assert "is rejected by sm_90a (setup.py line 22 (flash_mla.cuda) builds it for sm_100a, sm_90a)" in found[0][4]
 
 
@@ -216,7 +217,8 @@ def test_vllm_source_built_for_every_cuda_arch_is_reported(tmp_path):
                                                                                           "wgmma.cuh"),
                      "csrc/quantization/w8a8/cutlass/wgmma.cuh": WGMMA_CUH})
     found = run(tmp_path, ["A100", "H100"])
-    assert short(found) == [("csrc/quantization/w8a8/cutlass/wgmma.cuh", 6, "AIC301", ["A100"])]
+    # sm_80 and sm_90 reject the unguarded wgmma: the build fails, for the H100 too.
+    assert short(found) == [("csrc/quantization/w8a8/cutlass/wgmma.cuh", 6, "AIC301", ["A100", "H100"])]
     assert ("is rejected by sm_80 (included by csrc/quantization/w8a8/cutlass/scaled_mm_c3x.cu, which: "
             "CMakeLists.txt line 20 builds it for sm_80, sm_90, sm_90a)") in found[0][4]
 
@@ -469,5 +471,6 @@ def test_vllm_kernel_added_for_an_arch_of_the_fleet_is_judged_there(tmp_path):
     # Without a toolkit the supported-arch list (and so the build for the B200) is unknown: silent.
     assert run(tmp_path, ["H100", "B200"], select=["AIC301"]) == []
     found = run(tmp_path, ["H100", "B200"], select=["AIC301"], cuda="12.8")
-    assert short(found) == [("csrc/attn/wgmma.cuh", 6, "AIC301", ["B200"])]
+    # the sm_100a build of the file fails, and with it the extension the H100 needs too
+    assert short(found) == [("csrc/attn/wgmma.cuh", 6, "AIC301", ["H100", "B200"])]
     assert "builds it for sm_100a" in found[0][4]

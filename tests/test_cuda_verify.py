@@ -153,14 +153,25 @@ def test_redux_f32_static_and_exact_agree(tmp_path, matrix):
     assert [(d.line, "sm_100 (B200)" in d.message) for d in
             static.lint_bytes(code.encode(), str(tmp_path / "k.py")).diagnostics] == [(7, True)]
     found, _ = _lint(tmp_path, "k.py", code, ["B200"])
-    assert found == [(7, 17, f"cupy.RawKernel: nvcc {NVCC.release} rejects CUDA line 5 when built for sm_100 (no "
-                             "arch flags: built for the GPU it runs on): \"ptxas error: Instruction 'redux.f32' not "
-                             "supported on .target 'sm_100'\"; fails on sm_100 (B200). Build with -gencode "
-                             "arch=compute_100a,code=sm_100a.")]
+    assert found == [(7, 17, f"cupy.RawKernel: nvcc {NVCC.release} rejects CUDA line 5 when built for sm_100 (CuPy "
+                             "adds -arch=sm_XY of the GPU it runs on after the options, and that one wins): \"ptxas "
+                             "error: Instruction 'redux.f32' not supported on .target 'sm_100'\"; fails on sm_100 "
+                             "(B200). CuPy builds only the plain target of the GPU, whatever -arch its options say: "
+                             "build sm_100a with nvcc (-gencode arch=compute_XY,code=sm_XY) and load the cubin with "
+                             "cupy.RawModule(path=...).")]
 
 
-def test_redux_f32_built_for_sm_100a_is_clean(tmp_path):
+def test_redux_f32_with_an_sm_100a_option_is_still_built_for_sm_100(tmp_path):
+    # CuPy appends -arch=sm_100 after options=(...) and NVRTC keeps the last -arch.
     code = REDUX_F32.replace("{options}", ", options=('-arch=sm_100a',)")
+    found, _ = _lint(tmp_path, "k.py", code, ["B200"])
+    assert [(line, "when built for sm_100 (CuPy adds" in m) for line, _c, m in found] == [(7, True)]
+
+
+def test_redux_f32_built_for_sm_100a_by_load_inline_is_clean(tmp_path):
+    code = REDUX_F32.replace("import cupy", "from torch.utils.cpp_extension import load_inline").replace(
+        'cupy.RawKernel(WARP_MIN, "warp_min"{options})',
+        "load_inline('w', '', cuda_sources=WARP_MIN, extra_cuda_cflags=['-gencode=arch=compute_100a,code=sm_100a'])")
     assert _lint(tmp_path, "k.py", code, ["B200"]) == ([], [])
 
 

@@ -17,9 +17,17 @@ BUILD_SUFFIXES = (".cmake", ".sh", ".bash", ".dockerfile")
 BUILD_NAMES = ("CMakeLists.txt", "Dockerfile", "Containerfile")
 
 
+MAKEFILE_NAMES = ("Makefile", "makefile", "GNUmakefile")
+
+
+def is_makefile(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return base in MAKEFILE_NAMES or base.endswith(".mk")
+
+
 def is_build_file(name: str) -> bool:
     base = name.rsplit("/", 1)[-1]
-    return base.endswith(BUILD_SUFFIXES) or base in BUILD_NAMES or base.startswith("Dockerfile.")
+    return base.endswith(BUILD_SUFFIXES) or base in BUILD_NAMES or base.startswith("Dockerfile.") or is_makefile(base)
 SKIP_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".aicompat_cache", "site-packages", "build", "dist",

@@ -71,6 +71,10 @@ def groups(ctx: Context, arch: str, matrix, cuda: str | None) -> list[tuple[list
             ts = {code_for(arch, b, matrix) for b in o.builds}
             if len(ts) == 1 and None not in ts:
                 out.append(([ts.pop()], False, o))
+            if len(o.builds) == 1:
+                # Every target of the build must compile: one that fails fails the build.
+                run = out[-1][0][0] if out and out[-1][2] is o else None
+                out.extend(([t], False, o) for t in o.builds[0].every_target() if t != run)
         elif o.kind in ("fleet", "assumed"):
             c = candidates(arch, matrix, cuda)
             if c:
@@ -173,7 +177,7 @@ def _extension_origin(ext: Extension, where: str, matrix) -> Origin | None:
     if ext.flags is None:  # flags that cannot be read: what is built is unknown
         return Origin("unknown", f"{at} builds it with flags not known here")
     dyn_arch = [d for d in ext.flags.dynamic if re.search(r"arch|sm_|compute_|gencode", d)]
-    fixed = parse_nvcc_flags(ext.flags.strings)
+    fixed = parse_nvcc_flags(ext.flags.strings, matrix)
     if dyn_arch or ("-gencode" in ext.flags.strings and fixed.empty()):
         if ext.arch_env:
             return Origin("fleet", f"{at} builds it for every arch of TORCH_CUDA_ARCH_LIST (or of the build "
@@ -226,13 +230,13 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
                 if any(UNK in f for f in a) or (ta is not None and UNK in ta):
                     unknown = True
                     continue
-                b = parse_nvcc_flags(list(a))
+                b = parse_nvcc_flags(list(a), None, cuda)
                 if ta is not None and ta.upper() not in ("OFF", "FALSE", ""):
                     cb = parse_cmake_archs(ta)
                     if cb is None:
                         unknown = True
                         continue
-                    b = Build(b.cubins + cb.cubins, b.ptx + cb.ptx)
+                    b = Build(b.cubins + cb.cubins, b.ptx + cb.ptx, implied=b.implied)
                 if b.empty():
                     if ta is None:
                         fleet = True  # CMake's default architectures: taken to be the fleet's

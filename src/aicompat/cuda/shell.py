@@ -178,7 +178,19 @@ def assignments(text: str, dockerfile: bool = False) -> list[Assignment]:
     """Every ``NAME=value`` the script makes: before a command (``X=1 cmd``),
     after export/declare/local/env, and Dockerfile ENV/ARG (``ENV X=1 Y=2``
     and the legacy ``ENV X value``)."""
-    known: dict[str, str | None] = {}
+    return _scan(text, dockerfile, None)
+
+
+def commands(text: str, dockerfile: bool = False, known: dict[str, str] | None = None) -> list[list[Word]]:
+    """The simple commands the script runs, each a list of words (the command name first,
+    after any ``NAME=value`` prefix), variables expanded where the file (or ``known``) sets them."""
+    found: list[list[Word]] = []
+    _scan(text, dockerfile, found, dict(known or {}))
+    return found
+
+
+def _scan(text: str, dockerfile: bool, found: list | None, known: dict | None = None) -> list[Assignment]:
+    known = {} if known is None else known
     out: list[Assignment] = []
     command: list[tuple] = []
     cond = [False]  # the command being read is inside a conditional block
@@ -228,8 +240,11 @@ def assignments(text: str, dockerfile: bool = False) -> list[Assignment]:
             for w in words[1:]:
                 _assign_word(w, out, known, value)
             return
-        for w in words:  # assignments before the command name
+        for i, w in enumerate(words):  # assignments before the command name
             if not _assign_word(w, out, known, value):
+                if found is not None:
+                    found.append([Word(value(p) if p is not None else None, r, ln, c, c)
+                                  for r, p, ln, c in words[i:]])
                 break
 
     depth = 0  # inside if/for/while/case/{ }: what is assigned there may not happen

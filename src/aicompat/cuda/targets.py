@@ -22,17 +22,54 @@ class Build:
     cubins: list[str] = field(default_factory=list)  # "sm_90a"
     ptx: list[str] = field(default_factory=list)  # "sm_90" for compute_90 (named by its sm_ target)
     unknown: list[str] = field(default_factory=list)  # flags aicompat cannot interpret
+    implied: dict[str, str] = field(default_factory=dict)  # PTX target -> the flag that adds it unasked
 
     def empty(self) -> bool:
         return not self.cubins and not self.ptx
+
+    def every_target(self) -> list[str]:
+        """Every target nvcc compiles (cubins, then PTX): ptxas must accept each, or the build fails."""
+        return list(dict.fromkeys(self.cubins + self.ptx))
 
 
 def _sm(name: str) -> str:
     return "sm_" + name.split("_", 1)[1]
 
 
-def parse_nvcc_flags(flags: list[str]) -> Build:
-    """``-gencode arch=compute_90a,code=sm_90a``, ``-arch=sm_90a``, ``--gpu-architecture=compute_90``."""
+def _shorthand(matrix, cuda: str | None) -> dict | None:
+    """nvcc's -arch shorthand for ``cuda`` (version_matrix/build.toml), the newest known
+    when the toolkit is not given; None for a toolkit older than every entry (not known)."""
+    if matrix is None:
+        from ..matrix import default_matrix
+        matrix = default_matrix()
+    table = matrix.section("build.toml", "nvcc_arch_shorthand")
+    known = sorted(table, key=Version)
+    if not known:
+        return None
+    if cuda is None:
+        return table[known[-1]]
+    fit = [k for k in known if Version(k) <= Version(cuda)]
+    return table[fit[-1]] if fit else None
+
+
+_BASE_SHORTHAND = {"real": ["cubin", "ptx"], "suffixed_plain_ptx": False}
+
+
+def _option_values(tokens: list[str], names: tuple[str, ...]) -> list[str]:
+    out = []
+    for i, tok in enumerate(tokens):
+        if tok in names:
+            j = i + 1
+            while j < len(tokens) and tokens[j] == "=":
+                j += 1
+            if j < len(tokens):
+                out.extend(v for v in tokens[j].split(",") if v)
+    return out
+
+
+def parse_nvcc_flags(flags: list[str], matrix=None, cuda: str | None = None) -> Build:
+    """``-gencode arch=compute_90a,code=sm_90a``, ``-arch=sm_90a``, ``--gpu-architecture=compute_90``,
+    ``-arch=compute_90a -code=sm_90a``."""
     b = Build()
     joined = " ".join(flags)
     for m in _GENCODE.finditer(joined):
@@ -44,23 +81,42 @@ def parse_nvcc_flags(flags: list[str]) -> Build:
             elif code.startswith("compute_"):
                 b.ptx.append(_sm(code))
     tokens = joined.replace("=", " = ").split()
-    for i, tok in enumerate(tokens):
-        if tok in ("-arch", "--gpu-architecture", "-arch=", "--gpu-architecture="):
-            j = i + 1
-            while j < len(tokens) and tokens[j] == "=":
-                j += 1
-            if j < len(tokens):
-                val = tokens[j]
-                if val.startswith("sm_"):
-                    # nvcc -arch=sm_90a == -gencode arch=compute_90a,code=[sm_90a,compute_90a]
-                    b.cubins.append(val)
-                    b.ptx.append(val)
-                elif val.startswith("compute_"):
-                    b.ptx.append(_sm(val))
-                else:
-                    b.unknown.append(f"-arch={val}")
-    b.cubins = sorted(set(b.cubins), key=b.cubins.index)
-    b.ptx = sorted(set(b.ptx), key=b.ptx.index)
+    archs = _option_values(tokens, ("-arch", "--gpu-architecture"))
+    codes = _option_values(tokens, ("-code", "--gpu-code"))
+    if codes:
+        # -arch names the virtual arch only; exactly the -code list is embedded.
+        for code in codes:
+            if code.startswith("sm_"):
+                b.cubins.append(code)
+            elif code.startswith("compute_"):
+                b.ptx.append(_sm(code))
+            else:
+                b.unknown.append(f"-code={code}")
+        archs = []
+    # A toolkit older than the table: only the documented part (cubin + its own PTX),
+    # never the extra plain PTX, which was not observed there.
+    short = (_shorthand(matrix, cuda) or _BASE_SHORTHAND) if archs else None
+    for val in archs[-1:]:  # a repeated -arch: the last one wins
+        if not val.startswith(("sm_", "compute_")):
+            b.unknown.append(f"-arch={val}")
+            continue
+        sm = _sm(val)
+        if val.startswith("sm_") and "cubin" in short["real"]:
+            b.cubins.append(sm)
+        if val.startswith("compute_") or "ptx" in short["real"]:
+            b.ptx.append(sm)
+        plain = re.sub(r"[af]$", "", sm)
+        if plain != sm and short["suffixed_plain_ptx"]:
+            b.ptx.append(plain)
+            b.implied.setdefault(plain, f"-arch={val} also embeds {plain.replace('sm_', 'compute_')} PTX")
+    # -cubin writes only the cubin of -arch, -ptx only its own PTX (a single output file).
+    if "-cubin" in tokens or "--cubin" in tokens:
+        b.ptx, b.implied = [], {}
+    elif "-ptx" in tokens or "--ptx" in tokens:
+        b.cubins, b.implied = [], {}
+        b.ptx = [p for p in b.ptx if p in {_sm(v) for v in archs[-1:]}] or b.ptx
+    b.cubins = list(dict.fromkeys(b.cubins))
+    b.ptx = list(dict.fromkeys(b.ptx))
     return b
 
 

@@ -5,6 +5,7 @@ rejects (facts: version_matrix/gpus.toml [target.*], build.toml)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -13,25 +14,30 @@ from packaging.version import Version
 
 from ..cuda.build_context import project_root
 from ..cuda.cmake_eval import evaluate
-from ..cuda.shell import assignments
+from ..cuda.makefile import recipe_commands
+from ..cuda.shell import assignments, commands
 from ..cuda.strings import strings_of
+from ..files import is_makefile
 from ..cuda.targets import Build, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
 from ..ruleapi import Example, Finding, Rule
 from ..values import DictValue
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
 # Calls whose keyword carries nvcc flags: cpp_extension.load/load_inline(extra_cuda_cflags=[...]),
-# CUDAExtension(extra_compile_args={"nvcc": [...]}), cupy.RawKernel/RawModule(options=(...)).
+# CUDAExtension(extra_compile_args={"nvcc": [...]}). Not CuPy's options=(...): CuPy appends
+# -arch=sm_<the running GPU> after them and NVRTC keeps the last (rules/inline_cuda.py MECHANISMS).
 FLAG_CALLS = {
     "torch.utils.cpp_extension.load_inline": "extra_cuda_cflags",
     "torch.utils.cpp_extension.load": "extra_cuda_cflags",
     "torch.utils.cpp_extension.CUDAExtension": "extra_compile_args",
-    "cupy.RawKernel": "options",
-    "cupy.RawModule": "options",
 }
 # Calls that start a process with the environment ``env=`` (subprocess: Popen(args, ..., env=None, ...)
 # and the helpers that pass **kwargs to it; os.exec*e/spawn*e take it as their last argument).
 ENV_CALLS = {f"subprocess.{f}" for f in ("run", "Popen", "call", "check_call", "check_output")}
+# Calls that run a command line given as one string (a shell).
+SHELL_CALLS = {"os.system", "os.popen"}
+# Arguments of nvcc that name what is built.
+_ARCH_WORD = re.compile(r"arch|gencode|sm_\d|compute_\d|gpu-code|^-code")
 
 
 class BuildArchFlags(Rule):
@@ -87,7 +93,7 @@ class BuildArchFlags(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        calls = {*FLAG_CALLS, *ENV_CALLS}
+        calls = {*FLAG_CALLS, *ENV_CALLS, *SHELL_CALLS}
         self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in calls})
 
     def known_names(self) -> set[str]:
@@ -146,8 +152,9 @@ class BuildArchFlags(Rule):
             if fc.value_everywhere(site.pos[0]) == ENV_NAME:
                 return self._env_value(site.pos[1], fc)
             return []
-        if qualname in ENV_CALLS:
-            return self._process_env(site.kw.get("env"), fc)
+        if qualname in ENV_CALLS or qualname in SHELL_CALLS:
+            found = self._nvcc_call(site, qualname, fc)
+            return found + (self._process_env(site.kw.get("env"), fc) if qualname in ENV_CALLS else [])
         kw = FLAG_CALLS.get(qualname)
         expr = site.kw.get(kw) if kw else None
         if expr is None:
@@ -158,7 +165,7 @@ class BuildArchFlags(Rule):
         flags = strings_of(value)
         if not flags or not any("arch" in f for f in flags):
             return []
-        build = parse_nvcc_flags(flags)
+        build = parse_nvcc_flags(flags, self.matrix, fc.target.cuda)
         if build.empty():
             return []
         short = qualname.rsplit(".", 1)[-1]
@@ -170,6 +177,65 @@ class BuildArchFlags(Rule):
                 for f in found:
                     f.node, f.fix = literal, fix
         return found
+
+    def _nvcc_call(self, site, qualname, fc) -> list[Finding]:
+        """``subprocess.run(["nvcc", "-arch=sm_100", ...])``, ``os.system("nvcc ...")``."""
+        arg = site.arg(0, "args") if qualname in ENV_CALLS else site.arg(0, "command")
+        if arg is None:
+            return []
+        value = fc.value_everywhere(arg)
+        if isinstance(value, str):
+            cmds = [[w.text for w in c] for c in commands(value)]
+        else:
+            items = strings_of(value)
+            cmds = [items] if items else []
+        out = []
+        for words in cmds:
+            judged = self._nvcc_build(words, fc.target.cuda)
+            if judged is None:
+                continue
+            build, what, fix = judged
+            archs = sorted({w.arch for w in fc.ctx.worlds})
+            for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what):
+                out.append(Finding(arg, msg.format(fleet=fc.describe(failing), fix=fix(archs)), failing,
+                                   severity=sev))
+        return out
+
+    def _nvcc_build(self, words: list, cuda):
+        """(build, what, fix) of an nvcc command line (words None where not known), or None
+        when it is no nvcc command or what it builds is not known."""
+        if not words or words[0] is None or words[0].rsplit("/", 1)[-1] != "nvcc":
+            return None
+        args = words[1:]
+        if any(w is None for w in args):
+            return None  # a word the file does not fix may name targets (${ARCH_FLAGS})
+        if not any(_ARCH_WORD.search(w) for w in args):
+            return None  # no target named: nvcc's default arch, which depends on the toolkit
+        build = parse_nvcc_flags(args, self.matrix, cuda)
+        if build.empty() or build.unknown:
+            return None
+        shown = [w for w in args if _ARCH_WORD.search(w)]
+        what = f"nvcc {' '.join(shown)}"
+        single = "-cubin" in args or "--cubin" in args
+
+        def fix(archs):
+            use = self.fix_gencode(archs, build)
+            # A cubin holds one target ("Option '--cubin' is not allowed when compiling for multiple GPU
+            # code instances", nvcc 13.0): a fatbin holds them all.
+            return use.replace("use ", "build a fatbin instead (-fatbin) with ", 1) if single else use
+        return build, what, fix
+
+    def _command_findings(self, cmds, target, cuda) -> list:
+        out = []
+        for cmd in cmds:
+            judged = self._nvcc_build([w.text for w in cmd], cuda)
+            if judged is None:
+                continue
+            build, what, fix = judged
+            for msg, failing, sev in self.judge(build, target.archs, cuda, what):
+                out.append((cmd[0].line, cmd[0].col, msg.format(fleet=target.describe(failing),
+                                                                 fix=fix(target.archs)), failing, sev))
+        return out
 
     def _process_env(self, expr, fc) -> list[Finding]:
         """``env=`` of a process start: the arch list in the dict the value model
@@ -259,8 +325,10 @@ class BuildArchFlags(Rule):
         name = path.rsplit("/", 1)[-1]
         if name == "CMakeLists.txt" or name.endswith(".cmake"):
             return self._check_cmake(path, target, cuda, reads)
+        if is_makefile(name):
+            return self._command_findings(recipe_commands(text), target, cuda)
         docker = name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".dockerfile")
-        out = []
+        out = self._command_findings(commands(text, dockerfile=docker), target, cuda)
         archs = target.archs
         for a in assignments(text, dockerfile=docker):
             if a.name != ENV_NAME or a.value is None:
@@ -304,7 +372,7 @@ class BuildArchFlags(Rule):
                 use = fix
             else:
                 flags = [f for f in s.values if "arch" in f or f in ("-gencode", "--generate-code")]
-                build = parse_nvcc_flags(s.values) if flags else None
+                build = parse_nvcc_flags(s.values, self.matrix, cuda) if flags else None
                 what = f"{s.what} {' '.join(flags)}"
                 use = self.fix_gencode(archs, build)
             if build is None or build.empty():

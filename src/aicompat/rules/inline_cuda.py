@@ -34,6 +34,7 @@ class Mechanism:
     ptx: bool = False  # the source is PTX itself, not CUDA C++ (Triton's inline asm)
     unit: bool = True  # the source is a whole translation unit nvcc can compile (exact mode)
     constraints: tuple[int, str] | None = None  # Triton's asm constraints: exact mode wraps the PTX in a kernel
+    device_arch: bool = False  # CuPy: its own -arch for the running GPU comes last and wins
 
 
 # Call signatures: torch.utils.cpp_extension.load_inline(name, cpp_sources, cuda_sources=..., ...,
@@ -46,9 +47,13 @@ MECHANISMS = {
                                                        torch_env=True),
     "torch.utils.cpp_extension.load": Mechanism("load", (1, "sources"), (3, "extra_cuda_cflags"), files=True,
                                                 torch_env=True),
-    "cupy.RawKernel": Mechanism("cupy.RawKernel", (0, "code"), (2, "options")),
-    "cupy.RawModule": Mechanism("cupy.RawModule", (0, "code"), (2, "options")),
-    "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options"), unit=False),
+    # CuPy 12.3-14.2 cupy/cuda/compiler.py: _compile_using_nvrtc_no_warning appends
+    # _get_arch_for_options_for_nvrtc() (-arch=sm_<device cc>, plain) after the user's options and
+    # NVRTC keeps the last -arch (an options=("-arch=sm_100",) kernel ran on an H200).
+    "cupy.RawKernel": Mechanism("cupy.RawKernel", (0, "code"), (2, "options"), device_arch=True),
+    "cupy.RawModule": Mechanism("cupy.RawModule", (0, "code"), (2, "options"), device_arch=True),
+    "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options"), unit=False,
+                                        device_arch=True),
     "pycuda.compiler.SourceModule": Mechanism("SourceModule", (0, "source"), (2, "options"), arch_kw=(5, "arch")),
     "cuda.bindings.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
     "cuda.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
@@ -109,12 +114,13 @@ class InlineCudaArch(Rule):
                 gpus=["H100", "B200"],
                 findings=[
                     (4, 17, "cupy.RawModule: 'tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned' (tcgen05, "
-                           "CUDA line 3) is rejected when built for sm_90, sm_100 (no arch flags: built for the "
-                           "GPU it runs on): \"Instruction 'tcgen05.relinquish_alloc_permit' not supported on .target "
-                           "'sm_100'\"; "
-                           "fails on sm_90 (H100), sm_100 (B200). No compile target for sm_90 supports tcgen05: "
-                           "guard it (#if on __CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and "
-                           "dispatch to a fallback kernel."),
+                           "CUDA line 3) is rejected when built for sm_90, sm_100 (CuPy adds -arch=sm_XY of the "
+                           "GPU it runs on after the options, and that one wins): \"Instruction "
+                           "'tcgen05.relinquish_alloc_permit' not supported on .target 'sm_100'\"; "
+                           "fails on sm_90 (H100), sm_100 (B200). CuPy builds only the plain target of the GPU, "
+                           "whatever -arch its options say: build sm_100a with nvcc (-gencode "
+                           "arch=compute_XY,code=sm_XY) and load the cubin with cupy.RawModule(path=...); no compile "
+                           "target for sm_90 supports it: guard it and dispatch to a fallback kernel there."),
                 ]),
         Example("from pycuda.compiler import SourceModule\n"
                 "mod = SourceModule('__global__ void k() { " + _WGMMA.replace('"', '\\"') + " }', arch='sm_90')\n",
@@ -230,6 +236,12 @@ class InlineCudaArch(Rule):
             flags = string_list(fexpr, fc)
             if flags is None:
                 return None, None
+        if mech.device_arch:
+            backend = site.kw.get("backend")
+            if backend is not None and (resolve_text(backend, fc) or _NO_TEXT).text != "nvrtc" \
+                    and any("arch" in f or "code" in f for f in flags):
+                return None, None  # backend="nvcc" adds -gencode for the GPU beside the user's: not modelled
+            return None, "CuPy adds -arch=sm_XY of the GPU it runs on after the options, and that one wins"
         if mech.arch_kw is not None:
             a = site.arg(*mech.arch_kw)
             r = resolve_text(a, fc) if a is not None else None
@@ -237,7 +249,7 @@ class InlineCudaArch(Rule):
                 return Build(cubins=[r.text]), f"arch={r.text!r}"
         # torch ignores TORCH_CUDA_ARCH_LIST once any extra flag mentions "arch".
         if any("arch" in f for f in flags):
-            b = parse_nvcc_flags(flags)
+            b = parse_nvcc_flags(flags, self.matrix, fc.target.cuda)
             if not b.empty():
                 return b, "its -gencode/-arch flags"
         if mech.torch_env:
@@ -252,31 +264,44 @@ class InlineCudaArch(Rule):
 
     def _judge_python(self, site, mech, res, src, build, how, fc, ver=None):
         chosen: dict[str, str] = {}
-        for arch in sorted({w.arch for w in fc.ctx.worlds}):
+        fleet = sorted({w.arch for w in fc.ctx.worlds})
+        for arch in fleet:
             target = arch if build is None else code_for(arch, build, self.matrix)
             if build is None and mech.a_from is not None and int(arch[3:]) >= mech.a_from \
                     and f"{arch}a" in self.matrix.targets:
                 target = f"{arch}a"
             if target is not None:  # else no kernel image at all: AIC302's finding, not this one
                 chosen[arch] = target
-        nvcc = self._exact_python(ver, site, mech, res, chosen.values(), fc) if ver and chosen else {}
+        # nvcc compiles every target of the build, and one that ptxas rejects fails the
+        # whole build, on every GPU (-arch=sm_90a also embeds compute_90 PTX).
+        built = build.every_target() if build is not None else []
+        want = list(dict.fromkeys(list(chosen.values()) + built))
+        nvcc = self._exact_python(ver, site, mech, res, want, fc) if ver and want else {}
         failing: dict[str, tuple[Verdict, str]] = {}
         dropped: dict[str, tuple[Verdict, str]] = {}
         confirmed: dict[str, tuple] = {}  # exact mode: nvcc's own verdicts
         emptied: dict[str, tuple] = {}
-        for arch, target in chosen.items():
-            o = nvcc.get(target)
+        whole = self._build_failure(built, src, nvcc)
+        for arch in fleet:
+            target = chosen.get(arch)
+            o = nvcc.get(target) if target is not None else None
             if o is not None and o.status in exact.DECIDED:
                 if o.status == "fail":
                     confirmed[arch] = (o, target)
-                elif o.status == "empty":
+                    continue
+                if o.status == "empty":
                     emptied[arch] = (o, target)
-                continue
-            v = src.verdict(target)
-            if v.status == "fail":
-                failing[arch] = (v, target)
-            elif v.status == "empty":
-                dropped[arch] = (v, target)
+            elif target is not None:
+                v = src.verdict(target)
+                if v.status == "fail":
+                    failing[arch] = (v, target)
+                    continue
+                if v.status == "empty":
+                    dropped[arch] = (v, target)
+            if whole is not None:
+                dropped.pop(arch, None)
+                emptied.pop(arch, None)
+                (confirmed if whole[2] else failing)[arch] = whole[:2]
         out = []
         node, delta = self._anchor(site, res)
         where = f"{res.file.name} line" if res.file is not None else "CUDA line"
@@ -288,8 +313,9 @@ class InlineCudaArch(Rule):
             targets = sorted({failing[a][1] for a in archs}, key=_tnum)
             fails = {a: failing[a] for a in archs}
             msg = (f"{mech.label}: {occ.token!r} ({occ.feature}, {where} {occ.line}) is rejected when built for "
-                   f"{', '.join(targets)} ({how}): \"{_error(occ, target)}\"; fails on "
-                   f"{fc.describe(fails)}. {self._fix(occ, fails)}{suffix}")
+                   f"{', '.join(_shown(t, build) for t in targets)} ({_how(how, build, targets)}): "
+                   f"\"{_error(occ, target)}\"; fails on "
+                   f"{fc.describe(fails)}. {self._fix_built(occ, fails, build, mech)}{suffix}")
             out.append(Finding(node, msg, frozenset(fails), **_inside(node, delta, occ)))
         if not failing and unverified is not None:
             self.notes.append(f"{fc.path}: {mech.label}: could not verify with nvcc "
@@ -299,10 +325,10 @@ class InlineCudaArch(Rule):
             o, target = nvcc[targets[0]], targets[0]
             at = _Spot(o.line or 0, o.token or _first_word(res.text, o.line))
             static = [occ for occ in src.verdict(target).failing if occ.line == o.line]
-            fix = f" {self._fix(static[0], confirmed)}" if static else ""
+            fix = f" {self._fix_built(static[0], confirmed, build, mech)}" if static else ""
             line = f" {where} {o.line}" if o.line else ""
             msg = (f"{mech.label}: nvcc {ver.toolkit.release} rejects{line or ' it'} when built for "
-                   f"{', '.join(targets)} ({how}): \"{o.error}\"; fails on {fc.describe(confirmed)}.{fix}")
+                   f"{', '.join(_shown(t, build) for t in targets)} ({_how(how, build, targets)}): \"{o.error}\"; fails on {fc.describe(confirmed)}.{fix}")
             out.append(Finding(node, msg, frozenset(confirmed), **(_inside(node, delta, at) if o.line else {})))
         for occ, archs in _per_occurrence(dropped, "dropped", delta is None):
             target = dropped[archs[0]][1]
@@ -323,11 +349,47 @@ class InlineCudaArch(Rule):
             out.append(Finding(node, msg, frozenset(emptied), severity="warning"))
         return out
 
+    @staticmethod
+    def _build_failure(built: list[str], src, nvcc: dict):
+        """(verdict, target, by nvcc?) of the first built target that rejects the source, or None."""
+        for t in built:
+            o = nvcc.get(t)
+            if o is not None and o.status in exact.DECIDED:
+                if o.status == "fail":
+                    return o, t, True
+                continue
+            v = src.verdict(t)
+            if v.status == "fail":
+                return v, t, False
+        return None
+
     def _anchor(self, site, res):
         """Report inside the CUDA string when it is one literal in this call's file."""
         if isinstance(res.node, cst.SimpleString) and res.file is None:
             return res.node, 0
         return site.node, None
+
+    def _fix_built(self, occ, failing: dict, build: Build | None, mech: Mechanism) -> str:
+        """The fix, first dropping PTX the build embeds unasked when that is what fails."""
+        if mech.device_arch:
+            ok = {a: [t for t in candidates(a, self.matrix) if t in occ.targets] for a in failing}
+            able = sorted({v[0] for v in ok.values() if v}, key=_tnum)
+            if able:
+                rest = [a for a, v in ok.items() if not v]
+                guard = (f"; no compile target for {', '.join(rest)} supports it: guard it and dispatch to a "
+                         f"fallback kernel there") if rest else ""
+                return (f"CuPy builds only the plain target of the GPU, whatever -arch its options say: build "
+                        f"{', '.join(able)} with nvcc (-gencode arch=compute_XY,code=sm_XY) and load the cubin with "
+                        f"cupy.RawModule(path=...){guard}.")
+        implied = [t for t in {v[1] for v in failing.values()} if build is not None and t in build.implied]
+        if not implied:
+            return self._fix(occ, failing)
+        own = {a: v for a, v in failing.items() if v[1] not in implied}
+        wanted = [c for c in build.cubins if c not in implied]
+        gencode = " ".join(f"-gencode arch=compute_{t[3:]},code={t}" for t in wanted)
+        text = f"Build with {gencode} instead, which embeds no {', '.join(_shown(t, build) for t in implied)} PTX"
+        rest = f"; {self._fix(occ, own)}" if own else "."
+        return text + rest
 
     def _fix(self, occ, failing: dict) -> str:
         per_arch = []
@@ -453,6 +515,25 @@ class InlineCudaArch(Rule):
         return out
 
 
+class _NoText:
+    text = None
+
+
+_NO_TEXT = _NoText()
+
+
+def _shown(target: str, build: Build | None) -> str:
+    """compute_90 for a target the build embeds only as PTX."""
+    if build is not None and target in build.ptx and target not in build.cubins:
+        return target.replace("sm_", "compute_")
+    return target
+
+
+def _how(how: str, build: Build | None, targets) -> str:
+    said = [build.implied[t] for t in targets if build is not None and t in build.implied]
+    return f"{how}: {'; '.join(said)}" if said else how
+
+
 def _built_where(ptx_target, info: list) -> tuple[str, str]:
     """What rejects it (".target sm_90", "every compile target that runs there", or the
     targets the build makes) and where that comes from (" (setup.py line 22 builds ...)")."""
@@ -547,16 +628,41 @@ def _tnum(t: str):
 
 
 def _torch_arch_list(fc) -> str | None:
-    """TORCH_CUDA_ARCH_LIST set by the module itself (os.environ[...] = / setdefault)."""
+    """TORCH_CUDA_ARCH_LIST set by the module itself (``os.environ[...] = ...``,
+    ``os.environ.setdefault(...)``), read from the syntax tree: a commented-out line is no
+    assignment. None when it is not set or its value is not known."""
     cache = fc.state.setdefault("torch_arch_list", {})
-    if "v" in cache:
-        return cache["v"]
-    value = None
-    code = fc.text
-    if "TORCH_CUDA_ARCH_LIST" in code:
-        m = re.search(r"""environ\s*\[\s*['"]TORCH_CUDA_ARCH_LIST['"]\s*\]\s*=\s*['"]([^'"]*)['"]""", code) or \
-            re.search(r"""environ\.setdefault\(\s*['"]TORCH_CUDA_ARCH_LIST['"]\s*,\s*['"]([^'"]*)['"]""", code)
-        if m:
-            value = m.group(1)
-    cache["v"] = value
-    return value
+    if "v" not in cache:
+        finder = _EnvArchFinder(fc)
+        if "TORCH_CUDA_ARCH_LIST" in fc.text:
+            fc.module.visit(finder)
+        cache["v"] = finder.value
+    return cache["v"]
+
+
+class _EnvArchFinder(cst.CSTVisitor):
+    """The last value the module gives TORCH_CUDA_ARCH_LIST in os.environ."""
+
+    def __init__(self, fc) -> None:
+        self.fc, self.value = fc, None
+
+    def _is_key(self, expr) -> bool:
+        r = resolve_text(expr, self.fc)
+        return r is not None and r.text == "TORCH_CUDA_ARCH_LIST"
+
+    def _take(self, expr) -> None:
+        r = resolve_text(expr, self.fc)
+        self.value = r.text if r is not None else None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Subscript) and len(tgt.slice) == 1 and \
+                    isinstance(tgt.slice[0].slice, cst.Index) and self.fc.resolve(tgt.value) == "os.environ" and \
+                    self._is_key(tgt.slice[0].slice.value):
+                self._take(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if len(node.args) >= 2 and not node.args[0].keyword and self.fc.resolve(node.func) in (
+                "os.environ.setdefault", "os.putenv") and self._is_key(node.args[0].value):
+            self._take(node.args[1].value)
