@@ -239,3 +239,42 @@ def test_nvcc_run_from_python():
         "-gencode arch=compute_90a,code=sm_90a -c", "-gencode arch=compute_90a,code=sm_90a "
                                                    "-gencode arch=compute_100a,code=sm_100a -c")
     assert aic302(fixed, ["H100", "B200"]) == []
+
+
+LOADER_PY = '''\
+from pathlib import Path
+
+import cupy
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+
+
+class Attention:
+    def __init__(self):
+        self.module = cupy.RawModule(path=str(KERNELS / "attn.cubin"))
+        self.fwd = self.module.get_function("attn_fwd")
+'''
+
+
+def test_cubin_loaded_by_path_is_judged_by_the_script_that_builds_it(tmp_path):
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='attn')\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "build_kernels.sh").write_text(
+        "#!/bin/sh\nset -e\nnvcc -O3 -arch=sm_100 -cubin -o attn/kernels/attn.cubin csrc/attn.cu\n")
+    (tmp_path / "attn" / "kernels").mkdir(parents=True)
+    (tmp_path / "attn" / "model.py").write_text(LOADER_PY)
+    r = run_cli("lint", "--no-config", "--gpu", "H100", "--gpu", "B200", "--format", "json", "--select", "AIC302",
+                "attn/model.py", cwd=tmp_path)
+    found = [(d["line"], d["column"], d["message"]) for d in json.loads(r.stdout)["diagnostics"]]
+    assert found == [(10, 43, "cupy.RawModule: attn.cubin (built by scripts/build_kernels.sh line 3: nvcc "
+                              "-arch=sm_100) builds sm_100: no code for sm_90 (H100), which then fails with \"no "
+                              "kernel image is available for execution on the device\"; build a fatbin instead "
+                              "(-fatbin) with -gencode=arch=compute_90,code=sm_90 "
+                              "-gencode=arch=compute_100,code=sm_100")]
+    # The fixed script (a fatbin for both) makes the loader clean: the cache sees the script change.
+    (tmp_path / "scripts" / "build_kernels.sh").write_text(
+        "#!/bin/sh\nset -e\nnvcc -O3 -fatbin -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100"
+        " -o attn/kernels/attn.cubin csrc/attn.cu\n")
+    r = run_cli("lint", "--no-config", "--gpu", "H100", "--gpu", "B200", "--format", "json", "--select", "AIC302",
+                "attn/model.py", cwd=tmp_path)
+    assert json.loads(r.stdout)["diagnostics"] == []

@@ -22,10 +22,14 @@ MAX_DEPTH = 10
 _AUTOMATIC = re.compile(r"\$[@<^?*+|]|\$[({][@<^?*+|][DF]?[)}]")
 
 
-def _expand(text: str, env: dict[str, str], depth: int = 0) -> str:
+_RULE = re.compile(r"^([^\t#=:][^#=:]*?)\s*::?(?!=)")
+
+
+def _expand(text: str, env: dict[str, str], depth: int = 0, target: str = "FILE") -> str:
     if depth > MAX_DEPTH:
         return text
     if depth == 0:
+        text = re.sub(r"\$@|\$[({]@[)}]", target.replace("\\", "/"), text)
         text = _AUTOMATIC.sub("FILE", text)
     return _REF.sub(lambda m: _expand(env[m.group(1)], env, depth + 1) if m.group(1) in env else m.group(0), text)
 
@@ -35,6 +39,7 @@ def recipe_commands(text: str) -> list[list[Word]]:
     env: dict[str, str] = {}
     shell_lines: list[str] = []
     cut: dict[int, int] = {}  # line -> characters of Make's recipe prefix removed (tab, @, -)
+    target = "FILE"  # the rule's first target, for $@ (a pattern keeps its %)
     lines = text.split("\n")
     i = 0
     while i < len(lines):
@@ -46,11 +51,15 @@ def recipe_commands(text: str) -> list[list[Word]]:
         if line.startswith("\t"):
             first = re.sub(r"^\t[@+-]*\s*", "", block[0])
             cut[len(shell_lines) + 1] = len(block[0]) - len(first)
-            shell_lines.extend([_expand(first, env)] + [_expand(b, env) for b in block[1:]])
+            shell_lines.extend([_expand(first, env, target=target)] + [_expand(b, env, target=target)
+                                                                        for b in block[1:]])
         else:
             logical = " ".join(b[:-1] if b.endswith("\\") else b for b in block)
             code = logical.split("#", 1)[0]
             m = _ASSIGN.match(code.strip())
+            rule = _RULE.match(code) if not m else None
+            if rule and rule.group(1).split():
+                target = _expand(rule.group(1).split()[0], env)
             if m and not code.lstrip().startswith(("ifeq", "ifneq", "ifdef", "ifndef")):
                 name, op, value = m.group(1), m.group(2), m.group(3).strip()
                 if op in (":=", "::="):

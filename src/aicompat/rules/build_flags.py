@@ -15,6 +15,7 @@ from packaging.version import Version
 from ..cuda.build_context import project_root
 from ..cuda.cmake_eval import evaluate
 from ..cuda.makefile import recipe_commands
+from ..cuda.producers import producer
 from ..cuda.shell import assignments, commands
 from ..cuda.strings import strings_of
 from ..files import is_makefile
@@ -36,6 +37,9 @@ FLAG_CALLS = {
 ENV_CALLS = {f"subprocess.{f}" for f in ("run", "Popen", "call", "check_call", "check_output")}
 # Calls that run a command line given as one string (a shell).
 SHELL_CALLS = {"os.system", "os.popen"}
+# Calls that load a compiled module from a file built elsewhere: (position, keyword) of the path.
+# cupy.RawModule(code=None, *, path=None, ...); pycuda.driver.module_from_file(filename).
+LOAD_CALLS = {"cupy.RawModule": (None, "path"), "pycuda.driver.module_from_file": (0, "filename")}
 # Arguments of nvcc that name what is built.
 _ARCH_WORD = re.compile(r"arch|gencode|sm_\d|compute_\d|gpu-code|^-code")
 
@@ -93,7 +97,7 @@ class BuildArchFlags(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        calls = {*FLAG_CALLS, *ENV_CALLS, *SHELL_CALLS}
+        calls = {*FLAG_CALLS, *ENV_CALLS, *SHELL_CALLS, *LOAD_CALLS}
         self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in calls})
 
     def known_names(self) -> set[str]:
@@ -152,6 +156,8 @@ class BuildArchFlags(Rule):
             if fc.value_everywhere(site.pos[0]) == ENV_NAME:
                 return self._env_value(site.pos[1], fc)
             return []
+        if qualname in LOAD_CALLS:
+            return self._loaded_file(site, qualname, fc)
         if qualname in ENV_CALLS or qualname in SHELL_CALLS:
             found = self._nvcc_call(site, qualname, fc)
             return found + (self._process_env(site.kw.get("env"), fc) if qualname in ENV_CALLS else [])
@@ -199,6 +205,29 @@ class BuildArchFlags(Rule):
             for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what):
                 out.append(Finding(arg, msg.format(fleet=fc.describe(failing), fix=fix(archs)), failing,
                                    severity=sev))
+        return out
+
+    def _loaded_file(self, site, qualname, fc) -> list[Finding]:
+        """``cupy.RawModule(path="attn.cubin")``: judged by the nvcc command of the project's
+        scripts or Makefiles that writes that file (``-o attn.cubin``)."""
+        arg = site.arg(*LOAD_CALLS[qualname])
+        value = fc.value_everywhere(arg) if arg is not None else None
+        name = value.replace("\\", "/").rsplit("/", 1)[-1] if isinstance(value, str) else None
+        if not name or not name.endswith((".cubin", ".fatbin", ".ptx")):
+            return []
+        found = producer(Path(fc.path), name, fc.reads)
+        if found is None:
+            return []
+        words, where = found
+        judged = self._nvcc_build(words, fc.target.cuda)
+        if judged is None:
+            return []
+        build, what, fix = judged
+        archs = sorted({w.arch for w in fc.ctx.worlds})
+        label = qualname.rsplit(".", 1)[-1] if qualname.startswith("pycuda") else qualname
+        out = []
+        for msg, failing, sev in self.judge(build, archs, fc.target.cuda, f"{label}: {name} ({where}: {what})"):
+            out.append(Finding(arg, msg.format(fleet=fc.describe(failing), fix=fix(archs)), failing, severity=sev))
         return out
 
     def _nvcc_build(self, words: list, cuda):
