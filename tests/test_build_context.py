@@ -474,3 +474,60 @@ def test_vllm_kernel_added_for_an_arch_of_the_fleet_is_judged_there(tmp_path):
     # the sm_100a build of the file fails, and with it the extension the H100 needs too
     assert short(found) == [("csrc/attn/wgmma.cuh", 6, "AIC301", ["H100", "B200"])]
     assert "builds it for sm_100a" in found[0][4]
+
+
+# -- headers judged inside the unit that includes them (FlashMLA kerutils) -------------
+
+KERUTILS_INTRINSICS = """\
+    #pragma once
+    #include <cstdint>
+
+    namespace ku {
+    // Blackwell-only helpers: emitted only where a live kernel calls them.
+    __device__ __forceinline__ void tmem_relinquish() {
+      asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+    }
+
+    template <int N>
+    struct UtcmmaAtom {
+      __device__ static void fma(uint32_t tmem_c) {
+        asm volatile("tcgen05.mma.cta_group::1.kind::f16 [%0], 0, 0, 0, 1;" :: "r"(tmem_c));
+      }
+    };
+    }  // namespace ku
+"""
+
+FMHA_CU = """\
+    #include "kerutils/sm100/intrinsics.cuh"
+
+    struct Config {
+      using Atom = ku::UtcmmaAtom<128>;
+      static constexpr int kThreads = 128;
+    };
+
+    __global__ void fmha_fwd_kernel(unsigned* tmem) {
+    #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
+      ku::tmem_relinquish();
+      Config::Atom::fma(tmem[0]);
+    #endif
+      tmem[1] = Config::kThreads;
+    }
+"""
+
+
+def test_header_helpers_are_judged_in_the_including_unit(tmp_path):
+    # fmha_fwd.cu is built for sm_100a and sm_90a; the sm_90a pass drops the guarded calls, so
+    # nvcc emits neither helper there: nothing fails (as FlashMLA builds).
+    write(tmp_path, {"setup.py": FLASHMLA_SETUP, "csrc/sm100/fmha_fwd.cu": FMHA_CU,
+                     "csrc/sm100/kerutils/sm100/intrinsics.cuh": KERUTILS_INTRINSICS})
+    assert run(tmp_path, ["H100", "B200"], select=["AIC301"]) == []
+
+
+def test_header_helpers_called_unguarded_fail_the_build(tmp_path):
+    unguarded = FMHA_CU.replace("#if defined(__CUDA_ARCH_FEAT_SM100_ALL)\n", "").replace("#endif\n", "")
+    write(tmp_path, {"setup.py": FLASHMLA_SETUP, "csrc/sm100/fmha_fwd.cu": unguarded,
+                     "csrc/sm100/kerutils/sm100/intrinsics.cuh": KERUTILS_INTRINSICS})
+    found = run(tmp_path, ["H100", "B200"], select=["AIC301"])
+    assert [(p, line) for p, line, *_ in found] == [("csrc/sm100/kerutils/sm100/intrinsics.cuh", 7),
+                                                     ("csrc/sm100/kerutils/sm100/intrinsics.cuh", 13)]
+    assert all("is rejected by sm_90a (included by csrc/sm100/fmha_fwd.cu" in m for *_, m in found)

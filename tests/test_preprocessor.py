@@ -355,6 +355,42 @@ def test_aic301_unreached_helper(tmp_path):
                                                                  (9, "'wgmma.commit_group.sync.aligned'")]
 
 
+# CuTe-style MMA atoms: a struct whose static member holds the Blackwell asm, traits that
+# specialise on it, and a kernel config that names it in an alias.
+_ATOMS = """\
+template <int M, int N>
+struct SM100_MMA_TS {
+  __device__ static void fma(unsigned tmem_a, unsigned long long desc_b, unsigned tmem_c) {
+    asm volatile("tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, 0, 1;"
+                 :: "r"(tmem_c), "r"(tmem_a), "l"(desc_b));
+  }
+};
+template <class Op> struct MMA_Traits;
+template <int M, int N>
+struct MMA_Traits<SM100_MMA_TS<M, N>> {
+  __device__ static void run() { SM100_MMA_TS<M, N>::fma(0u, 0ull, 0u); }
+};
+struct KernelConfig {
+  using TiledMMA = MMA_Traits<SM100_MMA_TS<128, 256>>;
+  static constexpr int kThreads = 128;
+};
+__global__ void attn(float* out) {
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL)
+  KernelConfig::TiledMMA::run();
+#endif
+  out[0] = KernelConfig::kThreads;
+}
+"""
+
+
+def test_class_members_are_emitted_only_where_the_class_is_used():
+    # The kernel uses KernelConfig on every target, but its TiledMMA alias only on sm_100a.
+    assert emitted(_ATOMS, "sm_90a", "tcgen05.mma") is False
+    assert emitted(_ATOMS, "sm_100a", "tcgen05.mma") is True
+    used = _ATOMS.replace("#if defined(__CUDA_ARCH_FEAT_SM100_ALL)\n", "").replace("#endif\n", "")
+    assert emitted(used, "sm_90a", "tcgen05.mma") is True
+
+
 # -- the same claims, checked with nvcc ----------------------------------------------
 
 _NVCC = shutil.which("nvcc")
@@ -369,6 +405,9 @@ _NVCC = shutil.which("nvcc")
      "sm_80", True),
     ("extern_unused_rdc", _HELPERS, "sm_80", False),  # with -rdc=true below
     ("extern_unused_whole", _HELPERS, "sm_80", True),
+    ("atoms_alias_unused", _ATOMS, "sm_90a", True),
+    ("atoms_alias_used", _ATOMS.replace("#if defined(__CUDA_ARCH_FEAT_SM100_ALL)\n", "").replace("#endif\n", ""),
+     "sm_90a", False),
 ])
 def test_claims_hold_for_nvcc(tmp_path, name, text, target, ok):
     src = tmp_path / f"{name}.cu"

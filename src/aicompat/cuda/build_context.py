@@ -51,6 +51,7 @@ class Origin:
     builds: tuple = ()  # kind "build": alternatives (Build)
     target: str = ""  # kind "target"
     archs: frozenset | None = None  # GPUs it is compiled for at all; None: every one
+    via: str = ""  # a header's: the source that includes it (its translation unit)
 
 
 @dataclass
@@ -392,7 +393,7 @@ def _through_includers(ctx: Context, path: Path, root: Path, sources: dict, jit_
                 continue
             seen.add(key)
             ctx.origins.append(Origin(o.kind, f"included by {_rel(s, root)}, which: {o.how}", o.builds, o.target,
-                                      o.archs))
+                                      o.archs, str(s)))
             if str(s) not in ctx.reads:
                 ctx.reads.append(str(s))
 

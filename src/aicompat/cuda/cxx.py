@@ -21,6 +21,7 @@ braces, an expression that is not a constant) is left as compiled.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .ppexpr import UNKNOWN, Env, Evaluator, ExprError, Macro, expand, tokenize
@@ -218,6 +219,41 @@ def _function_name(header: str) -> str | None:
     return m.group(2)
 
 
+_USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=")
+_CLASS_HEAD = re.compile(r"(?<!\benum\s)\b(?:struct|class)\s+(?:__align__\s*\([^)]*\)\s*|alignas\s*\([^)]*\)\s*)*"
+                         r"([A-Za-z_]\w*)\s*(?:final\s*)?(?::[^{;]*)?$")
+
+
+def _class_name(header: str) -> tuple[str, frozenset] | None:
+    """(name, names in a specialization's arguments) a ``struct``/``class`` definition header
+    declares (templates too), or None."""
+    spec = re.search(r"\b(?:struct|class)\s+([A-Za-z_]\w*)\s*<", header)
+    if spec and re.search(r"\btemplate\s*<", header):
+        k = _match_close(header, spec.end() - 1, "<", ">")
+        if k > 0 and re.fullmatch(r"\s*(?:final\s*)?(?::[^{;]*)?", header[k + 1:]):
+            return spec.group(1), frozenset(_IDENT.findall(header[spec.end():k]))
+    name = _plain_class_name(header)
+    return (name, frozenset()) if name is not None else None
+
+
+def _plain_class_name(header: str) -> str | None:
+    h = header.strip()
+    if "(" in re.sub(r"(?:__align__|alignas)\s*\([^)]*\)", "", h.split(":", 1)[0] if "::" not in h else h) \
+            and not re.search(r"\btemplate\s*<", h):
+        return None
+    t = re.search(r"\btemplate\s*<", h)
+    while t:
+        k = _match_close(h, t.end() - 1, "<", ">")
+        if k < 0:
+            return None
+        h = h[:t.start()] + " " + h[k + 1:]
+        t = re.search(r"\btemplate\s*<", h)
+    m = _CLASS_HEAD.search(h)
+    if m is None or "<" in h[:m.start()] or "=" in h or "(" in h[:m.start()]:
+        return None
+    return m.group(1)
+
+
 def _specifiers(header: str, pp: Preprocessed) -> str:
     """``header`` with object-like macros replaced by their bodies (``CUTE_DEVICE`` ->
     ``__forceinline__ __device__``), twice, so a project's own alias of them counts too."""
@@ -276,6 +312,9 @@ def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tu
         else:
             kinds.append("other")
     candidates: list[tuple[str, int, int]] = []  # (name, header start, close)
+    needs: dict[int, frozenset] = {}  # candidate -> names its specialization's arguments use
+    top_other: list[int] = []  # blocks of classes and functions at namespace scope
+    class_blocks: set[int] = set()  # those of them that are class candidates
     for idx, (open_i, close_i, hstart, parent) in enumerate(blocks):
         if kinds[idx] != "other":
             continue
@@ -286,7 +325,18 @@ def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tu
             p = blocks[p][3]
         if p >= 0:
             continue  # nested in a class or function: not a free function we can follow
+        top_other.append(idx)
         header = _specifiers(masked[hstart:open_i], pp)
+        cls = _class_name(header)
+        if cls is not None:
+            # Member functions defined in the class are inline: emitted only where the class
+            # is used (nvcc 13.0: an unused struct, template or not, with a static member whose
+            # asm is tcgen05 builds for sm_90; naming it in a kernel makes ptxas reject it).
+            # A specialization (``struct Traits<Atom<T>>``) is used only where its arguments are.
+            candidates.append((cls[0], _skip_ws(masked, hstart), close_i + 1))
+            needs[len(candidates) - 1] = cls[1]
+            class_blocks.add(idx)
+            continue
         if "__device__" not in header or "__global__" in header:
             continue
         name = _function_name(header)
@@ -296,6 +346,25 @@ def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tu
         if not never_alone and ctx.relocatable is not False:
             continue  # with -rdc an extern __device__ function is emitted even when unused
         candidates.append((name, _skip_ws(masked, hstart), close_i + 1))
+    # A namespace-scope ``using Alias = decltype(make_tiled_mma(Atom{}));`` names its types only
+    # where the alias itself is used: it is a candidate too, so that naming an atom in an unused
+    # alias does not emit the atom's members.
+    # A member alias of such a class (``struct KernelTemplate { using TiledMMA_P = ...; }``) the same.
+    tops = sorted((blocks[i][0], blocks[i][1], i) for i in top_other)
+    starts = [a for a, _b, _i in tops]
+    children: dict[int, list[int]] = {}
+    for i, blk in enumerate(blocks):
+        children.setdefault(blk[3], []).append(i)
+    for m in _USING.finditer(masked):
+        k = bisect.bisect_right(starts, m.start()) - 1
+        if k >= 0 and tops[k][0] <= m.start() <= tops[k][1]:
+            owner = tops[k][2]
+            if owner not in class_blocks or any(blocks[c][0] < m.start() < blocks[c][1]
+                                                 for c in children.get(owner, ())):
+                continue  # inside a function, or nested deeper in the class
+        end = masked.find(";", m.end())
+        if end > 0:
+            candidates.append((m.group(1), m.start(), end + 1))
     if not candidates:
         return []
     outside = _blank(masked, [(a, b) for _n, a, b in candidates])
@@ -305,20 +374,24 @@ def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tu
     for _ln, line in logical_lines(text):
         if _DEFINE_LINE.match(line):
             refs.update(_IDENT.findall(line))  # a macro body may call it where the macro is used
-    pending = list(candidates)
+    pending = list(enumerate(candidates))
     changed = True
     while changed:
         changed = False
+        unreached_names = {c[0] for _i, c in pending}
         rest = []
-        for name, a, b in pending:
-            if name in refs:
-                open_i = masked.find("{", a)
-                refs.update(_IDENT.findall(masked[open_i:b]))
+        for i, (name, a, b) in pending:
+            if name in refs and not (needs.get(i, frozenset()) & (unreached_names - refs)):
+                open_i = masked.find("{", a, b)
+                open_i = a if open_i < 0 else open_i  # an alias: all of it
+                inner = [(x - open_i, y - open_i) for _n, x, y in candidates if a < x and y <= b]
+                body = masked[open_i:b]
+                refs.update(_IDENT.findall(_blank(body, inner) if inner else body))
                 changed = True
             else:
-                rest.append((name, a, b))
+                rest.append((i, (name, a, b)))
         pending = rest
-    return [(a, b) for _n, a, b in pending]
+    return [(a, b) for _i, (_n, a, b) in pending]
 
 
 def dead_lines(text: str, pp: Preprocessed, ctx: Context | None) -> set[int]:

@@ -4,13 +4,14 @@ proved by the nvcc-checked corpus in fixtures/kernels/)."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
 
-from ..cuda import exact
+from ..cuda import exact, tu
 from ..cuda.build_context import context_for, groups
 from ..cuda.preprocessor import default_context
 from ..cuda.scan import CudaSource, Verdict, load_features
@@ -444,7 +445,7 @@ class InlineCudaArch(Rule):
             if arch in nvcc:
                 continue  # nvcc judged this GPU (exact mode): _exact_file reports it
             for targets, every, origin in groups(ctx, arch, self.matrix, cuda):
-                verdicts = [src.verdict(t) for t in targets]
+                verdicts = [self._verdict_via(src, t, origin, path, cuda) for t in targets]
                 if all(v.status == "fail" for v in verdicts):
                     if arch not in fails:
                         fails[arch] = _common_failing(verdicts)
@@ -487,6 +488,46 @@ class InlineCudaArch(Rule):
         out.extend(self._exact_file(src, text, target, nvcc, ver))
         return out
 
+    def _verdict_via(self, src: CudaSource, target: str, origin, path: str, cuda: str | None) -> Verdict:
+        """A header's verdict for ``target`` inside the unit that includes it: what that unit's
+        live kernels do not reach is not emitted (cuda/tu.py). The header's own verdict when the
+        unit cannot be built."""
+        v = src.verdict(target)
+        if v.status == "ok" or not origin.via or not path.endswith(_HEADERS):
+            return v
+        unit = self._unit(origin.via, cuda)
+        if unit is None:
+            return v
+        tu_src, lines = unit
+        me = lines.get(os.path.normpath(os.path.abspath(path)))
+        if not me:
+            return v
+        tv = tu_src.verdict(target)
+        bad = {(me[o.line], o.token) for o in tv.failing if o.line in me}
+        empty = {(me[o.line], o.token) for o in tv.dropped if o.line in me}
+        out = Verdict(target, "ok")
+        out.failing = [o for o in v.failing if (o.line, o.token) in bad]
+        out.dropped = [o for o in v.dropped if (o.line, o.token) in empty]
+        out.status = "fail" if out.failing else "empty" if out.dropped else "ok"
+        return out
+
+    def _unit(self, via: str, cuda: str | None):
+        """(CudaSource of the unit, {header path: {unit line: header line}}) for the source
+        ``via``, built once per run; None past tu.py's bounds."""
+        cache = self.__dict__.setdefault("_units", {})
+        if via not in cache:
+            cache[via] = None
+            ctx = default_context(via, toolkit=_toolkit(cuda))
+            unit = tu.inline(Path(via), ctx.root or Path(via).parent, ctx.include_dirs) if ctx.path else None
+            if unit is not None:
+                tu_src = CudaSource(unit.text, self.features)
+                tu_src.context = ctx
+                by_file: dict[str, dict[int, int]] = {}
+                for i, (f, ln) in enumerate(unit.where, 1):
+                    by_file.setdefault(os.path.normpath(os.path.abspath(f)), {})[i] = ln
+                cache[via] = (tu_src, by_file)
+        return cache[via]
+
     def _exact_file(self, src, text: str, target, nvcc: dict, ver) -> list:
         """Findings from nvcc's verdicts per GPU (exact mode): they replace the static ones."""
         out = []
@@ -513,6 +554,9 @@ class InlineCudaArch(Rule):
                    f"the work out, with no #else): the kernel silently does nothing there")
             out.append((1, 1, msg, frozenset(emptied), "warning"))
         return out
+
+
+_HEADERS = (".cuh", ".h", ".hpp", ".hh", ".inl", ".cuinl")
 
 
 class _NoText:
