@@ -4,6 +4,7 @@ proved by the nvcc-checked corpus in fixtures/kernels/)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -518,6 +519,9 @@ class InlineCudaArch(Rule):
         if via not in cache:
             cache[via] = None
             ctx = default_context(via, toolkit=_toolkit(cuda))
+            # The includer is what gets compiled: a build's .cu, or a JIT front-end's source
+            # (DeepGEMM compiles a unit around impls/sm90_*.cuh).
+            ctx = dataclasses.replace(ctx, translation_unit=True)
             unit = tu.inline(Path(via), ctx.root or Path(via).parent, ctx.include_dirs) if ctx.path else None
             if unit is not None:
                 tu_src = CudaSource(unit.text, self.features)
