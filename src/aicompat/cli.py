@@ -23,7 +23,7 @@ from .formatters import FORMATTERS, location, printable, printable_path, statist
 from .matrix import default_matrix
 from .parallel import default_jobs
 from .ruledocs import load_docs, render
-from .registry import CODES, IMPLEMENTED, RULE_CLASSES
+from .registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
 from .target import Target
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
@@ -196,9 +196,9 @@ def _lint(args) -> int:
     cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda, cuda_verify=args.cuda_verify)
     settings = build_settings(matrix, start=start, cli=cli, cli_pins=args.pin, no_config=args.no_config)
     select, ignore = _codes(args.select), _codes(args.ignore)
-    for code in select + ignore:
-        if not any(c.startswith(code) for c in CODES):
-            raise ConfigError(f"--select/--ignore: unknown rule code {code!r}")
+    bad = unknown_code(select + ignore)
+    if bad is not None:
+        raise ConfigError(f"--select/--ignore: unknown rule code {bad!r}")
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
     opts = {
         "jobs": args.jobs or settings.jobs or default_jobs(),
