@@ -98,6 +98,10 @@ def test_pins_table_form(matrix, tmp_path):
     ("[tool.aicompat]\npins = { torch = '>=banana' }\n", "pins.torch: bad version specifier"),
     ("[tool.aicompat]\npins = ['torch>=9.0']\n", "matches no known torch release"),
     ("[tool.aicompat\n", "not valid TOML"),
+    # As strict as --select: a typo must not turn every check off and print "All checks passed".
+    ("[tool.aicompat]\nselect = ['AIC9']\n", "[tool.aicompat] select: unknown rule code 'AIC9'"),
+    ("[tool.aicompat]\nignore = ['AIC101', 'AIC1O2']\n", "[tool.aicompat] ignore: unknown rule code 'AIC1O2'"),
+    ("[tool.aicompat]\nselect = ['']\n", "[tool.aicompat] select: unknown rule code ''"),
 ])
 def test_bad_config_is_one_line_exit_2(tmp_path, pyproject, needle):
     project(tmp_path, pyproject)
@@ -168,3 +172,13 @@ def test_a_pin_of_no_known_release_is_said_and_checked_against_the_nearest(matri
     # A known release: no note.
     s = build_settings(matrix, cli=Target(gpus=["A100"]), no_config=True, cli_pins=["flash-attn==2.6.3"])
     assert s.notes == []
+
+
+def test_config_select_prefix_and_ignore_still_work(tmp_path):
+    """The fixed twin of the unknown-code cases: real prefixes and codes keep working."""
+    project(tmp_path, "[tool.aicompat]\ngpus = ['A100']\nselect = ['AIC1']\n")
+    r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1 and "AIC102" in r.stdout, r.stdout + r.stderr
+    project(tmp_path, "[tool.aicompat]\ngpus = ['A100']\nignore = ['AIC102']\n")
+    r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 0 and "AIC102" not in r.stdout, r.stdout + r.stderr
