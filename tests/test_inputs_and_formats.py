@@ -65,6 +65,22 @@ def test_statistics(tmp_path):
     assert "    2  AIC102  fp8-unsupported" in r.stdout and "    1  AIC101  v-headdim-mismatch" in r.stdout
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_machine_formats_parse_whatever_the_flags(tmp_path, fmt):
+    """--statistics and --show-suppressed must not append text to a JSON/SARIF document: it goes to stderr."""
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
+                                   "y = torch._scaled_mm(b, a, scale_a=sa, scale_b=sb)  # noqa: AIC102\n")
+    r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "--format", fmt, "--statistics",
+                "--show-suppressed", ".", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    if fmt == "json":
+        assert [d["line"] for d in doc["diagnostics"]] == [2] and doc["summary"]["suppressed"] == 1
+    else:
+        assert [res["locations"][0]["physicalLocation"]["region"]["startLine"] for res in doc["runs"][0]["results"]] == [2]
+    assert "    1  AIC102  fp8-unsupported" in r.stderr and "suppressed: m.py:3:5: AIC102 torch._scaled_mm" in r.stderr
+
+
 def test_code_generator_checks_its_own_output():
     """The README's example: a generator lints its candidate before returning it."""
     candidate = (

@@ -267,11 +267,13 @@ def _lint(args) -> int:
                    sum(1 for f in result.files if f.skipped))
     out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes + result.notes)
     sys.stdout.write(out)
+    # Machine formats stay one parseable document on stdout whatever the flags: extra text goes to stderr.
+    extra = sys.stdout if args.format == "text" else sys.stderr
     if args.statistics:
-        sys.stdout.write(statistics(result.diagnostics))
+        extra.write(statistics(result.diagnostics))
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
-            print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}")
+            print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}", file=extra)
     if _incomplete(result):
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
     if result.diagnostics and not args.exit_zero:
