@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("rules", help="list the rules")
     ex = sub.add_parser("explain", help="explain a rule")
-    ex.add_argument("code")
+    ex.add_argument("code", help="a rule code (AIC102) or name (fp8-unsupported)")
     return p
 
 
@@ -332,10 +332,12 @@ def _rules() -> int:
 
 
 def _explain(code: str) -> int:
-    code = code.upper()
+    given = code
+    by_name = {name: c for c, name in CODES.items()}  # `aicompat explain fp8-unsupported`, the name pylint shows
+    code = by_name.get(code.strip().lower().removeprefix("aicompat-"), code.strip().upper())
     docs = load_docs()
     if code not in CODES:
-        print(f"aicompat: error: unknown rule {code!r}; see 'aicompat rules'", file=sys.stderr)
+        print(f"aicompat: error: unknown rule {given!r}; see 'aicompat rules'", file=sys.stderr)
         return 2
     if code not in docs:
         print(f"{code} {CODES[code]}: planned, not implemented yet")
