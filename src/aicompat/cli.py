@@ -65,12 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     lint = sub.add_parser("lint", help="check files and folders")
-    lint.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .); '-' reads standard input")
+    lint.add_argument("paths", nargs="*", help="files or folders (default: ., or standard input with --stdin-filename); "
+                      "'-' reads standard input")
     lint.add_argument("--stdin-filename", metavar="PATH",
-                      help="name for source read from stdin: used in messages, for config lookup and the file type")
+                      help="read the source from stdin (with no paths, or '-'); PATH names it in messages, for config "
+                           "lookup and the file type")
     lint.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
-    lint.add_argument("--fix", action="store_true", help="apply the fixes aicompat can make, then report what is left")
-    lint.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    lint.add_argument("--fix", action="store_true",
+                      help="rewrite Python files with the fixes aicompat can make (TORCH_CUDA_ARCH_LIST literals: one "
+                           "entry per fleet arch, the newest with +PTX; deprecated calls), then report what is left; "
+                           "stdin, notebooks, Dockerfiles and shell scripts are not rewritten")
+    lint.add_argument("--diff", action="store_true", help="print --fix's changes as a unified diff; change nothing")
     lint.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE and exit 0")
     lint.add_argument("--baseline", metavar="FILE", help="report only findings that are not in FILE")
     lint.add_argument("--show-suppressed", action="store_true",
@@ -188,6 +193,11 @@ def _main(args) -> int:
 
 def _lint(args) -> int:
     matrix = default_matrix()
+    if not args.paths:
+        args.paths = ["-"] if args.stdin_filename else ["."]
+    elif args.stdin_filename and args.paths != ["-"]:
+        raise ConfigError("--stdin-filename names source read from standard input: give '-' or no paths, "
+                          f"not {' '.join(printable(p) for p in args.paths)}")
     from_stdin = args.paths == ["-"]
     if from_stdin:
         start = Path(args.stdin_filename).parent if args.stdin_filename else Path.cwd()
@@ -207,6 +217,9 @@ def _lint(args) -> int:
     }
     settings.target.verify = with_run_options(settings.target.verify, opts["timeout"], opts["cache_dir"])
     fixing = (args.fix or args.diff) and not from_stdin
+    if from_stdin and (args.fix or args.diff):
+        print(f"aicompat: {'--fix' if args.fix else '--diff'}: standard input is checked, never rewritten",
+              file=sys.stderr)
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
                  isolate=True, fixes=fixing, **opts)
     if result.missing:
@@ -234,6 +247,7 @@ def _lint(args) -> int:
                     print(f"aicompat: cannot fix {printable(f.path)}: {exc.strerror or exc}", file=sys.stderr)
                     continue
             changed += 1
+        _say_not_rewritten(result, "--fix" if args.fix else "--diff")
         if args.diff:
             if _incomplete(result):
                 return 3  # a diff of the files that were checked is not all there is
@@ -243,7 +257,8 @@ def _lint(args) -> int:
             result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter,
                          isolate=True, **opts)
     if args.write_baseline:
-        n = baseline.write(args.write_baseline, result.diagnostics)
+        n = baseline.write(args.write_baseline, result.diagnostics,
+                           baseline.root_for(args.write_baseline, settings.config_file))
         print(f"wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}")
         if _incomplete(result):
             for d in result.diagnostics:
@@ -253,9 +268,13 @@ def _lint(args) -> int:
         return 0
     silenced = list(result.suppressed)
     if args.baseline:
-        result.diagnostics, known = baseline.split(result.diagnostics, baseline.load(args.baseline))
+        result.diagnostics, known = baseline.split(result.diagnostics, baseline.load(args.baseline),
+                                                   baseline.root_for(args.baseline, settings.config_file))
         silenced += known
     if args.verbose:
+        for d in result.pruned:
+            print(f"skipped folder {printable_path(d)}/: build/dist folders are not walked (name it to lint it)",
+                  file=sys.stderr)
         for f in result.files:
             if f.skipped:
                 print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
@@ -279,6 +298,17 @@ def _lint(args) -> int:
     if result.diagnostics and not args.exit_zero:
         return 1
     return 0
+
+
+def _say_not_rewritten(result, flag: str) -> None:
+    """--fix rewrites Python files only: say so where a notebook, Dockerfile, shell script or
+    CUDA file has findings, rather than leave them as they are in silence."""
+    left = [f.path for f in result.files if not f.path.endswith((".py", ".pyi"))
+            and any(d.code not in INCOMPLETE | {"AIC001"} for d in f.diagnostics)]
+    if left:
+        names = ", ".join(printable_path(p) for p in left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        print(f"aicompat: {flag}: only Python files are fixed; the findings in {names} are left as they are",
+              file=sys.stderr)
 
 
 def _incomplete(result) -> bool:
