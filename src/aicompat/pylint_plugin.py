@@ -113,8 +113,11 @@ class AicompatChecker(BaseRawFileChecker):
         except (OSError, ConfigError, MatrixError) as exc:
             self.add_message("aicompat-config-error", line=1, args=(f"aicompat: {' '.join(str(exc).split())}",))
             return
-        result = run([], settings, matrix, stdin=(data, path), isolate=True,
-                     timeout=settings.timeout or DEFAULT_TIMEOUT)
+        timeout = settings.timeout or DEFAULT_TIMEOUT
+        try:
+            result = run([], settings, matrix, stdin=(data, path), isolate=True, timeout=timeout)
+        except (OSError, AssertionError):  # no worker process here (a daemonic parent): lint in this one
+            result = run([], settings, matrix, stdin=(data, path), timeout=timeout)
         for d in result.diagnostics:
             sym = "aicompat-internal-error" if d.code == "AIC000" else symbol(d.rule)
             self.add_message(sym, line=d.line, col_offset=d.column - 1, end_lineno=d.end_line,
