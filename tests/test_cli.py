@@ -132,3 +132,13 @@ def test_explain_shows_facts_and_unknown_code():
     r = run_cli("explain", "AIC101")
     assert "Only Hopper supports different V headdim" in r.stdout and "source:" in r.stdout
     assert run_cli("explain", "AIC999").returncode == 2
+
+
+def test_explain_accepts_rule_names_and_lists_archs_in_capability_order():
+    by_code = run_cli("explain", "AIC102")
+    for name in ("fp8-unsupported", "FP8-Unsupported", "aicompat-fp8-unsupported"):  # the last: pylint's symbol
+        r = run_cli("explain", name)
+        assert r.returncode == 0 and r.stdout == by_code.stdout, r.stderr
+    assert "- torch._scaled_mm: runs on sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121;" in by_code.stdout
+    r = run_cli("explain", "fp9-unsupported")
+    assert r.returncode == 2 and "unknown rule 'fp9-unsupported'" in r.stderr

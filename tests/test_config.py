@@ -98,6 +98,10 @@ def test_pins_table_form(matrix, tmp_path):
     ("[tool.aicompat]\npins = { torch = '>=banana' }\n", "pins.torch: bad version specifier"),
     ("[tool.aicompat]\npins = ['torch>=9.0']\n", "matches no known torch release"),
     ("[tool.aicompat\n", "not valid TOML"),
+    # As strict as --select: a typo must not turn every check off and print "All checks passed".
+    ("[tool.aicompat]\nselect = ['AIC9']\n", "[tool.aicompat] select: unknown rule code 'AIC9'"),
+    ("[tool.aicompat]\nignore = ['AIC101', 'AIC1O2']\n", "[tool.aicompat] ignore: unknown rule code 'AIC1O2'"),
+    ("[tool.aicompat]\nselect = ['']\n", "[tool.aicompat] select: unknown rule code ''"),
 ])
 def test_bad_config_is_one_line_exit_2(tmp_path, pyproject, needle):
     project(tmp_path, pyproject)
@@ -115,6 +119,15 @@ def test_bad_config_is_one_line_exit_2(tmp_path, pyproject, needle):
     (["--pin", "torch=="], "--pin: bad requirement"),
     (["--cuda", "13"], "--cuda: bad CUDA version"),
     (["--select", "AIC999"], "unknown rule code 'AIC999'"),
+    # Archs in capability order, not as strings (sm_100 before sm_75).
+    (["--gpu", "sm_99"], "(archs: sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, "
+                         "sm_121; or a GPU name such as H100)"),
+    # V100 is no unknown GPU: nvcc 13.0 refuses its arch (version_matrix/gpus.toml [unbuildable.sm_70]).
+    (["--gpu", "V100"], "--gpu: V100 is sm_70 (Volta), which CUDA 13.0 cannot build for (nvcc 13.0: \"nvcc fatal : "
+                        "Unsupported gpu architecture 'compute_70'\"); aicompat's facts come from CUDA 13.0 and cover "
+                        "sm_75 and newer, so code for V100 cannot be checked"),
+    (["--gpu", "sm_70"], "--gpu: sm_70 (Volta), which CUDA 13.0 cannot build for"),
+    (["--gpu", "7.0"], "--gpu: sm_70 (Volta), which CUDA 13.0 cannot build for"),
 ])
 def test_bad_flags_exit_2(tmp_path, args, needle):
     project(tmp_path)
@@ -168,3 +181,43 @@ def test_a_pin_of_no_known_release_is_said_and_checked_against_the_nearest(matri
     # A known release: no note.
     s = build_settings(matrix, cli=Target(gpus=["A100"]), no_config=True, cli_pins=["flash-attn==2.6.3"])
     assert s.notes == []
+
+
+def test_config_select_prefix_and_ignore_still_work(tmp_path):
+    """The fixed twin of the unknown-code cases: real prefixes and codes keep working."""
+    project(tmp_path, "[tool.aicompat]\ngpus = ['A100']\nselect = ['AIC1']\n")
+    r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1 and "AIC102" in r.stdout, r.stdout + r.stderr
+    project(tmp_path, "[tool.aicompat]\ngpus = ['A100']\nignore = ['AIC102']\n")
+    r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 0 and "AIC102" not in r.stdout, r.stdout + r.stderr
+
+
+def test_v100_in_config_says_why_and_t4_twin_is_fine(tmp_path):
+    project(tmp_path, "[tool.aicompat]\ngpus = ['A100', 'Tesla V100']\n")
+    r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 2 and "[tool.aicompat] gpus: Tesla V100 is sm_70 (Volta), which CUDA 13.0 cannot build for" \
+        in r.stderr, r.stderr
+    project(tmp_path, "[tool.aicompat]\ngpus = ['A100', 'T4']\n")
+    r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1 and "fails on sm_80 (A100), sm_75 (T4)" in r.stdout, r.stdout + r.stderr
+
+
+def test_unbuildable_arch_is_what_nvcc_says(tmp_path):
+    """The recorded refusal is the local nvcc's own (skipped without an nvcc of that version)."""
+    import shutil
+    import subprocess
+
+    from aicompat.matrix import default_matrix
+
+    e = default_matrix().unbuildable["sm_70"]
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("no nvcc")
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    if f"release {e['toolkit']}," not in version:
+        pytest.skip(f"nvcc is not CUDA {e['toolkit']}")
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    r = subprocess.run([nvcc, "-gencode", "arch=compute_70,code=sm_70", "-c", "k.cu", "-o", "k.o"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and e["nvcc"] in r.stderr, r.stderr

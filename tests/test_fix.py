@@ -101,3 +101,40 @@ def test_fix_rewrites_gencode_lists_to_cover_the_fleet(tmp_path):
     cst.parse_module(new)
     r2 = run_cli(*args, "--fix", "ext.py", cwd=tmp_path)
     assert p.read_text() == new and r2.returncode == 0
+
+
+def test_fix_says_what_it_does_not_rewrite(tmp_path):
+    """Notebooks, Dockerfiles and shell scripts keep their findings: --fix/--diff say so instead of
+    doing nothing in silence; the Python twin of the same setting is fixed."""
+    import json
+
+    (tmp_path / "Dockerfile").write_text("FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-devel\n"
+                                         "ENV TORCH_CUDA_ARCH_LIST=\"8.0\"\nRUN pip install -e .\n")
+    (tmp_path / "build.sh").write_text("#!/bin/sh\nexport TORCH_CUDA_ARCH_LIST=8.0\npython setup.py build_ext\n")
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1,
+            "source": ["import os\n", "os.environ['TORCH_CUDA_ARCH_LIST'] = '8.0'\n"]}
+    (tmp_path / "setup.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4,
+                                                      "nbformat_minor": 5}))
+    (tmp_path / "env.py").write_text("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0'\n")
+    args = ["lint", "--no-config", "--no-cache", "--gpu", "A100", "--gpu", "H100", "--select", "AIC302"]
+    r = run_cli(*args, "--diff", ".", cwd=tmp_path)
+    assert "+os.environ['TORCH_CUDA_ARCH_LIST'] = '8.0;9.0+PTX'" in r.stdout, r.stdout + r.stderr
+    assert ("aicompat: --diff: only Python files are fixed; the findings in Dockerfile, build.sh, setup.ipynb are "
+            "left as they are") in r.stderr, r.stderr
+    r = run_cli(*args, "--fix", ".", cwd=tmp_path)
+    assert "the findings in Dockerfile, build.sh, setup.ipynb are left as they are" in r.stderr, r.stderr
+    assert "'8.0;9.0+PTX'" in (tmp_path / "env.py").read_text()
+    assert r.returncode == 1 and "env.py" not in r.stdout and "Dockerfile:2:" in r.stdout, r.stdout
+
+
+def test_fix_on_stdin_says_it_rewrites_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import SRC as src
+
+    r = subprocess.run([sys.executable, "-m", "aicompat", "lint", "--no-config", "--gpu", "H100", "--fix",
+                        "--stdin-filename", "env.py"], input="import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0'\n",
+                       capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 1 and "env.py:2:38: AIC302" in r.stdout, r.stdout + r.stderr
+    assert "aicompat: --fix: standard input is checked, never rewritten" in r.stderr

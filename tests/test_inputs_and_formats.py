@@ -65,6 +65,22 @@ def test_statistics(tmp_path):
     assert "    2  AIC102  fp8-unsupported" in r.stdout and "    1  AIC101  v-headdim-mismatch" in r.stdout
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_machine_formats_parse_whatever_the_flags(tmp_path, fmt):
+    """--statistics and --show-suppressed must not append text to a JSON/SARIF document: it goes to stderr."""
+    (tmp_path / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
+                                   "y = torch._scaled_mm(b, a, scale_a=sa, scale_b=sb)  # noqa: AIC102\n")
+    r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "--format", fmt, "--statistics",
+                "--show-suppressed", ".", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    if fmt == "json":
+        assert [d["line"] for d in doc["diagnostics"]] == [2] and doc["summary"]["suppressed"] == 1
+    else:
+        assert [res["locations"][0]["physicalLocation"]["region"]["startLine"] for res in doc["runs"][0]["results"]] == [2]
+    assert "    1  AIC102  fp8-unsupported" in r.stderr and "suppressed: m.py:3:5: AIC102 torch._scaled_mm" in r.stderr
+
+
 def test_code_generator_checks_its_own_output():
     """The README's example: a generator lints its candidate before returning it."""
     candidate = (
@@ -156,3 +172,53 @@ def test_sarif_uris_are_percent_encoded(tmp_path):
     r = run_cli("lint", "--no-config", "--gpu", "A100", "--format", "sarif", ".", cwd=tmp_path)
     uri = json.loads(r.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "my%20kernels%231/a%3Ab%20%C3%A4.py"
+
+
+def test_stdin_filename_without_dash_reads_stdin(tmp_path):
+    """`--stdin-filename x.py` with no paths reads the buffer (it linted the whole folder before);
+    with a path other than '-' it is a usage error, not a silent choice between the two."""
+    import subprocess
+    import sys
+
+    from conftest import SRC
+
+    (tmp_path / "other.py").write_text("import torch\nz = torch._scaled_grouped_mm(a, b)\n")
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
+    code = "import torch\ny = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n"
+    base = [sys.executable, "-m", "aicompat", "lint", "--no-config", "--no-cache", "--gpu", "A100"]
+    r = subprocess.run([*base, "--stdin-filename", "gen/model.py"], input=code, capture_output=True, text=True,
+                       cwd=tmp_path, env=env)
+    assert r.returncode == 1 and r.stdout.startswith("gen/model.py:2:5: AIC102 torch._scaled_mm"), r.stdout + r.stderr
+    assert "other.py" not in r.stdout and "Found 1 finding (1 file)" in r.stdout
+    r = subprocess.run([*base, "--stdin-filename", "gen/model.py", "other.py"], input=code, capture_output=True,
+                       text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 2 and "--stdin-filename names source read from standard input: give '-' or no paths" \
+        in r.stderr, r.stderr
+
+
+def test_baseline_matches_from_a_subfolder(tmp_path):
+    """Baseline paths are relative to the project root, not the working folder."""
+    (tmp_path / "pyproject.toml").write_text("[tool.aicompat]\ngpus = ['A100']\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n")
+    r = run_cli("lint", "--no-cache", "--write-baseline", "base.json", ".", cwd=tmp_path)
+    assert r.returncode == 0 and json.loads((tmp_path / "base.json").read_text())["entries"][0]["path"] == "src/m.py"
+    r = run_cli("lint", "--no-cache", "--baseline", "../base.json", ".", cwd=tmp_path / "src")
+    assert r.returncode == 0 and "AIC102" not in r.stdout, r.stdout + r.stderr
+    # The twin: a new finding in the subfolder is still reported from there.
+    (tmp_path / "src" / "n.py").write_text("import torch\ny = torch._scaled_mm(b, a, scale_a=sa, scale_b=sb)\n")
+    r = run_cli("lint", "--no-cache", "--baseline", "../base.json", ".", cwd=tmp_path / "src")
+    assert r.returncode == 1 and r.stdout.startswith("n.py:2:5: AIC102") and "m.py" not in r.stdout, r.stdout
+
+
+def test_verbose_names_skipped_build_and_dist_folders(tmp_path):
+    (tmp_path / "pkg" / "build").mkdir(parents=True)
+    (tmp_path / "pkg" / "build" / "kernels.py").write_text("import torch\nx = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n")
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "pkg" / "ok.py").write_text("import torch\n")
+    r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "-v", ".", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "skipped folder dist/: build/dist folders are not walked (name it to lint it)" in r.stderr, r.stderr
+    assert "skipped folder pkg/build/: build/dist folders are not walked (name it to lint it)" in r.stderr
+    r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "pkg/build", cwd=tmp_path)  # named: linted
+    assert r.returncode == 1 and "pkg/build/kernels.py:2:5: AIC102" in r.stdout, r.stdout + r.stderr

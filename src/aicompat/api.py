@@ -27,6 +27,7 @@ class RunResult:
     workers: int = 1  # processes that parsed files (1: this one)
     notes: list[str] = field(default_factory=list)  # run-level notes rules left, each once
     root: str | None = None  # the project root: files outside it are not read for the checked code, nor fixed
+    pruned: list[str] = field(default_factory=list)  # build/dist folders the walk skipped (-v names them)
 
     @property
     def suppressed(self) -> list[Diagnostic]:
@@ -67,7 +68,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     root = settings.config_file.parent if settings.config_file else None
     unusable: list[tuple[Path, str]] = []
     unlisted: list[tuple[Path, OSError]] = []
-    files, missing = discover(paths, settings.exclude, root, unusable, unlisted)
+    pruned: list[Path] = []
+    files, missing = discover(paths, settings.exclude, root, unusable, unlisted, pruned)
     cache = None
     if cache_dir is not None:
         cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
@@ -112,7 +114,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     final += [unreadable(display_path(p), exc, "folder") for p, exc in unlisted]
     diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
     notes = list(dict.fromkeys(n for r in final for n in r.notes))
-    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root)
+    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root,
+                     [display_path(p) for p in pruned])
 
 
 def with_run_options(verify, timeout: float | None, cache_dir):

@@ -23,7 +23,7 @@ from .formatters import FORMATTERS, location, printable, printable_path, statist
 from .matrix import default_matrix
 from .parallel import default_jobs
 from .ruledocs import load_docs, render
-from .registry import CODES, IMPLEMENTED, RULE_CLASSES
+from .registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
 from .target import Target
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
@@ -65,12 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     lint = sub.add_parser("lint", help="check files and folders")
-    lint.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .); '-' reads standard input")
+    lint.add_argument("paths", nargs="*", help="files or folders (default: ., or standard input with --stdin-filename); "
+                      "'-' reads standard input")
     lint.add_argument("--stdin-filename", metavar="PATH",
-                      help="name for source read from stdin: used in messages, for config lookup and the file type")
+                      help="read the source from stdin (with no paths, or '-'); PATH names it in messages, for config "
+                           "lookup and the file type")
     lint.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
-    lint.add_argument("--fix", action="store_true", help="apply the fixes aicompat can make, then report what is left")
-    lint.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    lint.add_argument("--fix", action="store_true",
+                      help="rewrite Python files with the fixes aicompat can make (TORCH_CUDA_ARCH_LIST literals: one "
+                           "entry per fleet arch, the newest with +PTX; deprecated calls), then report what is left; "
+                           "stdin, notebooks, Dockerfiles and shell scripts are not rewritten")
+    lint.add_argument("--diff", action="store_true", help="print --fix's changes as a unified diff; change nothing")
     lint.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE and exit 0")
     lint.add_argument("--baseline", metavar="FILE", help="report only findings that are not in FILE")
     lint.add_argument("--show-suppressed", action="store_true",
@@ -114,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("rules", help="list the rules")
     ex = sub.add_parser("explain", help="explain a rule")
-    ex.add_argument("code")
+    ex.add_argument("code", help="a rule code (AIC102) or name (fp8-unsupported)")
     return p
 
 
@@ -188,6 +193,11 @@ def _main(args) -> int:
 
 def _lint(args) -> int:
     matrix = default_matrix()
+    if not args.paths:
+        args.paths = ["-"] if args.stdin_filename else ["."]
+    elif args.stdin_filename and args.paths != ["-"]:
+        raise ConfigError("--stdin-filename names source read from standard input: give '-' or no paths, "
+                          f"not {' '.join(printable(p) for p in args.paths)}")
     from_stdin = args.paths == ["-"]
     if from_stdin:
         start = Path(args.stdin_filename).parent if args.stdin_filename else Path.cwd()
@@ -196,9 +206,9 @@ def _lint(args) -> int:
     cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda, cuda_verify=args.cuda_verify)
     settings = build_settings(matrix, start=start, cli=cli, cli_pins=args.pin, no_config=args.no_config)
     select, ignore = _codes(args.select), _codes(args.ignore)
-    for code in select + ignore:
-        if not any(c.startswith(code) for c in CODES):
-            raise ConfigError(f"--select/--ignore: unknown rule code {code!r}")
+    bad = unknown_code(select + ignore)
+    if bad is not None:
+        raise ConfigError(f"--select/--ignore: unknown rule code {bad!r}")
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
     opts = {
         "jobs": args.jobs or settings.jobs or default_jobs(),
@@ -207,6 +217,9 @@ def _lint(args) -> int:
     }
     settings.target.verify = with_run_options(settings.target.verify, opts["timeout"], opts["cache_dir"])
     fixing = (args.fix or args.diff) and not from_stdin
+    if from_stdin and (args.fix or args.diff):
+        print(f"aicompat: {'--fix' if args.fix else '--diff'}: standard input is checked, never rewritten",
+              file=sys.stderr)
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
                  isolate=True, fixes=fixing, **opts)
     if result.missing:
@@ -234,6 +247,7 @@ def _lint(args) -> int:
                     print(f"aicompat: cannot fix {printable(f.path)}: {exc.strerror or exc}", file=sys.stderr)
                     continue
             changed += 1
+        _say_not_rewritten(result, "--fix" if args.fix else "--diff")
         if args.diff:
             if _incomplete(result):
                 return 3  # a diff of the files that were checked is not all there is
@@ -243,7 +257,8 @@ def _lint(args) -> int:
             result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter,
                          isolate=True, **opts)
     if args.write_baseline:
-        n = baseline.write(args.write_baseline, result.diagnostics)
+        n = baseline.write(args.write_baseline, result.diagnostics,
+                           baseline.root_for(args.write_baseline, settings.config_file))
         print(f"wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}")
         if _incomplete(result):
             for d in result.diagnostics:
@@ -253,9 +268,13 @@ def _lint(args) -> int:
         return 0
     silenced = list(result.suppressed)
     if args.baseline:
-        result.diagnostics, known = baseline.split(result.diagnostics, baseline.load(args.baseline))
+        result.diagnostics, known = baseline.split(result.diagnostics, baseline.load(args.baseline),
+                                                   baseline.root_for(args.baseline, settings.config_file))
         silenced += known
     if args.verbose:
+        for d in result.pruned:
+            print(f"skipped folder {printable_path(d)}/: build/dist folders are not walked (name it to lint it)",
+                  file=sys.stderr)
         for f in result.files:
             if f.skipped:
                 print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
@@ -267,16 +286,29 @@ def _lint(args) -> int:
                    sum(1 for f in result.files if f.skipped))
     out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes + result.notes)
     sys.stdout.write(out)
+    # Machine formats stay one parseable document on stdout whatever the flags: extra text goes to stderr.
+    extra = sys.stdout if args.format == "text" else sys.stderr
     if args.statistics:
-        sys.stdout.write(statistics(result.diagnostics))
+        extra.write(statistics(result.diagnostics))
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
-            print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}")
+            print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}", file=extra)
     if _incomplete(result):
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
     if result.diagnostics and not args.exit_zero:
         return 1
     return 0
+
+
+def _say_not_rewritten(result, flag: str) -> None:
+    """--fix rewrites Python files only: say so where a notebook, Dockerfile, shell script or
+    CUDA file has findings, rather than leave them as they are in silence."""
+    left = [f.path for f in result.files if not f.path.endswith((".py", ".pyi"))
+            and any(d.code not in INCOMPLETE | {"AIC001"} for d in f.diagnostics)]
+    if left:
+        names = ", ".join(printable_path(p) for p in left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        print(f"aicompat: {flag}: only Python files are fixed; the findings in {names} are left as they are",
+              file=sys.stderr)
 
 
 def _incomplete(result) -> bool:
@@ -330,10 +362,12 @@ def _rules() -> int:
 
 
 def _explain(code: str) -> int:
-    code = code.upper()
+    given = code
+    by_name = {name: c for c, name in CODES.items()}  # `aicompat explain fp8-unsupported`, the name pylint shows
+    code = by_name.get(code.strip().lower().removeprefix("aicompat-"), code.strip().upper())
     docs = load_docs()
     if code not in CODES:
-        print(f"aicompat: error: unknown rule {code!r}; see 'aicompat rules'", file=sys.stderr)
+        print(f"aicompat: error: unknown rule {given!r}; see 'aicompat rules'", file=sys.stderr)
         return 2
     if code not in docs:
         print(f"{code} {CODES[code]}: planned, not implemented yet")

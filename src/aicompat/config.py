@@ -28,6 +28,7 @@ from packaging.version import Version
 from .confine import read_inside
 from .errors import ConfigError
 from .matrix import Matrix
+from .registry import unknown_code
 from .target import (
     ResolvedTarget,
     Target,
@@ -263,6 +264,11 @@ def build_settings(
             if key in tool:
                 if not isinstance(tool[key], list) or not all(isinstance(x, str) for x in tool[key]):
                     raise ConfigError(f"{pyproject}: [tool.aicompat] {key}: expected a list of strings")
+                # As strict as --select/--ignore: a typo must not switch every check off (or none).
+                bad = None if key == "exclude" else unknown_code(tool[key])
+                if bad is not None:
+                    raise ConfigError(f"{pyproject}: [tool.aicompat] {key}: unknown rule code {bad!r} "
+                                      "(see 'aicompat rules')")
                 settings_extra[key] = list(tool[key])
 
     run_opts: dict[str, Any] = {}

@@ -33,6 +33,8 @@ SKIP_DIRS = {
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".aicompat_cache", "site-packages", "build", "dist",
     "__pypackages__", ".eggs",
 }
+# Skipped folders that may hold a project's own code (a package named build): -v names them.
+MAYBE_SOURCE_DIRS = {"build", "dist"}
 
 
 def _excluded(rel: str, patterns: list[str]) -> bool:
@@ -106,10 +108,12 @@ def _link_out(f: Path, top: Path, root: Path) -> str | None:
 
 def discover(paths: list[str], exclude: list[str], root: Path | None = None,
              skipped: list[tuple[Path, str]] | None = None,
-             unreadable: list[tuple[Path, OSError]] | None = None) -> tuple[list[Path], list[str]]:
+             unreadable: list[tuple[Path, OSError]] | None = None,
+             pruned: list[Path] | None = None) -> tuple[list[Path], list[str]]:
     """Files to lint, and paths that do not exist; files that exist but cannot
     be read as source (FIFOs, symlink loops, dangling links) go to ``skipped``
-    with the reason, folders that cannot be listed to ``unreadable``."""
+    with the reason, folders that cannot be listed to ``unreadable``, skipped
+    ``build``/``dist`` folders (which may be source) to ``pruned``."""
     out: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
@@ -146,6 +150,8 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
             below = dirpath[len(top):].strip("/")
             prefix = "/".join(x for x in (top_rel if top_rel != "." else "", below) if x)
             prefix = prefix + "/" if prefix else ""
+            if pruned is not None:
+                pruned.extend(d / n for n in sorted(dirnames) if n in MAYBE_SOURCE_DIRS)
             dirnames[:] = sorted(
                 n for n in dirnames if n not in SKIP_DIRS and not n.endswith(".egg-info")
                 and not _excluded(prefix + n, exclude)

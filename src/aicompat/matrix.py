@@ -25,6 +25,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "gpus.toml": {
         "arch": {"capability": (_LIST, True), "generation": (str, True), "toolkit": (str, False)},
         "gpu": {"arch": (str, True)},
+        "unbuildable": {"capability": (_LIST, True), "generation": (str, True), "gpus": (_LIST, True),
+                        "toolkit": (str, True), "nvcc": (str, True)},
         "default": {"fleet": (_LIST, True)},
         "target": {"kind": (str, True), "runs_on": (_LIST, True), "ptx_forward": (bool, True), "toolkit": (str, True)},
     },
@@ -180,6 +182,9 @@ class Matrix:
     files: dict[str, dict[str, Any]]
     archs: dict[str, Arch] = field(default_factory=dict)
     gpu_names: dict[str, str] = field(default_factory=dict)  # lower-case name -> arch
+    # Archs of GPUs in service that the toolkit aicompat's facts come from cannot build for (sm_70).
+    unbuildable: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unbuildable_names: dict[str, str] = field(default_factory=dict)  # lower-case GPU name -> arch
     default_fleet: list[str] = field(default_factory=list)
     features: dict[str, frozenset[str]] = field(default_factory=dict)
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)  # compile targets (sm_90a, ...)
@@ -226,6 +231,10 @@ class Matrix:
         if not entry:
             return []
         return [Version(v) for v in entry["releases"]]
+
+    def by_capability(self, archs) -> list[str]:
+        """``archs`` in compute-capability order (sm_75 ... sm_121), never as strings (sm_100 < sm_75)."""
+        return sorted(archs, key=lambda a: (self.archs[a].capability if a in self.archs else (99, 99), a))
 
     def feature_archs(self, feature: str) -> frozenset[str]:
         try:
@@ -296,6 +305,9 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         if e["arch"] not in m.archs:
             raise MatrixError(f"version_matrix/gpus.toml: [gpu.{name}] unknown arch {e['arch']!r}")
         m.gpu_names[name.lower()] = e["arch"]
+    for name, e in gp.get("unbuildable", {}).items():
+        m.unbuildable[name] = e
+        m.unbuildable_names.update((g.lower(), name) for g in e["gpus"])
     m.default_fleet = list(gp["default"]["fleet"])
     for name, e in gp.get("target", {}).items():
         if e["kind"] not in ("plain", "arch", "family"):

@@ -50,4 +50,15 @@ CODES: dict[str, str] = {
 }
 IMPLEMENTED = {"AIC001", "AIC002"} | {c.code for c in RULE_CLASSES}
 
-__all__ = ["CODES", "IMPLEMENTED", "RULE_CLASSES"]
+
+def unknown_code(codes) -> str | None:
+    """The first of ``codes`` (codes or prefixes, as ``--select`` and ``[tool.aicompat]
+    select`` take them) that names no rule, else None. An empty one names nothing."""
+    for code in codes:
+        c = code.strip().upper()
+        if not c or not any(known.startswith(c) for known in CODES):
+            return code
+    return None
+
+
+__all__ = ["CODES", "IMPLEMENTED", "RULE_CLASSES", "unknown_code"]

@@ -190,9 +190,28 @@ def resolve_members(gpus: Iterable[str], matrix: Matrix, where: str) -> list[Mem
             raise ConfigError(f"{where}: GPU entries must be strings, got {g!r}")
         arch = resolve_gpu(g, matrix)
         if arch is None:
-            known = ", ".join(sorted(matrix.archs))
+            _refuse_unbuildable(g, matrix, where)
+            known = ", ".join(matrix.by_capability(matrix.archs))
             raise ConfigError(f"{where}: unknown GPU or arch {g!r} (archs: {known}; or a GPU name such as H100)")
         label = arch if parse_arch(g, matrix) or re.fullmatch(r"\d+\.\d+", g.strip()) else g.strip()
         if Member(label, arch) not in members:
             members.append(Member(label, arch))
     return members
+
+
+def _refuse_unbuildable(text: str, matrix: Matrix, where: str) -> None:
+    """A GPU whose arch the toolkit aicompat's facts come from cannot build for (V100, sm_70,
+    7.0) is known, not "unknown": say why it cannot be checked (version_matrix/gpus.toml)."""
+    t = text.strip()
+    m = _ARCH_RE.match(t) or re.fullmatch(r"(\d+)\.(\d+)", t)
+    arch = (f"sm_{''.join(m.groups())}" if m else matrix.unbuildable_names.get(t.lower()))
+    e = matrix.unbuildable.get(arch or "")
+    if e is None:
+        return
+    oldest = min(matrix.archs, key=lambda a: matrix.archs[a].capability)
+    named = f"{t} is {arch}" if t.lower() in matrix.unbuildable_names else arch
+    raise ConfigError(
+        f"{where}: {named} ({e['generation']}), which CUDA {e['toolkit']} cannot build for "
+        f"(nvcc {e['toolkit']}: \"{' '.join(e['nvcc'].split())}\"); aicompat's facts come from CUDA {e['toolkit']} "
+        f"and cover {oldest} and newer, so code for {t} cannot be checked"
+    )

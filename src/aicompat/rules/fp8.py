@@ -121,7 +121,7 @@ class Fp8Unsupported(Rule):
         lines.append("hardware gates:")
         for sec in ("op", "compiled_cast", "te_recipe"):
             for k, e in matrix.section("fp8.toml", sec).items():
-                archs = ", ".join(sorted(matrix.feature_archs(e["feature"])))
+                archs = ", ".join(matrix.by_capability(matrix.feature_archs(e["feature"])))
                 lines.append(f"- {k}: runs on {archs}; error: {e['error']}; source: {e['source']}")
         return "\n".join(lines)
 

@@ -147,7 +147,7 @@ class VHeadDimMismatch(Rule):
             rule = {"equal": "V head dim must equal QK head dim on every GPU",
                     "forced": f"only when sdpa_kernel allows nothing but {', '.join(e.get('forced_backends', []))}",
                     "pairs": "pairs " + ", ".join(f"QK {p['qk']} / V {p['v']}" for p in e.get("pairs", []))
-                    + f" on {', '.join(sorted(matrix.feature_archs(e['feature'])))} only" if e.get("feature") else "",
+                    + f" on {', '.join(matrix.by_capability(matrix.feature_archs(e['feature'])))} only" if e.get("feature") else "",
                     "transformers": f"attn_implementation in {e.get('implementations')} with transformers{e.get('package_range')}"
                     }[e["check"]]
             lines.append(f"- {key} ({e['library']}): {rule}")
