@@ -300,3 +300,25 @@ def test_an_fp8_op_before_its_first_release_is_reported_unless_guarded():
     assert got == [("AIC102", 11, "torch._scaled_grouped_mm: not in torch 2.6.0 (added in 2.7.0); AttributeError: "
                                   "module 'torch' has no attribute '_scaled_grouped_mm'")]
     assert [d for d in lint(GROUPED, gpus=["H100"], pins={"torch": "2.7.0"}) if d.code == "AIC102"] == []
+
+
+_FA3_CALL = '''\
+from flash_attn_interface import flash_attn_func
+
+
+class MLAAttention:
+    def __init__(self, causal=True):
+        self.causal = causal
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=self.causal, window=(-1, -1))
+'''
+
+
+@pytest.mark.parametrize("spec", ["3.0.0b1", "==3.0.0b1", ">=3.0.0b1,<3.1"])
+def test_fa3_pin_as_its_setup_declares_reaches_the_table(spec):
+    # FA3's hopper/__init__.py says 3.0.0.b1 at every tag; the table's labels are 3.0.0b1+v2.7.0...
+    # A pin without a local label matches them all (PEP 440), so the check runs instead of being skipped.
+    d = lint(_FA3_CALL, pins={"flash-attn-3": spec}, select=["AIC202"])
+    assert [(x.line, "accepts keyword 'window'" in x.message) for x in d] == [(9, True)]
+    assert lint(_FA3_CALL.replace("window=", "window_size="), pins={"flash-attn-3": spec}, select=["AIC202"]) == []

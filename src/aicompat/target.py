@@ -169,15 +169,22 @@ def check_cuda(value: str, where: str) -> str:
 def releases_for(name: str, spec: SpecifierSet, matrix: Matrix, where: str) -> list[Version]:
     """Releases a pin allows. An exact ``==X`` pin is X itself even if unknown."""
     exact = [s for s in spec if s.operator in ("==", "===") and "*" not in s.version]
+    known = matrix.releases(name)
     if len(exact) == 1 and len(spec) == 1:
         try:
-            return [Version(exact[0].version)]
+            pinned = Version(exact[0].version)
         except InvalidVersion:
             raise ConfigError(f"{where}: bad version {exact[0].version!r} for {name}") from None
-    known = matrix.releases(name)
+        # PEP 440: a pin without a local label matches every local build of it (FA3's
+        # 3.0.0b1 is the table's 3.0.0b1+v2.7.0 ... 3.0.0b1+v2.8.3, one per repository tag).
+        local = [v for v in known if v.local and exact[0].operator == "==" and v.public == pinned.public
+                 and not pinned.local]
+        return local or [pinned]
     if not known:
         return []
-    allowed = [v for v in known if spec.contains(v, prereleases=False)]
+    # A pre-release is allowed where the pin itself names one (packaging's rule).
+    allowed = [v for v in known if spec.contains(v, prereleases=any(Version(s.version).is_prerelease
+                                                                    for s in spec if "*" not in s.version))]
     if not allowed:
         raise ConfigError(f"{where}: {name}{spec} matches no known {name} release")
     return allowed
