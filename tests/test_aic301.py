@@ -300,3 +300,29 @@ def test_arch_list_is_read_from_the_tree_not_the_text():
     set_default = code.replace("# os.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'  (left from an experiment)",
                                "os.environ.setdefault('TORCH_CUDA_ARCH_LIST', ARCHS)")
     assert lint(set_default, gpus=["H100"], select=["AIC301"]) == []
+
+
+_MXF4 = r'''
+__device__ __forceinline__ void mma_mxf4(unsigned tmem_c, unsigned long long a, unsigned long long b,
+                                         unsigned idesc, unsigned sfa, unsigned sfb, unsigned scale_c) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t"
+#if (__CUDACC_VER_MAJOR__ > 12) || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 9)
+               "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32 [%0], %1, %2, %3, [%5], [%6], p; \n\t"
+#else
+               "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X [%0], %1, %2, %3, [%5], [%6], p; \n\t"
+#endif
+               "}\n" :: "r"(tmem_c), "l"(a), "l"(b), "r"(idesc), "r"(scale_c), "r"(sfa), "r"(sfb));
+}
+__global__ void gemm(unsigned* t) { mma_mxf4(t[0], 0, 0, t[1], t[2], t[3], 1); }
+'''
+
+
+def test_a_target_bounds_the_toolkit_that_builds_it():
+    """sm_100f needs CUDA 12.9 (gpus.toml), so DeepGEMM's '#if CUDA >= 12.9' picks block32 there and
+    the sm_100f-rejected scale_vec::2X spelling is never compiled, even with the toolkit unknown."""
+    code = ("from torch.utils.cpp_extension import load_inline\nSRC = " + repr(_MXF4) + "\n"
+            "mod = load_inline('g', '', cuda_sources=SRC, extra_cuda_cflags=['-gencode=arch=compute_100f,code=sm_100f'])\n")
+    assert lint(code, gpus=["B200"], select=["AIC301"]) == []
+    only_old = code.replace("block32", "scale_vec::2X")
+    d = lint(only_old, gpus=["B200"], select=["AIC301"])
+    assert [x.code for x in d] == ["AIC301"] and "scale_vec::2X" in d[0].message

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from .cxx import dead_lines
 from .preprocessor import CompileTarget, Context, Preprocessed, logical_lines, preprocess, strip_comments
 from .ptx import instructions
+from .toolkits import candidates as toolkit_candidates
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -289,7 +290,10 @@ class CudaSource:
 
     def preprocessed(self, target: str) -> Preprocessed:
         if target not in self._pp:
-            self._pp[target] = preprocess(self.clean, CompileTarget(target), context=self.context)
+            pp = preprocess(self.clean, CompileTarget(target), context=self.context)
+            if (self.context is None or self.context.toolkit is None) and "__CUDACC_VER_M" in self.clean:
+                _bound_by_toolkit(pp, self.clean, target, self.context)
+            self._pp[target] = pp
         return self._pp[target]
 
     def not_emitted(self, target: str) -> set[int]:
@@ -413,3 +417,30 @@ def load_features(matrix) -> Knowledge:
     atoms = [(re.compile(r"(?<!\w)(?:" + e["pattern"] + r")(?!\w)"), e)
              for e in matrix.section("cuda_atoms.toml", "atom").values()]
     return Knowledge(features, patterns, wrappers, frozenset(table.get("targets", matrix.targets)), atoms)
+
+
+def _bound_by_toolkit(pp: Preprocessed, text: str, target: str, ctx: Context | None) -> None:
+    """Decide the lines an unknown nvcc version left open where every toolkit able to build
+    ``target`` agrees (cuda/toolkits.py); ``pp.live`` is updated in place."""
+    from dataclasses import replace
+
+    from ..matrix import default_matrix
+    table = default_matrix().targets
+    t = table.get(target)
+    if t is None:
+        return
+    def ver(v: str) -> tuple[int, int]:
+        a, b = v.split(".")[:2]
+        return int(a), int(b)
+    newest = max(ver(e["toolkit"]) for e in table.values())
+    tks = toolkit_candidates(text, ver(t["toolkit"]), newest)
+    if not tks:
+        return
+    base = ctx or Context()
+    lives = [preprocess(text, CompileTarget(target), context=replace(base, toolkit=tk)).live for tk in tks]
+    for ln, v in pp.live.items():
+        if v is None:
+            seen = {lv.get(ln) for lv in lives}
+            if len(seen) == 1 and None not in seen:
+                pp.live[ln] = seen.pop()
+
