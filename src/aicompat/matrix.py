@@ -152,7 +152,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         },
         "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False)},
         "limit": {"library": (str, True), "package": (str, True), "calls": (_LIST, True), "kind": (str, True),
-                  "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True)},
+                  "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
+                  "dtypes": (_LIST, False)},
     },
     "fp8.toml": {
         "dtype": {"added": (str, True), "kind": (str, True)},

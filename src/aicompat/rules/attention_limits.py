@@ -14,6 +14,15 @@ from ..values import UNKNOWN, Tensor
 _FA2 = "from flash_attn import flash_attn_func\n\n\n"
 
 
+_FA3_FP8 = ("import torch\nfrom flash_attn_interface import flash_attn_func\n\n\n"
+            "def quantize(x):\n    return x.to(torch.float8_e4m3fn)\n\n\n"
+            "def attend(q, k, v, use_fp8):\n"
+            "    if use_fp8:\n        q, k, v = quantize(q), quantize(k), quantize(v)\n"
+            "    return flash_attn_func(q, k, v, causal=True)\n\n\n"
+            "x = torch.randn(2, 128, 16, 128, device='cuda', dtype=torch.bfloat16)\n"
+            "out = attend(x, x, x, use_fp8={flag})\n")
+
+
 class AttentionKernelLimits(Rule):
     code = "AIC106"
     name = "attention-kernel-limits"
@@ -26,8 +35,17 @@ class AttentionKernelLimits(Rule):
                 gpus=["A100", "H100"], pins={"flash-attn": "2.6.3"}),
         Example("import torch\n" + _FA2 + "q = torch.randn(2, 128, 8, 256, dtype=torch.bfloat16, device='cuda')\n"
                 "out = flash_attn_func(q, q, q)\n", gpus=["H100"]),
+        Example(_FA3_FP8.format(flag="torch.cuda.get_device_capability()[0] >= 9"), gpus=["A100", "H100"]),
+        Example(_FA3_FP8.format(flag="True"), gpus=["H100"]),
     ]
     INVALID = [
+        Example(_FA3_FP8.format(flag="True"), gpus=["A100", "H100"],
+                findings=[
+                    (12, 12, "flash_attn_func: FlashAttention 3 (flash-attn-3 3.0.0+g0251105a2) takes "
+                             "torch.float8_e4m3fn inputs only on compute capability 9.0 and newer: \"FlashAttention "
+                             "on Ampere/Ada cards only supports fp16 and bf16 data type\"; fails on sm_80 (A100). FP8 "
+                             "attention needs Hopper or newer: cast q, k, v to bf16 on compute capability 8.x"),
+                ]),
         Example(_FA2 + "def attend(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n",
                 gpus=["H100", "B200"], pins={"flash-attn": "2.6.3"},
                 findings=[
@@ -74,7 +92,8 @@ class AttentionKernelLimits(Rule):
         out = []
         for e in entries:
             found = self._capability(site, qualname, e, fc) if e["kind"] == "capability" else \
-                self._head_dim(site, qualname, e, fc) if e["kind"] == "head_dim_max" else None
+                self._head_dim(site, qualname, e, fc) if e["kind"] == "head_dim_max" else \
+                self._dtype_capability(site, qualname, e, fc) if e["kind"] == "dtype_capability" else None
             if found is not None:
                 out.append(found)
         return out
@@ -87,7 +106,7 @@ class AttentionKernelLimits(Rule):
         short = qualname.rsplit(".", 1)[-1]
         failing: dict[str, tuple] = {}
         for v in self._releases(fc, e["package"]):
-            span = next((s for s in e["spans"] if v in SpecifierSet(s["releases"])), None)
+            span = _span(e, v)
             if span is None:
                 continue
             accept = [capability_range(r, "attention.toml") for r in span["accept"]]
@@ -104,8 +123,42 @@ class AttentionKernelLimits(Rule):
             "compute capability " + ", ".join(a.lstrip(">=") + " and newer" if a.startswith(">=") else a
                                               for a in span["accept"])
         archs = frozenset(failing)
-        msg = (f"{short}: {e['library']} ({e['package']} {v}) refuses {fc.describe(archs)}: \"{e['error']}\"; "
+        msg = (f"{short}: {e['library']} ({e['package']} {v}) refuses {fc.describe(archs)}: "
+               f"\"{span.get('error', e['error'])}\"; "
                f"its device check accepts {accepts}; fails on {fc.describe(archs)}. {span['fix']}")
+        return Finding(site.node, msg, archs)
+
+    def _dtype_capability(self, site, qualname, e, fc):
+        """An input dtype (FP8) that the kernel accepts only on some GPUs."""
+        index, name = e["args"]["q"]
+        q = site.arg(index, name)
+        if q is None:
+            return None
+        spans = [(v, _span(e, v)) for v in self._releases(fc, e["package"])]
+        spans = [(v, s) for v, s in spans if s is not None]
+        if not spans:
+            return None
+        failing, shown = {}, None
+        for _caller, bindings in fc.scenarios():
+            for w in fc.ctx.worlds:
+                arch = fc.matrix.archs.get(w.arch)
+                if arch is None or not fc.reachable(w, bindings):
+                    continue
+                val = fc.value_of(q, w, bindings)
+                if not isinstance(val, Tensor) or val.dtype not in e["dtypes"]:
+                    continue
+                for v, span in spans:
+                    if not any(capability_range(r, "attention.toml")(tuple(arch.capability)) for r in span["accept"]):
+                        failing.setdefault(w.arch, (v, span))
+                        shown = shown or val.dtype
+        if not failing:
+            return None
+        v, span = next(iter(failing.values()))
+        short = qualname.rsplit(".", 1)[-1]
+        archs = frozenset(failing)
+        accepts = ", ".join(a.lstrip(">=") + " and newer" if a.startswith(">=") else a for a in span["accept"])
+        msg = (f"{short}: {e['library']} ({e['package']} {v}) takes {shown} inputs only on compute capability "
+               f"{accepts}: \"{e['error']}\"; fails on {fc.describe(archs)}. {span['fix']}")
         return Finding(site.node, msg, archs)
 
     def _head_dim(self, site, qualname, e, fc):
@@ -129,3 +182,14 @@ class AttentionKernelLimits(Rule):
         msg = (f"{short}: head dim {shown} is more than {e['library']} supports ({e['max']}): \"{e['error']}\"; "
                f"fails on {fc.describe(failing)}")
         return Finding(site.node, msg, frozenset(failing))
+
+
+def _span(e: dict, v) -> dict | None:
+    """The span of ``e`` that release ``v`` falls in: a specifier, or a list of release labels
+    (FA3's share one public version, 3.0.0b1, and differ only in their local label)."""
+    for s in e["spans"]:
+        r = s["releases"]
+        if (isinstance(r, list) and str(v) in r) or (isinstance(r, str) and v in SpecifierSet(r)):
+            return s
+    return None
+
