@@ -531,3 +531,52 @@ def test_header_helpers_called_unguarded_fail_the_build(tmp_path):
     assert [(p, line) for p, line, *_ in found] == [("csrc/sm100/kerutils/sm100/intrinsics.cuh", 7),
                                                      ("csrc/sm100/kerutils/sm100/intrinsics.cuh", 13)]
     assert all("is rejected by sm_90a (included by csrc/sm100/fmha_fwd.cu" in m for *_, m in found)
+
+
+NVFP4_UTILS = """\
+    #pragma once
+    // Blackwell-only conversion, in a header shared by several units (vLLM nvfp4_utils.cuh).
+    inline __device__ unsigned fp32_vec2_to_e2m1(float a, float b) {
+      unsigned short out;
+      asm volatile("{.reg .b8 t; cvt.rn.satfinite.e2m1x2.f32 t, %2, %1; mov.b16 %0, {t, t};}"
+                   : "=h"(out) : "f"(a), "f"(b));
+      return out;
+    }
+"""
+
+NVFP4_ENTRY = """\
+    #include "nvfp4_utils.cuh"
+    #include <cstdint>
+
+    // Host entry point: dispatches to kernels built elsewhere; no kernel of its own.
+    void scaled_fp4_quant(int64_t m, int64_t n) {
+      (void)m; (void)n;
+    }
+"""
+
+SAGE_LIKE_SETUP = """\
+    from setuptools import setup
+    from torch.utils.cpp_extension import CUDAExtension
+
+    setup(
+        name="kern",
+        ext_modules=[CUDAExtension(
+            name="kern._C",
+            sources=["csrc/quant/nvfp4_entry.cu"],
+            extra_compile_args={"nvcc": ["-gencode", "arch=compute_80,code=sm_80",
+                                         "-gencode", "arch=compute_90,code=sm_90"]},
+        )],
+    )
+"""
+
+
+def test_a_unit_without_kernels_emits_no_inline_helper(tmp_path):
+    write(tmp_path, {"setup.py": SAGE_LIKE_SETUP, "csrc/quant/nvfp4_entry.cu": NVFP4_ENTRY,
+                     "csrc/quant/nvfp4_utils.cuh": NVFP4_UTILS})
+    assert run(tmp_path, ["A100", "H100"], select=["AIC301"]) == []
+    # A kernel that calls the helper makes nvcc emit it for sm_80 and sm_90: rejected there.
+    with_kernel = NVFP4_ENTRY + ("    __global__ void quant(const float* x, unsigned* y) "
+                                 "{ y[0] = fp32_vec2_to_e2m1(x[0], x[1]); }\n")
+    write(tmp_path, {"csrc/quant/nvfp4_entry.cu": with_kernel})
+    found = run(tmp_path, ["A100", "H100"], select=["AIC301"])
+    assert [(p, line) for p, line, *_ in found] == [("csrc/quant/nvfp4_utils.cuh", 5)]
