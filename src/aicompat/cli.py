@@ -17,7 +17,7 @@ from .confine import tree_of, within
 from .fix import fixed_source, unified_diff, write_fixed
 from .api import run, with_run_options
 from .cache import CACHE_DIR
-from .config import MAX_TIMEOUT, build_settings
+from .config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
 from .errors import ConfigError, MatrixError
 from .formatters import FORMATTERS, location, printable, printable_path, statistics, summary
 from .matrix import default_matrix
@@ -59,6 +59,16 @@ def _positive_float(text: str) -> float:
     return x
 
 
+def _megabytes(text: str) -> int:
+    try:
+        x = float(text)
+    except ValueError:
+        x = 0.0
+    if not 0 < x <= MAX_FILE_SIZE_MB:  # also nan, inf
+        raise argparse.ArgumentTypeError(f"expected megabytes > 0 and <= {MAX_FILE_SIZE_MB:g}, got {text!r}")
+    return int(x * 1_000_000)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aicompat", description="Will this PyTorch/CUDA code work on your GPUs and library versions?")
     p.add_argument("--version", action="version", version=f"aicompat {__version__}")
@@ -95,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="worker processes (default: one per CPU; 1 runs in this process)")
     lint.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
                       help=f"time limit per file, reported as AIC002 limit-exceeded (default: {DEFAULT_TIMEOUT:g})")
+    lint.add_argument("--max-file-size", type=_megabytes, metavar="MB",
+                      help="size limit per file in megabytes, reported as AIC002 limit-exceeded (default: 2; a "
+                           "notebook's limit is on its code, its file may be ten times it)")
+    lint.add_argument("--allow-incomplete", action="store_true", default=None,
+                      help="AIC000/AIC002 (a file aicompat could not check) are still reported but do not make "
+                           "the exit status 3 (also [tool.aicompat] allow-incomplete = true)")
     lint.add_argument("--cache-dir", metavar="DIR",
                       help=f"where to keep results of unchanged files (default: {CACHE_DIR} next to pyproject.toml, "
                            "else in the current folder; or $AICOMPAT_CACHE_DIR)")
@@ -199,12 +215,16 @@ def _lint(args) -> int:
     for code in select + ignore:
         if not any(c.startswith(code) for c in CODES):
             raise ConfigError(f"--select/--ignore: unknown rule code {code!r}")
+    _no_ignoring_incomplete(ignore, "--ignore")
+    _no_ignoring_incomplete([c.upper() for c in settings.ignore], f"{settings.config_file}: [tool.aicompat] ignore")
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
     opts = {
         "jobs": args.jobs or settings.jobs or default_jobs(),
         "timeout": args.timeout or settings.timeout or DEFAULT_TIMEOUT,
         "cache_dir": None if args.no_cache else _cache_dir(args, settings),
+        "max_bytes": args.max_file_size or settings.max_bytes,
     }
+    allow_incomplete = args.allow_incomplete or settings.allow_incomplete
     settings.target.verify = with_run_options(settings.target.verify, opts["timeout"], opts["cache_dir"])
     fixing = (args.fix or args.diff) and not from_stdin
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
@@ -235,7 +255,7 @@ def _lint(args) -> int:
                     continue
             changed += 1
         if args.diff:
-            if _incomplete(result):
+            if _incomplete(result) and not allow_incomplete:
                 return 3  # a diff of the files that were checked is not all there is
             return 1 if changed else 0
         if changed:
@@ -272,15 +292,25 @@ def _lint(args) -> int:
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
             print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}")
-    if _incomplete(result):
+    if _incomplete(result) and not allow_incomplete:
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
-    if result.diagnostics and not args.exit_zero:
+    if any(d.code not in INCOMPLETE for d in result.diagnostics) and not args.exit_zero:
         return 1
     return 0
 
 
 def _incomplete(result) -> bool:
     return any(d.code in INCOMPLETE for d in result.diagnostics)
+
+
+def _no_ignoring_incomplete(codes: list[str], where: str) -> None:
+    """AIC000/AIC002 say a file was not checked: ignoring them would make an incomplete
+    run look clean, so they cannot be ignored (nor silenced by noqa or a baseline)."""
+    for code in codes:
+        if code in INCOMPLETE:
+            raise ConfigError(f"{where}: {code} cannot be ignored (a file aicompat could not check would look "
+                              "clean); raise --max-file-size or --timeout, or let the exit status pass with "
+                              "--allow-incomplete")
 
 
 def _cache_dir(args, settings) -> Path:

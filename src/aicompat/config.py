@@ -43,8 +43,11 @@ from .toml_compat import tomllib
 # jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
 MAX_REQUIREMENTS_BYTES = 1_000_000
 MAX_TIMEOUT = 1e6  # seconds per file: more is no limit, and the timer cannot hold 1e308
+# max-file-size, in MB: LibCST needs ~0.6 GB per MB of source (parallel.too_large); past
+# 100 MB no machine this runs on parses the file, so a larger limit is a mistake.
+MAX_FILE_SIZE_MB = 100.0
 TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir",
-             "cuda-verify"}
+             "cuda-verify", "max-file-size", "allow-incomplete"}
 
 
 @dataclass
@@ -58,6 +61,8 @@ class Settings:
     jobs: int | None = None  # None: the CLI's default (one per CPU)
     timeout: float | None = None
     cache_dir: Path | None = None  # relative paths in the config are relative to its folder
+    max_bytes: int | None = None  # None: the default size limit per file (2 MB)
+    allow_incomplete: bool = False  # True: AIC000/AIC002 do not make the exit status 3
 
 
 def verify_options(timeout: float | None = None, cache_dir: Path | None = None):
@@ -275,6 +280,16 @@ def build_settings(
         if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t <= MAX_TIMEOUT:  # also nan, inf
             raise ConfigError(f"{pyproject}: [tool.aicompat] timeout: expected seconds > 0 and <= {MAX_TIMEOUT:g}")
         run_opts["timeout"] = float(t)
+    if "max-file-size" in tool:
+        mb = tool["max-file-size"]
+        if not isinstance(mb, (int, float)) or isinstance(mb, bool) or not 0 < mb <= MAX_FILE_SIZE_MB:  # also nan
+            raise ConfigError(f"{pyproject}: [tool.aicompat] max-file-size: expected megabytes > 0 and "
+                              f"<= {MAX_FILE_SIZE_MB:g}")
+        run_opts["max_bytes"] = int(mb * 1_000_000)
+    if "allow-incomplete" in tool:
+        if not isinstance(tool["allow-incomplete"], bool):
+            raise ConfigError(f"{pyproject}: [tool.aicompat] allow-incomplete: expected true or false")
+        run_opts["allow_incomplete"] = tool["allow-incomplete"]
     if "cache-dir" in tool:
         if not isinstance(tool["cache-dir"], str) or not tool["cache-dir"].strip():
             raise ConfigError(f"{pyproject}: [tool.aicompat] cache-dir: expected a path")

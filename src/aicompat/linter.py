@@ -71,6 +71,18 @@ def selected(code: str, select: list[str], ignore: list[str]) -> bool:
     return not any(code.startswith(i) for i in ignore)
 
 
+# The default size limit per file (--max-file-size; parallel.too_large says why).
+MAX_FILE_BYTES = 2_000_000
+
+
+def limit_result(display: str, reason: str) -> "FileResult":
+    """AIC002: the file was not checked because it ran into a per-file limit."""
+    res = FileResult(display)
+    res.diagnostics.append(Diagnostic(display, 1, 1, 1, 1, "AIC002", "limit-exceeded", "error",
+                                      f"not checked: {reason}; the run is incomplete", []))
+    return res
+
+
 @dataclass
 class FileResult:
     path: str
@@ -92,6 +104,7 @@ class Linter:
         self.select = [s.upper() for s in select or []]
         self.ignore = [s.upper() for s in ignore or []]
         self.prefilter = prefilter
+        self.max_bytes = MAX_FILE_BYTES  # a notebook's code over it is not parsed (AIC002)
         # Every registered rule provides context (hasattr facts, with-blocks, function
         # marks) even when deselected: guards must not depend on the selection.
         self.providers: list[Rule] = [cls(matrix) for cls in registry.RULE_CLASSES]
@@ -255,7 +268,11 @@ class Linter:
         except NotebookError as exc:
             res.diagnostics.append(_parse_error(path, 1, 1, str(exc)))
             return res
-        inner = self.lint_bytes(src.code.encode("utf-8"), path + "#code")
+        code = src.code.encode("utf-8")
+        if len(code) > self.max_bytes:  # the file's outputs do not count, its code does
+            return limit_result(path, f"the notebook's code, {len(code) / 1e6:.3g} MB, is over the "
+                                      f"{self.max_bytes / 1e6:.3g} MB limit per file (--max-file-size)")
+        inner = self.lint_bytes(code, path + "#code")
         for d in inner.diagnostics + inner.suppressed:
             d.path = path
             d.cell, d.cell_line = locate(src, d.line)
