@@ -13,7 +13,7 @@ import libcst as cst
 from .diagnostics import Diagnostic
 from .engine import check_module, internal_error
 from .files import CUDA_SUFFIXES, is_build_file
-from .notebook import NotebookError, locate, to_python
+from .notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
 from .evaluate import UNKNOWN
 from .matrix import Matrix
 from . import registry
@@ -273,9 +273,21 @@ class Linter:
             return limit_result(path, f"the notebook's code, {len(code) / 1e6:.3g} MB, is over the "
                                       f"{self.max_bytes / 1e6:.3g} MB limit per file (--max-file-size)")
         inner = self.lint_bytes(code, path + "#code")
-        for d in inner.diagnostics + inner.suppressed:
+        found = inner.diagnostics + inner.suppressed
+        text = data.decode("utf-8", "replace") if found else ""
+        offsets = source_offsets(text) if found else {}
+        starts = line_starts(text) if found else []
+        for d in found:
             d.path = path
             d.cell, d.cell_line = locate(src, d.line)
+            start = file_position(text, starts, offsets, d.cell, d.cell_line, d.column)
+            end_cell, end_line = locate(src, d.end_line)
+            last = file_position(text, starts, offsets, end_cell, end_line, d.end_column - 1) \
+                if d.end_column > 1 else None
+            if start is not None:
+                d.file_line, d.file_column = start
+                # The end is exclusive: one past the finding's last character.
+                d.file_end_line, d.file_end_column = (last[0], last[1] + 1) if last else start
         inner.path = path
         return inner
 
