@@ -276,6 +276,7 @@ def _lint(args) -> int:
         result.diagnostics, known = baseline.split(result.diagnostics, baseline.load(args.baseline))
         silenced += known
     if args.verbose:
+        _echo_target(settings.target)
         for f in result.files:
             if f.skipped:
                 print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
@@ -297,6 +298,22 @@ def _lint(args) -> int:
     if any(d.code not in INCOMPLETE for d in result.diagnostics) and not args.exit_zero:
         return 1
     return 0
+
+
+def _echo_target(target) -> None:
+    """-v: where each part of the target came from, each pin with the file and line."""
+    t = target.as_json()
+    print(f"target: python {t['python']['value']} ({t['python']['source']}); "
+          f"gpus {', '.join(m['arch'] for m in t['gpus']['members'])} ({t['gpus']['source']})", file=sys.stderr)
+    others = 0
+    for name, pin in t["pins"].items():
+        if not pin["releases"]:
+            others += 1  # a package aicompat does not model: its pin changes nothing
+            continue
+        print(f"pin {printable(name)}{printable(pin['spec'])}: checked {', '.join(pin['releases'])}; "
+              f"from {printable(pin['source'])}", file=sys.stderr)
+    if others:
+        print(f"{others} other pin{'s' if others != 1 else ''} of packages aicompat does not model", file=sys.stderr)
 
 
 def _incomplete(result) -> bool:
