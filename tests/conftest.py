@@ -28,6 +28,7 @@ from aicompat.matrix import default_matrix  # noqa: E402
 # everything. A single test can also carry @pytest.mark.slow.
 SLOW_MODULES = {"test_kernel_corpus.py", "test_cuda_verify.py", "test_precommit.py", "test_wheel.py",
                 "test_fuzz.py"}
+SLOW_TESTS = {"test_python_wrappers_agree_with_nvcc"}  # tests/test_aic301.py: nvcc on every wrapper
 
 
 def pytest_configure(config):
@@ -36,7 +37,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in SLOW_MODULES:
+        if item.path.name in SLOW_MODULES or item.originalname in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 

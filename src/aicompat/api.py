@@ -73,8 +73,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     cache = None
     if cache_dir is not None:
         cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
-                                                 prefilter, max_bytes if max_bytes != MAX_FILE_BYTES else None),
-                      project_root)
+                                                 prefilter), project_root)
     results: list[FileResult | None] = [None] * len(files)
     work: list[tuple[int, str, bytes]] = []
     keys: dict[int, str] = {}

@@ -69,12 +69,9 @@ def code_digest() -> str:
     return _CODE_DIGEST
 
 
-def run_fingerprint(target_json: dict, select: list[str], ignore: list[str], prefilter: bool,
-                    max_bytes: int | None = None) -> str:
+def run_fingerprint(target_json: dict, select: list[str], ignore: list[str], prefilter: bool) -> str:
     doc = {"code": code_digest(), "target": target_json, "select": sorted(select), "ignore": sorted(ignore),
            "prefilter": prefilter, "format": FORMAT}
-    if max_bytes is not None:  # a notebook's code over the limit is an AIC002 the cache must not keep past a change
-        doc["max_bytes"] = max_bytes
     return hashlib.blake2b(json.dumps(doc, sort_keys=True, default=str).encode(), digest_size=16).hexdigest()
 
 

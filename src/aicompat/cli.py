@@ -27,7 +27,7 @@ from .registry import CODES, IMPLEMENTED, RULE_CLASSES
 from .target import Target
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
-# on a busy 2-CPU VM; files over 2 MB are not parsed at all (parallel.too_large).
+# on a busy 2-CPU VM; files over --max-file-size (2 MB) are not parsed at all (parallel.too_large).
 DEFAULT_TIMEOUT = 60.0
 INCOMPLETE = {"AIC000", "AIC002"}  # internal error, timeout
 
