@@ -31,7 +31,6 @@ from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
-from .diagnostics import Diagnostic
 from .engine import internal_error
 from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result
 from .matrix import Matrix
