@@ -125,14 +125,19 @@ def _pre_commit():
 def test_pre_commit_prints_one_summary(tmp_path):
     """Our manifest's hook, run by the real pre-commit on 12 files: pre-commit hands them
     to the entry in one batch (require_serial), so there is one summary, not one per CPU.
-    The hook runs from this checkout (language: unsupported) instead of an installed venv."""
+    The hook runs from this checkout (language: unsupported/system) instead of an installed venv."""
     import yaml
 
     hook = next(h for h in yaml.safe_load((SRC.parent / ".pre-commit-hooks.yaml").read_text())
                 if h["id"] == "aicompat")
     import sys
 
-    hook.update(language="unsupported", entry=f"{sys.executable} -m aicompat lint --no-cache --gpu A100")
+    try:  # pre-commit 4.4 renamed the "system" language "unsupported"
+        from pre_commit.all_languages import languages
+        language = "unsupported" if "unsupported" in languages else "system"
+    except ImportError:
+        language = "system"
+    hook.update(language=language, entry=f"{sys.executable} -m aicompat lint --no-cache --gpu A100")
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}))
