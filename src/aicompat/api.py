@@ -12,8 +12,8 @@ from .files import discover, display_path
 from .fix import digest
 from .linter import FileResult, Linter, unreadable
 from .matrix import Matrix, default_matrix
-from .parallel import (FileTimeout, LinterSpec, bound_jobs, lint_one, lint_parallel, lint_serial, read_capped,
-                       timed, timeout_result, too_large, use_pool)
+from .parallel import (MAX_FILE_BYTES, FileTimeout, LinterSpec, bound_jobs, file_cap, lint_one, lint_parallel,
+                       lint_serial, read_capped, timed, timeout_result, too_large, use_pool)
 from .target import Target
 
 
@@ -37,7 +37,7 @@ class RunResult:
 def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] | None = None,
         ignore: list[str] | None = None, prefilter: bool = True, stdin: tuple[bytes, str] | None = None, *,
         jobs: int = 1, timeout: float | None = None, cache_dir: Path | None = None,
-        isolate: bool = False, fixes: bool = False) -> RunResult:
+        isolate: bool = False, fixes: bool = False, max_bytes: int | None = None) -> RunResult:
     """Lint ``paths``; with ``stdin=(data, display name)`` lint that text instead.
 
     ``jobs`` > 1 parses on that many worker processes (when there is enough to
@@ -45,7 +45,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     ``isolate`` parses every file on a worker, never in this process (the
     command line: a file that crashes the parser or exhausts memory then costs
     one file); ``timeout`` limits each file's analysis, the prefilter's scan
-    included, and files over 2 MB are not read or parsed (AIC002);
+    included, and files over ``max_bytes`` (default 2 MB; a notebook: its code,
+    the notebook file up to ten times it) are not read or parsed (AIC002);
     ``cache_dir`` reuses results of unchanged files (standard input is never
     cached: an editor buffer is rarely linted twice unchanged); ``fixes``: the
     caller applies the findings' fixes, which the cache does not keep, so files
@@ -53,13 +54,14 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     read only inside the project root (the config file's folder, else the
     current folder; confine.py)."""
     project_root = str((settings.config_file.parent if settings.config_file else Path.cwd()).resolve())
+    max_bytes = max_bytes or settings.max_bytes or MAX_FILE_BYTES
     spec = LinterSpec(settings.target, matrix, tuple(s.upper() for s in (select if select else settings.select)),
-                      tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter, project_root)
+                      tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter, project_root, max_bytes)
     linter = spec.build()
     jobs = bound_jobs(jobs)
     if stdin is not None:
         data, display = stdin
-        result = too_large(data, display) or _precheck(linter, data, display, timeout)
+        result = too_large(data, display, max_bytes) or _precheck(linter, data, display, timeout)
         if result is None:
             result = (lint_parallel(spec, [(0, display, data)], 1, timeout, linter=linter)[0] if isolate
                       else lint_one(linter, data, display, timeout))
@@ -81,12 +83,12 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     for i, f in enumerate(files):
         display = display_path(f)
         try:
-            data = read_capped(f)
+            data = read_capped(f, file_cap(display, max_bytes))
         except OSError as exc:
             results[i] = unreadable(display, exc)
             continue
         # The size limit comes before any scan of the text.
-        results[i] = too_large(data, display) or _precheck(linter, data, display, timeout)
+        results[i] = too_large(data, display, max_bytes) or _precheck(linter, data, display, timeout)
         if results[i] is not None:  # most files of a tree end here, unparsed and uncached
             continue
         if cache is not None:
@@ -146,7 +148,7 @@ def lint_source(code: str, target: Target | None = None, path: str = "<source>",
 def lint_paths(paths: list[str | Path], target: Target | None = None, use_config: bool = True,
                select: list[str] | None = None, ignore: list[str] | None = None,
                matrix: Matrix | None = None, jobs: int = 1, timeout: float | None = None,
-               cache_dir: str | Path | None = None) -> list[Diagnostic]:
+               cache_dir: str | Path | None = None, max_bytes: int | None = None) -> list[Diagnostic]:
     """Lint files and folders; ``target`` overrides config like CLI flags do.
 
     Unlike the CLI, this runs in the calling process and keeps no cache
@@ -157,4 +159,4 @@ def lint_paths(paths: list[str | Path], target: Target | None = None, use_config
     settings = build_settings(matrix, start=Path(str_paths[0]), cli=target or Target(), no_config=not use_config)
     settings.target.verify = with_run_options(settings.target.verify, timeout, cache_dir)
     return run(str_paths, settings, matrix, select, ignore, jobs=jobs, timeout=timeout,
-               cache_dir=Path(cache_dir) if cache_dir is not None else None).diagnostics
+               cache_dir=Path(cache_dir) if cache_dir is not None else None, max_bytes=max_bytes).diagnostics

@@ -36,7 +36,7 @@ from .diagnostics import Diagnostic
 from .linter import FileResult
 
 CACHE_DIR = ".aicompat_cache"
-FORMAT = 2  # bump when the entry layout changes
+FORMAT = 3  # bump when the entry layout changes
 _NOT_CACHED = {"AIC000", "AIC002"}
 _DIAG_FIELDS = {f.name for f in fields(Diagnostic)} - {"fix"}  # fixes are never stored
 _ENTRY_FIELDS = {"mac", "key", "path", "parsed", "skipped", "reads", "notes", "fixable", "diagnostics", "suppressed"}
@@ -212,7 +212,8 @@ def _diag(d, display: str) -> Diagnostic:
           and isinstance(d["code"], str) and _CODE.match(d["code"]) and isinstance(d["rule"], str)
           and d["severity"] in ("error", "warning") and isinstance(d["message"], str)
           and isinstance(d["targets"], list) and all(isinstance(t, str) for t in d["targets"])
-          and all(d[k] is None or _int(d[k]) for k in ("cell", "cell_line")))
+          and all(d[k] is None or _int(d[k]) for k in ("cell", "cell_line", "file_line", "file_column",
+                                                        "file_end_line", "file_end_column")))
     if not ok:
         raise ValueError("bad diagnostic")
     return Diagnostic(**d)

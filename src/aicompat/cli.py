@@ -17,7 +17,7 @@ from .confine import tree_of, within
 from .fix import fixed_source, unified_diff, write_fixed
 from .api import run, with_run_options
 from .cache import CACHE_DIR
-from .config import MAX_TIMEOUT, build_settings
+from .config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
 from .errors import ConfigError, MatrixError
 from .formatters import FORMATTERS, location, printable, printable_path, statistics, summary
 from .matrix import default_matrix
@@ -27,7 +27,7 @@ from .registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
 from .target import Target
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
-# on a busy 2-CPU VM; files over 2 MB are not parsed at all (parallel.too_large).
+# on a busy 2-CPU VM; files over --max-file-size (2 MB) are not parsed at all (parallel.too_large).
 DEFAULT_TIMEOUT = 60.0
 INCOMPLETE = {"AIC000", "AIC002"}  # internal error, timeout
 
@@ -57,6 +57,16 @@ def _positive_float(text: str) -> float:
     if not 0 < x <= MAX_TIMEOUT:  # also nan, inf
         raise argparse.ArgumentTypeError(f"expected seconds > 0 and <= {MAX_TIMEOUT:g}, got {text!r}")
     return x
+
+
+def _megabytes(text: str) -> int:
+    try:
+        x = float(text)
+    except ValueError:
+        x = 0.0
+    if not 0 < x <= MAX_FILE_SIZE_MB:  # also nan, inf
+        raise argparse.ArgumentTypeError(f"expected megabytes > 0 and <= {MAX_FILE_SIZE_MB:g}, got {text!r}")
+    return int(x * 1_000_000)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="worker processes (default: one per CPU; 1 runs in this process)")
     lint.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
                       help=f"time limit per file, reported as AIC002 limit-exceeded (default: {DEFAULT_TIMEOUT:g})")
+    lint.add_argument("--max-file-size", type=_megabytes, metavar="MB",
+                      help="size limit per file in megabytes, reported as AIC002 limit-exceeded (default: 2; a "
+                           "notebook's limit is on its code, its file may be ten times it)")
+    lint.add_argument("--allow-incomplete", action="store_true", default=None,
+                      help="AIC000/AIC002 (a file aicompat could not check) are still reported but do not make "
+                           "the exit status 3 (also [tool.aicompat] allow-incomplete = true)")
     lint.add_argument("--cache-dir", metavar="DIR",
                       help=f"where to keep results of unchanged files (default: {CACHE_DIR} next to pyproject.toml, "
                            "else in the current folder; or $AICOMPAT_CACHE_DIR)")
@@ -209,12 +225,16 @@ def _lint(args) -> int:
     bad = unknown_code(select + ignore)
     if bad is not None:
         raise ConfigError(f"--select/--ignore: unknown rule code {bad!r}")
+    _no_ignoring_incomplete(ignore, "--ignore")
+    _no_ignoring_incomplete([c.upper() for c in settings.ignore], f"{settings.config_file}: [tool.aicompat] ignore")
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
     opts = {
         "jobs": args.jobs or settings.jobs or default_jobs(),
         "timeout": args.timeout or settings.timeout or DEFAULT_TIMEOUT,
         "cache_dir": None if args.no_cache else _cache_dir(args, settings),
+        "max_bytes": args.max_file_size or settings.max_bytes,
     }
+    allow_incomplete = args.allow_incomplete or settings.allow_incomplete
     settings.target.verify = with_run_options(settings.target.verify, opts["timeout"], opts["cache_dir"])
     fixing = (args.fix or args.diff) and not from_stdin
     if from_stdin and (args.fix or args.diff):
@@ -249,7 +269,7 @@ def _lint(args) -> int:
             changed += 1
         _say_not_rewritten(result, "--fix" if args.fix else "--diff")
         if args.diff:
-            if _incomplete(result):
+            if _incomplete(result) and not allow_incomplete:
                 return 3  # a diff of the files that were checked is not all there is
             return 1 if changed else 0
         if changed:
@@ -272,6 +292,7 @@ def _lint(args) -> int:
                                                    baseline.root_for(args.baseline, settings.config_file))
         silenced += known
     if args.verbose:
+        _echo_target(settings.target)
         for d in result.pruned:
             print(f"skipped folder {printable_path(d)}/: build/dist folders are not walked (name it to lint it)",
                   file=sys.stderr)
@@ -293,9 +314,9 @@ def _lint(args) -> int:
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
             print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}", file=extra)
-    if _incomplete(result):
+    if _incomplete(result) and not allow_incomplete:
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
-    if result.diagnostics and not args.exit_zero:
+    if any(d.code not in INCOMPLETE for d in result.diagnostics) and not args.exit_zero:
         return 1
     return 0
 
@@ -311,8 +332,34 @@ def _say_not_rewritten(result, flag: str) -> None:
               file=sys.stderr)
 
 
+def _echo_target(target) -> None:
+    """-v: where each part of the target came from, each pin with the file and line."""
+    t = target.as_json()
+    print(f"target: python {t['python']['value']} ({t['python']['source']}); "
+          f"gpus {', '.join(m['arch'] for m in t['gpus']['members'])} ({t['gpus']['source']})", file=sys.stderr)
+    others = 0
+    for name, pin in t["pins"].items():
+        if not pin["releases"]:
+            others += 1  # a package aicompat does not model: its pin changes nothing
+            continue
+        print(f"pin {printable(name)}{printable(pin['spec'])}: checked {', '.join(pin['releases'])}; "
+              f"from {printable(pin['source'])}", file=sys.stderr)
+    if others:
+        print(f"{others} other pin{'s' if others != 1 else ''} of packages aicompat does not model", file=sys.stderr)
+
+
 def _incomplete(result) -> bool:
     return any(d.code in INCOMPLETE for d in result.diagnostics)
+
+
+def _no_ignoring_incomplete(codes: list[str], where: str) -> None:
+    """AIC000/AIC002 say a file was not checked: ignoring them would make an incomplete
+    run look clean, so they cannot be ignored (nor silenced by noqa or a baseline)."""
+    for code in codes:
+        if code in INCOMPLETE:
+            raise ConfigError(f"{where}: {code} cannot be ignored (a file aicompat could not check would look "
+                              "clean); raise --max-file-size or --timeout, or let the exit status pass with "
+                              "--allow-incomplete")
 
 
 def _cache_dir(args, settings) -> Path:

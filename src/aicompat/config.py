@@ -1,8 +1,9 @@
 """Where the target comes from, each source overriding the one before:
 
 1. built-in defaults (portable fleet, the running Python),
-2. the project's declared dependencies: ``requirements*.txt``,
-   ``[project].dependencies`` and ``requires-python`` of the nearest pyproject,
+2. the project's declared dependencies (declared.py: requirements files and folders with
+   their -r/-c includes, constraints.txt, [project] dependencies and optional-dependencies,
+   setup.cfg, setup.py read statically) and ``requires-python`` of the nearest pyproject,
 3. ``[tool.aicompat]`` in the nearest pyproject.toml,
 4. command-line flags or the Python API's ``Target``.
 
@@ -25,7 +26,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .confine import read_inside
+from .declared import Pin, declared_pins, project_root
 from .errors import ConfigError
 from .matrix import Matrix
 from .registry import unknown_code
@@ -42,10 +43,12 @@ from .target import (
 from .toml_compat import tomllib
 
 # jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
-MAX_REQUIREMENTS_BYTES = 1_000_000
 MAX_TIMEOUT = 1e6  # seconds per file: more is no limit, and the timer cannot hold 1e308
+# max-file-size, in MB: LibCST needs ~0.6 GB per MB of source (parallel.too_large); past
+# 100 MB no machine this runs on parses the file, so a larger limit is a mistake.
+MAX_FILE_SIZE_MB = 100.0
 TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir",
-             "cuda-verify"}
+             "cuda-verify", "max-file-size", "allow-incomplete"}
 
 
 @dataclass
@@ -59,6 +62,8 @@ class Settings:
     jobs: int | None = None  # None: the CLI's default (one per CPU)
     timeout: float | None = None
     cache_dir: Path | None = None  # relative paths in the config are relative to its folder
+    max_bytes: int | None = None  # None: the default size limit per file (2 MB)
+    allow_incomplete: bool = False  # True: AIC000/AIC002 do not make the exit status 3
 
 
 def verify_options(timeout: float | None = None, cache_dir: Path | None = None):
@@ -117,33 +122,6 @@ def _requires_python_floor(spec_text: str, where: str) -> tuple[int, int] | None
     return None
 
 
-def _requirement_lines(path: Path) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    # A regular file inside the project only: a requirements.txt symlinked to
-    # /dev/zero or a FIFO must not exhaust memory or block (confine.py).
-    data = read_inside(path, path.parent, MAX_REQUIREMENTS_BYTES)
-    if data is None:
-        return out
-    text = data.decode("utf-8", "replace")
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.split(" #", 1)[0].split("--hash", 1)[0].strip()
-        if not line or line.startswith(("#", "-")) or "://" in line:
-            continue
-        out.append((n, line))
-    return out
-
-
-def _merge_pin(pins: dict[str, SpecifierSet], sources: dict[str, str], name: str, spec: SpecifierSet, src: str) -> None:
-    if not str(spec):
-        return  # an unpinned dependency constrains nothing
-    if name in pins and sources.get(f"pin:{name}", "").startswith("requirements"):
-        pins[name] = pins[name] & spec
-        sources[f"pin:{name}"] += f", {src}"
-    else:
-        pins[name] = spec
-        sources[f"pin:{name}"] = src
-
-
 def _which_absolute(name: str) -> str | None:
     """``shutil.which`` over the absolute PATH entries only: an empty or relative
     entry ("::", ".") would run ``./nvidia-smi`` from the checked-out repository."""
@@ -190,16 +168,9 @@ def build_settings(
     tool: dict[str, Any] = {}
     verify = False
 
+    doc: dict[str, Any] | None = None
     if pyproject is not None:
         doc = _load_toml(pyproject)
-        root = pyproject.parent
-        for req_file in sorted(root.glob("requirements*.txt")):
-            for n, line in _requirement_lines(req_file):
-                try:
-                    req = Requirement(line)
-                except InvalidRequirement:
-                    continue  # pip syntax aicompat does not model; not our config
-                _merge_pin(pins, sources, canonicalize_name(req.name), req.specifier, f"{req_file.name}:{n}")
         project = doc.get("project", {})
         if not isinstance(project, dict):
             raise ConfigError(f"{pyproject}: [project] must be a table")
@@ -208,10 +179,19 @@ def build_settings(
             raise ConfigError(f"{pyproject}: [project].dependencies: expected a list of requirement strings")
         for i, dep in enumerate(deps):
             try:
-                req = Requirement(dep)
+                Requirement(dep)
             except InvalidRequirement:
                 raise ConfigError(f"{pyproject}: [project].dependencies[{i}]: bad requirement {dep!r}") from None
-            _merge_pin(pins, sources, canonicalize_name(req.name), req.specifier, "pyproject.toml [project].dependencies")
+    # The project's declared pins (declared.py): next to pyproject.toml, else in the nearest
+    # folder that declares a project (a root requirements.txt, setup.py, ...).
+    declared_root = pyproject.parent if pyproject is not None else (
+        None if no_config else project_root(start or Path.cwd()))
+    declared = declared_pins(declared_root, doc) if declared_root is not None else []
+    alternatives = _merge_declared(declared, pins, sources)
+
+    if pyproject is not None:
+        assert doc is not None
+        project = doc.get("project", {})
         if "requires-python" in project:
             floor = _requires_python_floor(str(project["requires-python"]), f"{pyproject}: [project].requires-python")
             if floor:
@@ -281,6 +261,16 @@ def build_settings(
         if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t <= MAX_TIMEOUT:  # also nan, inf
             raise ConfigError(f"{pyproject}: [tool.aicompat] timeout: expected seconds > 0 and <= {MAX_TIMEOUT:g}")
         run_opts["timeout"] = float(t)
+    if "max-file-size" in tool:
+        mb = tool["max-file-size"]
+        if not isinstance(mb, (int, float)) or isinstance(mb, bool) or not 0 < mb <= MAX_FILE_SIZE_MB:  # also nan
+            raise ConfigError(f"{pyproject}: [tool.aicompat] max-file-size: expected megabytes > 0 and "
+                              f"<= {MAX_FILE_SIZE_MB:g}")
+        run_opts["max_bytes"] = int(mb * 1_000_000)
+    if "allow-incomplete" in tool:
+        if not isinstance(tool["allow-incomplete"], bool):
+            raise ConfigError(f"{pyproject}: [tool.aicompat] allow-incomplete: expected true or false")
+        run_opts["allow_incomplete"] = tool["allow-incomplete"]
     if "cache-dir" in tool:
         if not isinstance(tool["cache-dir"], str) or not tool["cache-dir"].strip():
             raise ConfigError(f"{pyproject}: [tool.aicompat] cache-dir: expected a path")
@@ -310,12 +300,27 @@ def build_settings(
     where_gpus = "--gpu" if sources["gpus"].startswith("--gpu") else f"{pyproject}: [tool.aicompat] gpus"
     members = resolve_members(gpus, matrix, where_gpus)
     releases = {}
-    for name, spec in pins.items():
+    declared_notes: list[str] = []
+    for name, spec in list(pins.items()):
         where = sources.get(f"pin:{name}", "")
-        if where.startswith("pyproject.toml [tool"):
-            where = f"{pyproject}: [tool.aicompat] pins"
-        releases[name] = releases_for(name, spec, matrix, where)
-    pin_notes = _pin_notes(pins, releases, sources, matrix)
+        if where in ("--pin", "api") or where.startswith("pyproject.toml [tool"):  # aicompat's own config
+            if where.startswith("pyproject.toml [tool"):
+                where = f"{pyproject}: [tool.aicompat] pins"
+            releases[name] = releases_for(name, spec, matrix, where)
+            continue
+        # The project's own declared pins: a pin that matches no release aicompat knows,
+        # or files that disagree, are said in a note, never an error (not aicompat's config).
+        got, note, either = _declared_releases(name, alternatives.get(name) or [(spec, where)], matrix)
+        if got is None:
+            del pins[name]
+            sources.pop(f"pin:{name}", None)
+        else:
+            releases[name] = got
+            if either:  # no one specifier says "any of these sources": the releases do
+                pins[name] = SpecifierSet()
+        if note:
+            declared_notes.append(note)
+    pin_notes = declared_notes + _pin_notes(pins, releases, sources, matrix)
     target = ResolvedTarget(
         members=members,
         python=python,
@@ -388,3 +393,69 @@ def _pin_notes(pins: dict, releases: dict, sources: dict, matrix) -> list[str]:
                              f"only version tests apply to it, its API tables say nothing")
         releases[name] = sorted({*(v for v in releases[name] if v in known), *chosen})
     return notes
+
+
+def _merge_declared(declared: list[Pin], pins: dict[str, SpecifierSet], sources: dict[str, str]) -> dict:
+    """Each package's declared pins, intersected across every source that names it; when
+    they disagree (no release satisfies them all), each source's pins are an alternative,
+    returned as name -> [(spec, where)] (one entry per source)."""
+    by_name: dict[str, list[Pin]] = {}
+    for p in declared:
+        by_name.setdefault(p.name, []).append(p)
+    alternatives: dict[str, list[tuple[SpecifierSet, str]]] = {}
+    for name, found in by_name.items():
+        found = [p for p in found if str(p.spec)]  # an unpinned dependency constrains nothing
+        if not found:
+            continue
+        spec = SpecifierSet()
+        for p in found:
+            spec &= p.spec
+        pins[name] = spec
+        sources[f"pin:{name}"] = ", ".join(dict.fromkeys(p.where for p in found))
+        groups: dict[str, list[Pin]] = {}
+        for p in found:
+            groups.setdefault(p.group, []).append(p)
+        alt = []
+        for group in groups.values():
+            g = SpecifierSet()
+            for p in group:
+                g &= p.spec
+            alt.append((g, ", ".join(dict.fromkeys(p.where for p in group))))
+        alternatives[name] = [(spec, sources[f"pin:{name}"])] + (alt if len(alt) > 1 else [])
+    return alternatives
+
+
+def _declared_releases(name: str, options: list[tuple[SpecifierSet, str]], matrix) -> tuple[list | None, str, bool]:
+    """The releases a declared pin allows: the intersection of every source (``options[0]``)
+    when some release satisfies it, else every release one of the sources allows.
+    (None, note, False) when nothing is left: the package is then checked unpinned. The
+    flag says the releases are the sources' union."""
+    def allowed(spec, where):
+        try:
+            return releases_for(name, spec, matrix, where)
+        except ConfigError:
+            return None
+
+    if not matrix.releases(name):
+        return [], "", False  # a package aicompat does not model: its pins change nothing, say nothing
+    both = allowed(*options[0])
+    if both and not _contradicts(options[0][0]):
+        return both, "", False
+    union: list = []
+    used = []
+    for spec, where in options[1:]:
+        got = allowed(spec, where)
+        if got:
+            union.extend(v for v in got if v not in union)
+            used.append(f"{where} ({spec})")
+    if not union:
+        return None, (f"{name}: the project's pins ({options[0][1]}: {options[0][0]}) match no {name} release "
+                      "aicompat knows; checked as if unpinned"), False
+    return sorted(union), (f"{name}: the project's requirement sources disagree, so each is checked: "
+                           + "; ".join(used)), True
+
+
+def _contradicts(spec: SpecifierSet) -> bool:
+    """Two different exact pins (``==2.14.0`` and ``==2.16.0.dev1``): nothing satisfies both."""
+    exact = {s.version for s in spec if s.operator in ("==", "===") and "*" not in s.version}
+    return len(exact) > 1

@@ -255,8 +255,27 @@ class Evaluator:
         return self._feasible(conds, scope)
 
     def _feasible(self, conds, scope) -> bool:
-        """False when this world rules out a branch a definition was made in."""
+        """False when this world rules out a branch a definition was made in. Memoised per
+        conditions tuple (shared by every use of a definition, and kept alive by the file's
+        flow model): a definition deep in a long if/elif chain carries one condition per
+        branch, and re-walking them at every use made lint time grow with the chain squared."""
+        if not conds:
+            return True
         b = self.bindings.get(id(scope))
+        key = ("feasible", id(conds), id(scope), id(b))
+        hit = self.memo.get(key)
+        if hit is not None and hit[2] is conds:
+            self.touched |= hit[1]
+            return hit[0]
+        touched, self.touched = self.touched, False
+        fuel = self.fuel
+        ok = self._feasible_uncached(conds, scope, b)
+        if self.fuel > 0 and fuel > 0:
+            self.memo[key] = (ok, self.touched, conds)
+        self.touched |= touched
+        return ok
+
+    def _feasible_uncached(self, conds, scope, b) -> bool:
         for test, polarity, stmt in conds:
             if isinstance(test, Alternatives):
                 if not any(self._feasible(alt, scope) for alt in test.options):

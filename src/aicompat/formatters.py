@@ -91,9 +91,12 @@ def format_github(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, n
     out = []
     for d in diags:
         level = "warning" if d.severity == "warning" else "error"
-        props = (f"file={_gh_escape(d.path, True)},line={d.line},col={d.column},endLine={d.end_line},"
-                 f"endColumn={d.end_column},title={_gh_escape(d.code + ' ' + d.rule, True)}")
+        line, col, end_line, end_col = d.file_region()  # a notebook's: in the .ipynb file
+        props = (f"file={_gh_escape(d.path, True)},line={line},col={col},endLine={end_line},"
+                 f"endColumn={end_col},title={_gh_escape(d.code + ' ' + d.rule, True)}")
         out.append(f"::{level} {props}::{_gh_escape(d.message)}")
+    # Run-level notes (the default fleet, pins aicompat does not know): a notice each.
+    out.extend(f"::notice title=aicompat::{_gh_escape(note)}" for note in notes)
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -120,21 +123,24 @@ def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, no
         })
     results = []
     for d in diags:
+        line, col, end_line, end_col = d.file_region()  # a notebook's: in the .ipynb file
+        if end_line < line or (end_line == line and end_col < col):
+            end_line, end_col = line, col
         r = {
             "ruleId": d.code,
             "level": "warning" if d.severity == "warning" else "error",
             "message": {"text": d.message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": _uri(d.path)},
-                "region": {"startLine": d.line, "startColumn": d.column, "endLine": d.end_line,
-                           "endColumn": max(d.end_column, d.column)},
+                # endColumn is on endLine: below the start line it may be left of startColumn.
+                "region": {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": end_col},
             }}],
             "properties": {"targets": d.targets},
         }
         if d.code in index:
             r["ruleIndex"] = index[d.code]
         if d.cell is not None:
-            r["properties"].update(cell=d.cell, cell_line=d.cell_line)
+            r["properties"].update(cell=d.cell, cell_line=d.cell_line, cell_column=d.column)
         results.append(r)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

@@ -13,7 +13,7 @@ import libcst as cst
 from .diagnostics import Diagnostic
 from .engine import check_module, internal_error
 from .files import CUDA_SUFFIXES, is_build_file
-from .notebook import NotebookError, locate, to_python
+from .notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
 from .evaluate import UNKNOWN
 from .matrix import Matrix
 from . import registry
@@ -71,6 +71,18 @@ def selected(code: str, select: list[str], ignore: list[str]) -> bool:
     return not any(code.startswith(i) for i in ignore)
 
 
+# The default size limit per file (--max-file-size; parallel.too_large says why).
+MAX_FILE_BYTES = 2_000_000
+
+
+def limit_result(display: str, reason: str) -> "FileResult":
+    """AIC002: the file was not checked because it ran into a per-file limit."""
+    res = FileResult(display)
+    res.diagnostics.append(Diagnostic(display, 1, 1, 1, 1, "AIC002", "limit-exceeded", "error",
+                                      f"not checked: {reason}; the run is incomplete", []))
+    return res
+
+
 @dataclass
 class FileResult:
     path: str
@@ -92,6 +104,7 @@ class Linter:
         self.select = [s.upper() for s in select or []]
         self.ignore = [s.upper() for s in ignore or []]
         self.prefilter = prefilter
+        self.max_bytes = MAX_FILE_BYTES  # a notebook's code over it is not parsed (AIC002)
         # Every registered rule provides context (hasattr facts, with-blocks, function
         # marks) even when deselected: guards must not depend on the selection.
         self.providers: list[Rule] = [cls(matrix) for cls in registry.RULE_CLASSES]
@@ -255,10 +268,26 @@ class Linter:
         except NotebookError as exc:
             res.diagnostics.append(_parse_error(path, 1, 1, str(exc)))
             return res
-        inner = self.lint_bytes(src.code.encode("utf-8"), path + "#code")
-        for d in inner.diagnostics + inner.suppressed:
+        code = src.code.encode("utf-8")
+        if len(code) > self.max_bytes:  # the file's outputs do not count, its code does
+            return limit_result(path, f"the notebook's code, {len(code) / 1e6:.3g} MB, is over the "
+                                      f"{self.max_bytes / 1e6:.3g} MB limit per file (--max-file-size)")
+        inner = self.lint_bytes(code, path + "#code")
+        found = inner.diagnostics + inner.suppressed
+        text = data.decode("utf-8", "replace") if found else ""
+        offsets = source_offsets(text) if found else {}
+        starts = line_starts(text) if found else []
+        for d in found:
             d.path = path
             d.cell, d.cell_line = locate(src, d.line)
+            start = file_position(text, starts, offsets, d.cell, d.cell_line, d.column)
+            end_cell, end_line = locate(src, d.end_line)
+            last = file_position(text, starts, offsets, end_cell, end_line, d.end_column - 1) \
+                if d.end_column > 1 else None
+            if start is not None:
+                d.file_line, d.file_column = start
+                # The end is exclusive: one past the finding's last character.
+                d.file_end_line, d.file_end_column = (last[0], last[1] + 1) if last else start
         inner.path = path
         return inner
 

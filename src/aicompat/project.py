@@ -28,6 +28,7 @@ per-file budget.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections import OrderedDict
 from pathlib import Path
@@ -145,6 +146,38 @@ def _package_files(root: Path) -> list:
     return out
 
 
+_CALLED = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\(")
+_callees: dict[str, tuple[list, dict[bytes, list[int]]]] = {}
+
+
+def _callee_index(root: Path) -> dict[bytes, list[int]]:
+    """name -> indices into ``_package_files(root)`` of the files that contain ``name(``:
+    each file is scanned once per process, not once per function whose callers are asked
+    for (issue 15: a file with 800 functions scanned its package 800 times)."""
+    files = _package_files(root)
+    hit = _callees.get(str(root))
+    if hit is not None and hit[0] is files:  # built from this very listing
+        return hit[1]
+    index: dict[bytes, list[int]] = {}
+    for i, (_p, data) in enumerate(files):
+        for name in set(_CALLED.findall(data)):
+            index.setdefault(name, []).append(i)
+    if len(_callees) > 8:
+        _callees.clear()
+    _callees[str(root)] = (files, index)
+    return index
+
+
+def _files_calling(root: Path, name: str, exclude: Path) -> list:
+    files = _package_files(root)
+    if name.isascii():
+        picked = [files[i] for i in _callee_index(root).get(name.encode(), ())]
+    else:  # a non-ASCII name: the index holds ASCII identifiers only
+        needle = name.encode() + b"("
+        picked = [cd for cd in files if needle in cd[1]]
+    return [(c, d) for c, d in picked if c != exclude]
+
+
 _REFUSED = object()
 _world_dep: dict[str, bool] = {}
 
@@ -234,7 +267,6 @@ class Project:
         if key in self._found:
             return self._found[key]
         stem = (path.parent.name if path.name == "__init__.py" else path.stem).encode()
-        needle = name.encode() + b"("
         out: list[ModuleEnv] = []
         limit = _package_root(path.parent)
         # Modules naming the function's module first; a re-export (``from ..ops import f``) names only f.
@@ -243,7 +275,7 @@ class Project:
             top = top.parent
         if self.tree is None or within(top, self.tree) is None:
             return []  # a package above the project (an __init__.py outside it): not searched
-        files = [(c, d) for c, d in _package_files(top) if c != path and needle in d]
+        files = _files_calling(top, name, path)
         files.sort(key=lambda cd: stem not in cd[1])
         for cand, _data in files:
             if str(cand) not in self._envs:

@@ -399,7 +399,7 @@ class PythonSyntax(Rule):
         module, _, tail = qualname.rpartition(".") if qualname else ("builtins", "", name)
         if tail != name or name not in plan.names.get(module, {}):
             return []
-        if module == "builtins" and _bound_somewhere(name, fc.text):
+        if module == "builtins" and _bound_in_file(name, fc):
             return []
         return [self._finding(func, self._name_message(module, name, plan), fc)]
 
@@ -449,6 +449,15 @@ class PythonSyntax(Rule):
             pkg = None
         hint = f"import it from {pkg}" if pkg else "guard it with sys.version_info or hasattr"
         return f"{label} is new in Python {_show(v)}; {target} ({hint})"
+
+
+def _bound_in_file(name: str, fc) -> bool:
+    """``_bound_somewhere`` once per name and file, not once per call: the file's
+    text is scanned a bounded number of times however many calls it has (issue 15)."""
+    memo = fc.state.setdefault("AIC401.bound", {})
+    if name not in memo:
+        memo[name] = _bound_somewhere(name, fc.text)
+    return memo[name]
 
 
 def _bound_somewhere(name: str, text: str) -> bool:

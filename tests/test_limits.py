@@ -1,0 +1,139 @@
+"""The per-file limits and the exit status of an incomplete run (issue 15 item 4):
+``max-file-size`` and ``timeout`` are the user's, a notebook's plot outputs do not
+count against its size, whether an incomplete run fails CI is the user's choice
+(``--allow-incomplete``), and AIC000/AIC002 still cannot be ignored."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from aicompat import parallel
+
+FP8 = "import torch\ny = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n"
+
+
+def _cli(tmp_path, monkeypatch, capsys, *args, config: str | None = None):
+    from aicompat.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    if config is not None:
+        (tmp_path / "pyproject.toml").write_text("[tool.aicompat]\ngpus = ['A100']\n" + config)
+        base = ["lint", "--no-cache"]
+    else:
+        base = ["lint", "--no-config", "--no-cache", "--gpu", "A100"]
+    code = main([*base, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _generated_table(n_rows: int) -> str:
+    """A generated lookup module, like a tokenizer's or a unicode table's."""
+    rows = "".join(f"    ({i}, 0x{i * 7919 % 65536:04x}, 'tok_{i}'),\n" for i in range(n_rows))
+    return f"TABLE = [\n{rows}]\n" + FP8
+
+
+def _notebook(code_cells: list[str], png_bytes: int) -> str:
+    """A notebook whose plot output is a base64 PNG of ``png_bytes`` bytes."""
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(png_bytes)).decode()
+    cells = [{"cell_type": "code", "source": src.splitlines(keepends=True), "metadata": {}, "execution_count": i,
+              "outputs": [{"output_type": "display_data", "data": {"image/png": png, "text/plain": ["<Figure>"]},
+                           "metadata": {}}]}
+             for i, src in enumerate(code_cells, 1)]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_max_file_size_flag_and_config(tmp_path, monkeypatch, capsys):
+    (tmp_path / "table.py").write_text(_generated_table(2000))  # ~70 KB
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "0.05", "table.py")
+    assert code == 3
+    size = (tmp_path / "table.py").stat().st_size / 1e6
+    assert f"table.py:1:1: AIC002 not checked: {size:.3g} MB is over the 0.05 MB limit per file (--max-file-size); " \
+           "the run is incomplete" in out
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "1", "table.py")
+    assert code == 1 and "AIC102" in out and "AIC002" not in out
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "table.py", config="max-file-size = 0.05\n")
+    assert code == 3 and "AIC002" in out
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "table.py", config="max-file-size = 1\n")
+    assert code == 1 and "AIC002" not in out
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "1e9", "big"])
+def test_bad_max_file_size_flag_is_a_usage_error(tmp_path, monkeypatch, capsys, bad):
+    with pytest.raises(SystemExit) as exc:
+        _cli(tmp_path, monkeypatch, capsys, "--max-file-size", bad, ".")
+    assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("bad", ["0", "'2MB'", "true", "1000"])
+def test_bad_max_file_size_config_is_a_config_error(tmp_path, monkeypatch, capsys, bad):
+    (tmp_path / "m.py").write_text(FP8)
+    code, _, err = _cli(tmp_path, monkeypatch, capsys, "m.py", config=f"max-file-size = {bad}\n")
+    assert code == 2 and "[tool.aicompat] max-file-size: expected megabytes > 0 and <= 100" in err
+
+
+def test_notebook_outputs_do_not_count_against_the_limit(tmp_path, monkeypatch, capsys):
+    """A 3 MB notebook, almost all of it one plot, with a 1 KB bug: checked, not skipped."""
+    (tmp_path / "train.ipynb").write_text(_notebook(["import torch\n", FP8.split("\n", 1)[1]], 2_200_000))
+    assert (tmp_path / "train.ipynb").stat().st_size > 2_900_000
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "train.ipynb")
+    assert code == 1, out
+    assert out.startswith("train.ipynb:cell 2:1:5: AIC102 torch._scaled_mm")
+    fixed = _notebook(["import torch\n", "y = a @ b\n"], 2_200_000)
+    (tmp_path / "train.ipynb").write_text(fixed)
+    assert _cli(tmp_path, monkeypatch, capsys, "train.ipynb")[0] == 0
+
+
+def test_notebook_code_is_held_to_the_limit(tmp_path, monkeypatch, capsys):
+    (tmp_path / "gen.ipynb").write_text(_notebook([_generated_table(2000)], 10))
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "0.05", "gen.ipynb")
+    assert code == 3
+    assert "gen.ipynb:1:1: AIC002 not checked: the notebook's code, 0.0619 MB, is over the 0.05 MB limit per file" in out
+    # The notebook file itself may be ten times the limit, not more.
+    (tmp_path / "huge.ipynb").write_text(_notebook(["import torch\n"], 600_000))
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "0.05", "huge.ipynb")
+    assert code == 3 and "over the 0.5 MB limit per notebook file (--max-file-size)" in out
+
+
+def test_allow_incomplete_lets_the_exit_status_pass(tmp_path, monkeypatch, capsys):
+    (tmp_path / "table.py").write_text(_generated_table(2000))
+    (tmp_path / "ok.py").write_text("import torch\ny = a @ b\n")
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "0.05", "--allow-incomplete", "table.py",
+                        "ok.py")
+    assert code == 0 and "AIC002" in out  # still reported
+    (tmp_path / "fp8.py").write_text(FP8)
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "0.05", "--allow-incomplete", ".")
+    assert code == 1 and "AIC102" in out and "AIC002" in out  # other findings still fail
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "table.py", "ok.py",
+                        config="max-file-size = 0.05\nallow-incomplete = true\n")
+    assert code == 0 and "AIC002" in out
+    code, _, err = _cli(tmp_path, monkeypatch, capsys, "ok.py", config="allow-incomplete = 1\n")
+    assert code == 2 and "allow-incomplete: expected true or false" in err
+
+
+def test_exit_zero_alone_still_fails_an_incomplete_run(tmp_path, monkeypatch, capsys):
+    (tmp_path / "table.py").write_text(_generated_table(2000))
+    assert _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "0.05", "--exit-zero", "table.py")[0] == 3
+
+
+@pytest.mark.parametrize("code_", ["AIC002", "aic002"])
+def test_incomplete_codes_cannot_be_ignored(tmp_path, monkeypatch, capsys, code_):
+    (tmp_path / "m.py").write_text(FP8)
+    code, _, err = _cli(tmp_path, monkeypatch, capsys, "--ignore", code_, "m.py")
+    assert code == 2 and f"--ignore: {code_.upper()} cannot be ignored" in err and "--allow-incomplete" in err
+    code, _, err = _cli(tmp_path, monkeypatch, capsys, "m.py", config=f"ignore = [{code_!r}]\n")
+    assert code == 2 and f"[tool.aicompat] ignore: {code_.upper()} cannot be ignored" in err
+
+
+def test_noqa_does_not_hide_an_incomplete_file(tmp_path, monkeypatch, capsys):
+    (tmp_path / "table.py").write_text("# noqa\n" + _generated_table(2000) + "  # noqa: AIC002\n")
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--max-file-size", "0.05", "table.py")
+    assert code == 3 and "AIC002" in out
+
+
+def test_memory_limit_grows_with_the_size_limit():
+    assert parallel.memory_limit() == parallel.MEMORY_LIMIT
+    assert parallel.memory_limit(10_000_000) == 5 * parallel.MEMORY_LIMIT
+    assert parallel.memory_limit(500_000) == parallel.MEMORY_LIMIT
