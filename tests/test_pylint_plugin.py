@@ -65,8 +65,8 @@ class TestSizeLimit(CheckerTestCase):
         big = BAD.encode() + b"# padding\n" * (MAX_FILE_BYTES // 10)
         module = astroid.parse(BAD, path=str(tmp_path / "big.py"))
         module.file_bytes = big  # what pylint read; parsing 2 MB with astroid here would be slow
-        msg = (f"AIC002 not checked: {len(big) / 1e6:.1f} MB is over the {MAX_FILE_BYTES / 1e6:.1f} MB limit "
-               "per file; the run is incomplete")
+        msg = (f"AIC002 not checked: {len(big) / 1e6:.3g} MB is over the {MAX_FILE_BYTES / 1e6:.3g} MB limit "
+               "per file (--max-file-size); the run is incomplete")
         with self.assertAddsMessages(
             MessageTest("aicompat-limit-exceeded", line=1, args=(msg,), col_offset=0, end_line=1, end_col_offset=0),
             ignore_position=False,
