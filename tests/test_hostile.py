@@ -446,3 +446,19 @@ def test_bench_hostile_generates_every_input():
     small = bench_hostile.cases("small")
     assert {c.item for c in small} >= {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15}
     assert all(c.files or c.setup for c in small)
+
+
+def test_a_worker_dying_at_its_memory_limit_is_a_limit_not_a_crash():
+    """Under RLIMIT_AS a worker whose stack cannot grow dies by SIGSEGV instead of raising
+    MemoryError (TransformerEngine's dot_product_attention/utils.py did, at 3.0 GiB): the
+    watched peak size tells it from a real crash, which stays AIC000."""
+    from aicompat.parallel import _crashed
+
+    limit = 3 << 30
+    at_limit = _crashed("big.py", -signal.SIGSEGV, limit, peak=limit - (50 << 20))
+    assert [(d.code, d.message) for d in at_limit.diagnostics] == [
+        ("AIC002", "not checked: analysis reached the 3 GiB memory limit per file (the worker died with SIGSEGV "
+                   "at 2.95 GiB; --max-file-size raises the limit); the run is incomplete".replace("2.95", "3.0"))]
+    crash = _crashed("a.py", -signal.SIGSEGV, limit, peak=400 << 20)
+    assert [d.code for d in crash.diagnostics] == ["AIC000"]
+    assert [d.code for d in _crashed("a.py", -signal.SIGKILL, limit, peak=limit).diagnostics] == ["AIC000"]

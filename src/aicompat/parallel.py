@@ -246,7 +246,28 @@ def _die_with_parent() -> None:
         pass
 
 
-def _worker(conn, spec: LinterSpec, parent: int | None = None) -> None:
+def _watch_size(peak) -> None:
+    """Keep the worker's largest address-space size in ``peak`` (a shared value): when it dies
+    by SIGSEGV, the parent can tell running out of memory from a crash."""
+    if peak is None or not os.path.exists("/proc/self/statm"):
+        return
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def loop():
+        while True:
+            try:
+                with open("/proc/self/statm") as fh:
+                    size = int(fh.read().split()[0]) * page
+            except (OSError, ValueError, IndexError):
+                return
+            if size > peak.value:
+                peak.value = size
+            time.sleep(0.1)
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handler, inherited on fork
     _die_with_parent()
@@ -254,6 +275,7 @@ def _worker(conn, spec: LinterSpec, parent: int | None = None) -> None:
         return  # the parent died before the line above took effect
     limit = memory_limit(spec.max_bytes)
     _limit_memory(limit)
+    _watch_size(peak)
     linter = spec.build()
     while True:
         try:
@@ -273,7 +295,8 @@ def _worker(conn, spec: LinterSpec, parent: int | None = None) -> None:
 class _Worker:
     def __init__(self, ctx, spec: LinterSpec) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid()), daemon=True)
+        self.peak = ctx.Value("q", 0, lock=False)  # the worker's largest address space, in bytes
+        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid(), self.peak), daemon=True)
         self.proc.start()
         child.close()
         self.current: tuple[int, str] | None = None
@@ -339,7 +362,7 @@ def lint_parallel(spec: LinterSpec, work: list[tuple[int, str, bytes]], jobs: in
                     except (EOFError, OSError):  # the worker died mid-file
                         i, display = w.current
                         code = w.kill()
-                        results[i] = _crashed(display, code)
+                        results[i] = _crashed(display, code, memory_limit(spec.max_bytes), w.peak.value)
                         w = _replace(workers, w, ctx, spec)
                     else:
                         results[i] = res
@@ -393,7 +416,16 @@ def _replace(workers: list[_Worker], old: _Worker, ctx, spec: LinterSpec) -> _Wo
     return new
 
 
-def _crashed(display: str, exitcode: int | None) -> FileResult:
+def _crashed(display: str, exitcode: int | None, limit: int | None = None, peak: int = 0) -> FileResult:
+    if limit is not None and exitcode is not None and -exitcode in (signal.SIGSEGV, signal.SIGBUS) \
+            and peak >= 0.9 * limit:
+        # Under RLIMIT_AS the stack cannot grow once the address space is spent: the worker
+        # dies by SIGSEGV instead of raising MemoryError (TransformerEngine's 142 KB
+        # dot_product_attention/utils.py needs 4.3 GB here and did so at the 3 GiB limit);
+        # a crash well below the limit stays AIC000.
+        return limit_result(display, f"analysis reached the {limit / 2**30:g} GiB memory limit per file (the "
+                                     f"worker died with SIGSEGV at {peak / 2**30:.1f} GiB; --max-file-size "
+                                     f"raises the limit)")
     how = f"signal {-exitcode}" if exitcode is not None and exitcode < 0 else f"exit code {exitcode}"
     res = FileResult(display)
     res.diagnostics.append(internal_error(display, 1, 1, f"the worker process checking this file died ({how})"))
