@@ -96,14 +96,29 @@ def test_builder_is_deterministic(tmp_path, table):
     assert table.read_bytes() == first
 
 
-def test_stub_wins_and_overloads_union():
+def test_stub_overloads_union_where_the_py_does_not_define_the_function():
+    # torch/nn/functional.py: `conv1d = _add_docstr(torch.conv1d, ...)`; the stub has the signatures.
     files = {
-        "p/__init__.py": "def f(a, b):\n    pass\n",
+        "p/__init__.py": "import _ext\nf = _add_docstr(_ext.f, 'doc')\n",
         "p/__init__.pyi": ("from typing import overload\n@overload\ndef f(a: int) -> int: ...\n"
                            "@overload\ndef f(a: str, *, sep: str) -> str: ...\n"),
     }
     sym = ApiReader(files).namespace("p").names["f"]
     assert sym.sigs == ("a", "a, *, sep")
+
+
+def test_the_py_decides_over_a_stale_stub():
+    # torch 2.13: nn/functional.py `def mse_loss(input, target, size_average=None, reduce=None,
+    # reduction="mean", weight=None)`; nn/functional.pyi still declares it without weight=.
+    files = {
+        "p/__init__.py": "def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):\n"
+                         "    pass\n",
+        "p/__init__.pyi": "def mse_loss(input, target, size_average=..., reduce=..., reduction=...): ...\n"
+                          "def only_in_stub(x): ...\n",
+    }
+    ns = ApiReader(files).namespace("p")
+    assert ns.names["mse_loss"].sigs == ("input, target, size_average=, reduce=, reduction=, weight=",)
+    assert "only_in_stub" not in ns.names
 
 
 def test_star_import_all_relative_and_getattr():

@@ -1,0 +1,177 @@
+"""Stored runtime introspections of a package's releases, and what the matrix builder does with them.
+
+``version_matrix/introspect/<package>-<release>.toml`` is written by
+``tools/torch_introspect.py`` in a throwaway environment that has the release installed
+(aicompat itself never imports torch). Where a release has one, the runtime decides: its
+names replace the static reading's, and its signatures replace the static ones wherever it
+found one (``-`` as the source means it found none, and the static signature stays). Every
+difference that settles is returned as a line, so the builder can report it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .apiscan import Namespace, Sym
+from .toml_compat import tomllib
+
+
+@dataclass
+class RuntimeName:
+    kind: str
+    source: str  # i, p, s, d, k, or - (no signature found)
+    sigs: tuple[str, ...] | None
+
+
+@dataclass
+class Introspection:
+    release: str
+    meta: dict
+    modules: dict[str, dict[str, RuntimeName]] = field(default_factory=dict)
+
+    @property
+    def provenance(self) -> str:
+        m = self.meta
+        return (f"{m.get('wheel')} sha256:{m.get('sha256')} imported as torch {m.get('version')} "
+                f"on Python {m.get('python')} ({m.get('platform')})")
+
+    def eager(self) -> frozenset[str]:
+        return frozenset(self.meta.get("eager", ()))
+
+
+def parse_line(line: str) -> tuple[str, RuntimeName]:
+    """``NAME KIND SRC [(sig) | (sig)]``."""
+    name, kind, rest = (line.split(" ", 2) + [""])[:3]
+    source, _, sigs_text = rest.partition(" ")
+    sigs = tuple(s.strip()[1:-1] for s in sigs_text.split(" | ")) if sigs_text else None
+    return name, RuntimeName(kind, source or "-", sigs)
+
+
+def load(path: Path) -> Introspection:
+    data = tomllib.loads(path.read_text())
+    meta = data.get("meta", {})
+    out = Introspection(str(meta.get("release", "")), meta)
+    for mod, body in data.get("module", {}).items():
+        names = {}
+        for line in body.get("names", "").splitlines():
+            if line.strip():
+                n, rn = parse_line(line)
+                names[n] = rn
+        out.modules[mod] = names
+    return out
+
+
+def find(directory: Path, package: str, release: str) -> Introspection | None:
+    path = directory / f"{package}-{release}.toml"
+    return load(path) if path.is_file() else None
+
+
+def stored(directory: Path, package: str) -> dict[str, Introspection]:
+    """Every stored introspection of ``package``, by release."""
+    out = {}
+    for path in sorted(directory.glob(f"{package}-*.toml")):
+        intro = load(path)
+        out[intro.release] = intro
+    return out
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def merge(snap: dict[str, Namespace | None], intro: Introspection,
+          lazy_children: bool = True) -> tuple[dict[str, Namespace | None], list[str]]:
+    """The static snapshot with the runtime deciding; and one line per difference it settled."""
+    out: dict[str, Namespace | None] = dict(snap)
+    report: list[str] = []
+    eager = intro.eager()
+    for mod in sorted(set(snap) | set(intro.modules)):
+        runtime = intro.modules.get(mod)
+        static = snap.get(mod)
+        if runtime is None:
+            continue  # not importable where it was introspected: the static reading stays
+        if static is None:
+            report.append(f"{mod}: module only at run time (added)")
+            static = Namespace()
+        ns = Namespace(open=False, all=static.all)
+        for name in sorted(set(runtime) | {n for n in static.names if _dunder(n)}):
+            rt = runtime.get(name)
+            st = static.names.get(name)
+            if rt is None:  # a dunder the static reading binds (__all__, __version__): kept
+                ns.names[name] = st
+                continue
+            if st is None and not _dunder(name):
+                report.append(f"{mod}.{name}: only at run time (added, {_kind(rt.kind)})")
+            sigs = rt.sigs if rt.source != "-" else (st.sigs if st is not None else None)
+            if st is not None and rt.source != "-" and st.sigs != rt.sigs and rt.kind != "m":
+                report.append(f"{mod}.{name}: signatures {_sigs(st.sigs)} in the static reading, "
+                              f"{_sigs(rt.sigs)} at run time ({rt.source}; the run time's kept)")
+            ns.names[name] = Sym(rt.kind, sigs, st.deprecated if st is not None else None)
+        for name in sorted(set(static.names) - set(runtime)):
+            if not _dunder(name):
+                report.append(f"{mod}.{name}: only in the static reading (dropped, {_kind(static.names[name].kind)})")
+        if lazy_children:
+            ns.lazy = frozenset(n for n, rt in runtime.items() if rt.kind == "m" and f"{mod}.{n}" not in eager)
+        out[mod] = ns
+    return out, report
+
+
+_KINDS = {"f": "function", "b": "C function", "c": "class", "m": "module", "a": "attribute"}
+
+
+def _kind(k: str) -> str:
+    return _KINDS.get(k, k)
+
+
+def _sigs(sigs) -> str:
+    return "none" if sigs is None else " | ".join(f"({s})" for s in sigs)
+
+
+# -- comparing a table with the runtime ---------------------------------------------------------
+@dataclass
+class Agreement:
+    names_runtime: int = 0
+    names_table: int = 0
+    only_runtime: list[str] = field(default_factory=list)
+    only_table: list[str] = field(default_factory=list)
+    sigs_compared: int = 0
+    sigs_differ: list[str] = field(default_factory=list)
+
+    @property
+    def names_agree(self) -> float:
+        union = self.names_runtime + len(self.only_table)
+        return 1.0 if not union else (union - len(self.only_runtime) - len(self.only_table)) / union
+
+    @property
+    def sigs_agree(self) -> float:
+        return 1.0 if not self.sigs_compared else 1 - len(self.sigs_differ) / self.sigs_compared
+
+
+def compare(api, index: int, intro: Introspection, ignore: frozenset[str] = frozenset()) -> Agreement:
+    """How release ``index`` of a loaded table (apimatrix.PackageApi) agrees with the runtime:
+    names of every module both know (dunders aside), and the signatures of every callable
+    the runtime found signatures for."""
+    out = Agreement()
+    for mod, runtime in sorted(intro.modules.items()):
+        m = api.module(mod)
+        table: dict[str, tuple] = {}
+        if m is not None and index in m.present:
+            for name in m.all_names():
+                for rng, kind, sigs in m.entries(name) or ():
+                    if index in rng:
+                        table[name] = (kind, None if sigs is None else tuple(s.text for s in sigs))
+        rt_names = {n for n in runtime if not _dunder(n)}
+        tb_names = {n for n in table if not _dunder(n)}
+        out.names_runtime += len(rt_names)
+        out.names_table += len(tb_names)
+        out.only_runtime += sorted(f"{mod}.{n}" for n in rt_names - tb_names if f"{mod}.{n}" not in ignore)
+        out.only_table += sorted(f"{mod}.{n}" for n in tb_names - rt_names)
+        for n in sorted(rt_names & tb_names):
+            rt = runtime[n]
+            if rt.source == "-" or rt.kind == "m":
+                continue
+            out.sigs_compared += 1
+            if table[n][1] != rt.sigs:
+                out.sigs_differ.append(f"{mod}.{n}")
+    return out
