@@ -131,6 +131,7 @@ def _no_defaults(sig: str) -> str:
 
 
 def _listing_with_defaults(listing: list[str], name: str, strings) -> tuple[str, list[str]]:
+    listing = strings.with_hidden(name, listing)
     if any("=" in s for s in listing):
         return "p", listing
     found = strings.matching(name, listing)
@@ -229,10 +230,11 @@ class ParserStrings:
 
     def __init__(self, torch_dir: Path) -> None:
         self.by_name: dict[str, list[str]] = {}
+        self.hidden: dict[str, list[str]] = {}  # "|deprecated"/"|hidden" signatures: accepted, never listed
         lib = next(iter(sorted((torch_dir / "lib").glob("libtorch_python*"))), None)
         if lib is None:
             return
-        pattern = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\(([A-Za-z][ -~]*)?\)(?:\|[a-z_]+)?")
+        pattern = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\(([A-Za-z][ -~]*)?\)(\|[a-z_]+)?")
         for chunk in lib.read_bytes().split(b"\x00"):
             if len(chunk) > 2000 or b"(" not in chunk:
                 continue
@@ -241,6 +243,21 @@ class ParserStrings:
                 continue
             name, params = m.group(1).decode(), (m.group(2) or b"").decode()
             self.by_name.setdefault(name, []).append(params)
+            if m.group(3) in (b"|deprecated", b"|hidden"):
+                self.hidden.setdefault(name, []).append(params)
+
+    def with_hidden(self, name: str, sigs: list[str]) -> list[str]:
+        """``sigs`` and the signatures the parser accepts without listing them (torch.add(x, 2, y),
+        deprecated): from the strings of ``name``, those with a first parameter named like the
+        listed ones' among their parameters (a Tensor method's strings lack it)."""
+        out = list(sigs)
+        firsts = {s.split(",")[0].strip().rstrip("=") for s in sigs}
+        for params in self.hidden.get(name, []):
+            for s in parser_sig(params):
+                names = {p.strip().rstrip("=").lstrip("*") for p in s.split(",")}
+                if firsts & names and s not in out:
+                    out.append(s)
+        return out
 
     def matching(self, name: str, listing: list[str]) -> list[str] | None:
         """Before torch 2.1 the parser's error listing prints no defaults (``(input, dim, keepdim,
@@ -458,6 +475,27 @@ class _Sub:
     """A child module nobody imported yet: a module all the same."""
 
 
+def unreachable_children(covered: list[str]) -> list[str]:
+    """Right after a bare ``import torch``: the child modules of the covered modules it loaded
+    that are not attributes of their parent (``torch.nn.utils.prune`` -> AttributeError until
+    someone imports it). ``hasattr`` goes through a module ``__getattr__`` (torch's lazy
+    ``torch.export``), which may import more: each answer errs toward "reachable"."""
+    out = []
+    for mod in covered:
+        parent = sys.modules.get(mod)
+        if parent is None:
+            continue
+        path = getattr(_wrapped_module(parent) or parent, "__path__", None) or []
+        for info in pkgutil.iter_modules(path):
+            try:
+                ok = hasattr(parent, info.name)
+            except Exception:  # noqa: BLE001 - a lazy import that fails here: not reachable
+                ok = False
+            if not ok:
+                out.append(f"{mod}.{info.name}")
+    return sorted(out)
+
+
 def q(s: str) -> str:
     return json.dumps(s)
 
@@ -476,6 +514,7 @@ def main(argv=None) -> int:
     eager = sorted(m for m in set(sys.modules) - before if m.startswith("torch.") and not m.startswith("torch._")
                    and sys.modules[m] is not None)
     release = torch.__version__.split("+")[0]
+    lazy = unreachable_children(MODULES)
     strings = ParserStrings(Path(torch.__file__).parent)
     modules = list(MODULES)
     for pkg in EXPAND:
@@ -504,6 +543,7 @@ def main(argv=None) -> int:
         f"platform = {q(platform.machine() + '-' + platform.system().lower())}",
         "eager = [" + ", ".join(q(m) for m in eager) + "]",
         f"missing = [{', '.join(q(m) for m in modules if loaded[m] is None)}]",
+        "lazy = [" + ", ".join(q(m) for m in lazy) + "]",
     ]
     counts = {}
     for mod in sorted(m for m in modules if loaded[m] is not None):

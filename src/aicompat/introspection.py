@@ -36,8 +36,10 @@ class Introspection:
         return (f"{m.get('wheel')} sha256:{m.get('sha256')} imported as torch {m.get('version')} "
                 f"on Python {m.get('python')} ({m.get('platform')})")
 
-    def eager(self) -> frozenset[str]:
-        return frozenset(self.meta.get("eager", ()))
+    def lazy(self) -> frozenset[str] | None:
+        """Child modules of covered modules that a bare ``import torch`` leaves unreachable; None
+        where the introspection did not record them."""
+        return frozenset(self.meta["lazy"]) if "lazy" in self.meta else None
 
 
 def parse_line(line: str) -> tuple[str, RuntimeName]:
@@ -76,16 +78,74 @@ def stored(directory: Path, package: str) -> dict[str, Introspection]:
     return out
 
 
+def add_cxx_names(snap: dict[str, Namespace | None], package: str, release: str, path: Path) -> int:
+    """Names a package creates in C++ at import (torch.cuda.FloatTensor, torch.uint4), which no
+    static reading sees: added to a release read statically from ``path`` (cxx_names.toml),
+    each group within its ``first``/``last`` releases. Returns how many were added."""
+    from packaging.version import Version
+
+    if not path.is_file():
+        return 0
+    added = 0
+    for group in tomllib.loads(path.read_text()).get(package, {}).values():
+        v = Version(release)
+        if v < Version(group["first"]) or ("last" in group and v > Version(group["last"])):
+            continue
+        ns = snap.get(group["module"])
+        if ns is None:
+            continue
+        for name in group["names"]:
+            if name not in ns.names:
+                ns.names[name] = Sym(group["kind"])
+                added += 1
+    return added
+
+
+def between(i: int, snaps: list, statics: list, intros: list) -> tuple[int, int]:
+    """Release ``i`` read statically, between two introspected releases ``a < i < b``: what the
+    static reading gets wrong the same way in both is put right in ``i`` too. A name both showed
+    at run time that the static reading misses in all three is added (names torch creates in C++,
+    names of torch._C its stub lacks); a name the static reading has in all three that neither
+    showed is dropped (the stub's own imports and stub-only classes); a child module both left
+    unreachable after ``import torch`` is lazy. Returns (added, dropped)."""
+    if intros[i] is not None:
+        return 0, 0
+    a = next((j for j in range(i - 1, -1, -1) if intros[j] is not None), None)
+    b = next((j for j in range(i + 1, len(intros)) if intros[j] is not None), None)
+    if a is None or b is None:
+        return 0, 0
+    added = dropped = 0
+    lazy_a, lazy_b = intros[a].lazy(), intros[b].lazy()
+    for mod, ns in snaps[i].items():
+        rt_a, rt_b = intros[a].modules.get(mod), intros[b].modules.get(mod)
+        st_a, st_b = statics[a].get(mod), statics[b].get(mod)
+        if ns is None or rt_a is None or rt_b is None or st_a is None or st_b is None:
+            continue
+        for n in sorted(set(rt_a) & set(rt_b)):
+            if _dunder(n) or n in ns.names or n in st_a.names or n in st_b.names:
+                continue
+            ra, rb = rt_a[n], rt_b[n]
+            same = ra.sigs == rb.sigs and ra.source != "-" and rb.source != "-"
+            ns.names[n] = Sym(rb.kind, rb.sigs if same else None)
+            added += 1
+        for n in sorted(ns.names):
+            if not _dunder(n) and n not in rt_a and n not in rt_b and n in st_a.names and n in st_b.names:
+                del ns.names[n]
+                dropped += 1
+        if lazy_a is not None and lazy_b is not None:
+            ns.lazy = frozenset(n for n in ns.names if f"{mod}.{n}" in lazy_a and f"{mod}.{n}" in lazy_b)
+    return added, dropped
+
+
 def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
-def merge(snap: dict[str, Namespace | None], intro: Introspection,
-          lazy_children: bool = True) -> tuple[dict[str, Namespace | None], list[str]]:
+def merge(snap: dict[str, Namespace | None], intro: Introspection) -> tuple[dict[str, Namespace | None], list[str]]:
     """The static snapshot with the runtime deciding; and one line per difference it settled."""
     out: dict[str, Namespace | None] = dict(snap)
     report: list[str] = []
-    eager = intro.eager()
+    lazy = intro.lazy()
     for mod in sorted(set(snap) | set(intro.modules)):
         runtime = intro.modules.get(mod)
         static = snap.get(mod)
@@ -111,8 +171,8 @@ def merge(snap: dict[str, Namespace | None], intro: Introspection,
         for name in sorted(set(static.names) - set(runtime)):
             if not _dunder(name):
                 report.append(f"{mod}.{name}: only in the static reading (dropped, {_kind(static.names[name].kind)})")
-        if lazy_children:
-            ns.lazy = frozenset(n for n, rt in runtime.items() if rt.kind == "m" and f"{mod}.{n}" not in eager)
+        if lazy is not None:
+            ns.lazy = frozenset(n for n in runtime if f"{mod}.{n}" in lazy)
         out[mod] = ns
     return out, report
 

@@ -233,6 +233,7 @@ def build(package: str, versions: list[str], archives: Path, out: Path, git: Pat
     spec = spec or PACKAGES[package]
     archives.mkdir(parents=True, exist_ok=True)
     snaps, files, labels, runtime = [], [], [], []
+    statics, intros = [], []  # per release: the static reading before the runtime's, the introspection
     for v in versions:
         found, tag = None, None
         # A .postN on PyPI that has no tag of its own: the tag of its base release.
@@ -253,6 +254,12 @@ def build(package: str, versions: list[str], archives: Path, out: Path, git: Pat
             files.append(f"{path.name} sha256:{sha256(path)}")
         snap, why_open = snapshot(sources, spec)
         intro = introspection.find(runtime_dir, package, v) if runtime_dir else None
+        statics.append(snap)
+        intros.append(intro)
+        if intro is None and runtime_dir is not None:
+            added = introspection.add_cxx_names(snap, package, v, runtime_dir.parent / "cxx_names.toml")
+            if added:
+                log(f"{v}: read statically; {added} names torch creates in C++ added from cxx_names.toml")
         if intro is not None:
             snap, settled = introspection.merge(snap, intro)
             runtime.append(f"{v}: {intro.provenance}")
@@ -262,6 +269,11 @@ def build(package: str, versions: list[str], archives: Path, out: Path, git: Pat
         snaps.append(snap)
         opened = {m: why_open[m] for m in snap if snap[m] is not None and snap[m].open and m in why_open}
         log(f"{v}: {sum(1 for m in snap.values() if m)} modules" + (f"; open: {opened}" if opened else ""))
+    for i, v in enumerate(versions):
+        added, dropped = introspection.between(i, snaps, statics, intros)
+        if added or dropped:
+            log(f"{v}: read statically, between releases seen at run time: {added} names both showed added, "
+                f"{dropped} names both refuted dropped")
     command = f"aicompat matrix build {package} --versions " + ",".join(versions) + (" --git REPO" if git else "")
     text = encode(package, labels if spec.version_file else versions, snaps, files, command, spec.note,
                   runtime=runtime)
