@@ -140,3 +140,23 @@ def test_runtime_decides_and_every_difference_is_reported():
         "pkg.uint4: only at run time (added, attribute)",
         "pkg.Device: only in the static reading (dropped, attribute)",
     ]
+
+
+def test_a_release_read_statically_between_two_introspected_ones():
+    def intro(names, lazy):
+        out = introspection.Introspection("x", {"lazy": lazy})
+        out.modules["pkg"] = dict(introspection.parse_line(f"{n} {v}") for n, v in names.items())
+        return out
+
+    runtime = {"uint4": "a -", "add": "b p (input, other, *, alpha=, out=)", "prune": "m -"}
+    stub = {"Module": Sym("c", ("",)), "add": Sym("b", ("input, other",)), "prune": Sym("m")}
+    statics = [{"pkg": Namespace(names=dict(stub))} for _ in range(3)]
+    snaps = [None, {"pkg": Namespace(names=dict(stub))}, None]
+    intros = [intro(runtime, ["pkg.prune"]), None, intro(runtime, ["pkg.prune"])]
+    assert introspection.between(1, snaps, statics, intros) == (1, 1)
+    ns = snaps[1]["pkg"]
+    # uint4: both showed it, the static reading missed it; Module: the stub's, neither showed it.
+    assert set(ns.names) == {"uint4", "add", "prune"} and ns.lazy == {"prune"}
+    assert ns.names["add"] == Sym("b", ("input, other",))  # signatures stay the static reading's
+    # outside the introspected range nothing changes
+    assert introspection.between(0, [{"pkg": Namespace()}] + snaps[1:], statics, [None] + intros[1:]) == (0, 0)

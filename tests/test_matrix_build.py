@@ -223,3 +223,35 @@ def test_an_sdist_is_downloaded_without_running_anything_of_it(tmp_path, monkeyp
     with pytest.raises(RuntimeError, match="sha256"):
         mb.download(spec, "2.6.4", tmp_path)
     assert not list(tmp_path.glob("*2.6.4*"))
+
+
+def test_static_reader_follows_what_the_runtime_does():
+    # Shapes taken from torch's own files: torch/__init__.py (PRIVATE_OPS, `del`, TYPE_CHECKING),
+    # torch/_C/__init__.pyi (its typing imports and type variables are the stub's, not torch._C's).
+    files = {
+        "t/__init__.py": (
+            "from typing import TYPE_CHECKING\n"
+            "from t._C import *\n"
+            "if TYPE_CHECKING:\n    from t.types import Device\n"
+            "PRIVATE_OPS = ('unique_dim',)\n"
+            "for __name in dir(_C._VariableFunctions):\n"
+            "    if __name.startswith('__') or __name in PRIVATE_OPS:\n        continue\n"
+            "    globals()[__name] = getattr(_C._VariableFunctions, __name)\n"
+            "_tmp = 1\ndel _tmp\n"
+        ),
+        "t/types.py": "Device = str\n",
+        "t/_C/__init__.pyi": (
+            "from typing import Any, Sequence\nfrom t.types import Device\nfrom t.types import Device as Device2\n"
+            "K = TypeVar('K')\nStack = list[Any]\n"
+            "def get_num_threads() -> int: ...\nclass Generator: ...\n"
+        ),
+        "t/_C/_VariableFunctions.pyi": "from typing import Any\ndef unique_dim(input, dim): ...\ndef add(input, other): ...\n",
+    }
+    feeders = {"t": [Feeder("t._C", public_only=True, exclude_suffix="Base"),
+                     Feeder("t._C._VariableFunctions", exclude_listed_in="PRIVATE_OPS")]}
+    names = set(ApiReader(files, feeders).namespace("t").names)
+    assert {"get_num_threads", "Generator", "add"} <= names
+    for invented in ("Device", "Sequence", "Any", "K", "Stack", "unique_dim", "_tmp"):
+        assert invented not in names, invented
+    # PEP 484: only `import X as X` re-exports from a stub
+    assert "Device2" not in names

@@ -475,6 +475,27 @@ class _Sub:
     """A child module nobody imported yet: a module all the same."""
 
 
+_DEPRECATED = re.compile(rb"(torch(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))? is deprecated\b[ -~]*")
+
+
+def cxx_deprecations(torch_dir: Path) -> dict[str, str]:
+    """Deprecation warnings torch issues from C++ (``TORCH_WARN_DEPRECATION``, ``TORCH_WARN_ONCE``):
+    the message strings in its libraries that start with the Python name they are about,
+    "torch.get_autocast_gpu_dtype() is deprecated. Please use torch.get_autocast_dtype('cuda')
+    instead." -> {dotted name: message}; visible only at run time or in the binaries."""
+    out: dict[str, str] = {}
+    for lib in sorted((torch_dir / "lib").glob("libtorch_*.so*")):
+        if not lib.name.startswith(("libtorch_python", "libtorch_cpu")):
+            continue
+        for chunk in lib.read_bytes().split(b"\x00"):
+            if b" is deprecated" not in chunk or len(chunk) > 1000:
+                continue
+            m = _DEPRECATED.fullmatch(chunk.strip())
+            if m is not None:
+                out.setdefault(m.group(1).decode(), " ".join(m.group(0).decode().split()))
+    return out
+
+
 def unreachable_children(covered: list[str]) -> list[str]:
     """Right after a bare ``import torch``: the child modules of the covered modules it loaded
     that are not attributes of their parent (``torch.nn.utils.prune`` -> AttributeError until
@@ -515,6 +536,7 @@ def main(argv=None) -> int:
                    and sys.modules[m] is not None)
     release = torch.__version__.split("+")[0]
     lazy = unreachable_children(MODULES)
+    deprecations = cxx_deprecations(Path(torch.__file__).parent)
     strings = ParserStrings(Path(torch.__file__).parent)
     modules = list(MODULES)
     for pkg in EXPAND:
@@ -564,6 +586,10 @@ def main(argv=None) -> int:
             entries.append(text)
         body = "\n".join(entries)
         lines += ["", f"[module.{q(mod)}]", "names = '''\n" + body + "\n'''"]
+        dep = [f"{n} {msg}" for d, msg in sorted(deprecations.items())
+               for m, _, n in [d.rpartition(".")] if m == mod and "'''" not in msg]
+        if dep:
+            lines.append("deprecated = '''\n" + "\n".join(dep) + "\n'''")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"torch-{release}.toml"

@@ -560,14 +560,25 @@ class ApiReader:
     def _lookup(self, mod: str, name: str, raw: _Raw, depth: int) -> Sym | None:
         sym = self._lookup_here(mod, name, raw, depth)
         if mod in self.dual and sym is not None and (sym.kind not in ("f", "c") or sym.sigs is None):
-            stub = self._stub(mod)
-            if stub is not None and name in stub.defs:
-                found = self._function(stub.defs[name], stub=True)
+            found = self._stub_symbol(mod, name, depth)
+            if found is not None and found.kind in ("f", "b", "c") and found.sigs is not None:
                 return Sym(found.kind, found.sigs, sym.deprecated or found.deprecated)
-            if stub is not None and name in stub.classes and sym.kind != "m":
-                found = self._class(mod, stub.classes[name], stub=True)
-                return Sym("c", found.sigs, sym.deprecated or found.deprecated)
         return sym
+
+    def _stub_symbol(self, mod: str, name: str, depth: int) -> Sym | None:
+        """What the stub beside a .py says ``name`` is: its def or class, or what it imports."""
+        stub = self._stub(mod)
+        for bound, how, what in reversed(stub.order if stub is not None else ()):
+            if bound != name:
+                continue
+            if how == "def":
+                return self._function(stub.defs[name], stub=True)
+            if how == "class":
+                return self._class(mod, stub.classes[name], stub=True)
+            if how in ("from", "stubfrom"):
+                return self._lookup_from(*what, depth=depth)
+            return None
+        return None
 
     def _stub(self, mod: str) -> _Raw | None:
         if mod not in self._stub_raw:

@@ -29,6 +29,8 @@ class Introspection:
     release: str
     meta: dict
     modules: dict[str, dict[str, RuntimeName]] = field(default_factory=dict)
+    # warnings issued from C++ (TORCH_WARN_DEPRECATION), found in the release's libraries
+    deprecated: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def provenance(self) -> str:
@@ -61,6 +63,13 @@ def load(path: Path) -> Introspection:
                 n, rn = parse_line(line)
                 names[n] = rn
         out.modules[mod] = names
+        dep = {}
+        for line in body.get("deprecated", "").splitlines():
+            if line.strip():
+                n, _, msg = line.partition(" ")
+                dep[n] = msg
+        if dep:
+            out.deprecated[mod] = dep
     return out
 
 
@@ -128,6 +137,11 @@ def between(i: int, snaps: list, statics: list, intros: list) -> tuple[int, int]
             same = ra.sigs == rb.sigs and ra.source != "-" and rb.source != "-"
             ns.names[n] = Sym(rb.kind, rb.sigs if same else None)
             added += 1
+        dep_a, dep_b = intros[a].deprecated.get(mod, {}), intros[b].deprecated.get(mod, {})
+        for n, msg in dep_a.items():
+            sym = ns.names.get(n)
+            if sym is not None and sym.deprecated is None and dep_b.get(n) == msg:
+                ns.names[n] = Sym(sym.kind, sym.sigs, msg)
         for n in sorted(ns.names):
             if not _dunder(n) and n not in rt_a and n not in rt_b and n in st_a.names and n in st_b.names:
                 del ns.names[n]
@@ -167,7 +181,8 @@ def merge(snap: dict[str, Namespace | None], intro: Introspection) -> tuple[dict
             if st is not None and rt.source != "-" and st.sigs != rt.sigs and rt.kind != "m":
                 report.append(f"{mod}.{name}: signatures {_sigs(st.sigs)} in the static reading, "
                               f"{_sigs(rt.sigs)} at run time ({rt.source}; the run time's kept)")
-            ns.names[name] = Sym(rt.kind, sigs, st.deprecated if st is not None else None)
+            cxx = intro.deprecated.get(mod, {}).get(name)
+            ns.names[name] = Sym(rt.kind, sigs, (st.deprecated if st is not None else None) or cxx)
         for name in sorted(set(static.names) - set(runtime)):
             if not _dunder(name):
                 report.append(f"{mod}.{name}: only in the static reading (dropped, {_kind(static.names[name].kind)})")

@@ -1,0 +1,121 @@
+"""Issue 13's examples, as generated code writes them, pinned to torch 2.13.0: calls that run
+there (judged wrong by the static tables before the runtime decided) are clean, and calls that
+fail there are reported (the runtime introspection is version_matrix/introspect/torch-2.13.0.toml)."""
+
+from pathlib import Path
+
+from conftest import lint
+
+PIN = {"torch": "2.13.0"}
+
+
+def aic2(code, pins=PIN):
+    return [(d.line, d.column, d.code, d.message) for d in lint(code, pins=pins) if d.code.startswith("AIC2")]
+
+
+RUNS = '''\
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+
+def weighted_mse(pred, target, w):
+    return F.mse_loss(pred, target, weight=w)
+
+
+def project(x, W, buf):
+    return F.linear(x, W, out=buf)
+
+
+def setup():
+    dev = torch.device(type="cpu")
+    eps = torch.finfo(type=torch.float16).eps
+    store = dist.FileStore(file_name="/tmp/store", world_size=2)
+    return dev, eps, store
+
+
+def pack(labels):
+    onehot = F.one_hot(input=labels, num_classes=10)
+    packed = torch.empty(4, dtype=torch.uint4)
+    signed = torch.empty(4, dtype=torch.int4)
+    legacy = torch.cuda.FloatTensor(3)
+    return onehot, packed, signed, legacy, F.scaled_grouped_mm
+
+
+def on_plugin():
+    if hasattr(torch, "supa") and torch.supa.is_available():
+        return torch.supa.is_bf16_supported()
+    return hasattr(torch, "neuron") and torch.neuron.is_available()
+'''
+
+FAILS = '''\
+import torch
+
+
+class Net(torch.Module):
+    def __init__(self):
+        super().__init__()
+
+
+def build():
+    dev = torch.Device("cpu")
+    seq = torch.Sequence
+    n = torch.get_num_thread()
+    mesh = torch.DeviceMesh("cuda", [0, 1])
+    u = torch.unique_dim(torch.arange(4), 0)
+    torch.set_num_threads(num=4)
+    t = torch.from_numpy(ndarray=None)
+    grid = torch.linspace(0.0, 1.0)
+    return dev, seq, n, mesh, u, t, grid
+
+
+def prune_and_attend(layer, q, k, v):
+    torch.nn.utils.prune.l1_unstructured(layer, name="weight", amount=0.3)
+    return torch.nn.attention.flex_attention.flex_attention(q, k, v)
+'''
+
+# The same code, fixed: what exists in torch 2.13.0, and the submodules imported.
+FIXED = '''\
+import torch
+import torch.nn as nn
+import torch.nn.utils.prune
+from torch.distributed.device_mesh import DeviceMesh
+from torch.nn.attention.flex_attention import flex_attention
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+
+def build():
+    dev = torch.device("cpu")
+    n = torch.get_num_threads()
+    mesh = DeviceMesh("cuda", [0, 1])
+    u = torch.unique(torch.arange(4), dim=0)
+    torch.set_num_threads(4)
+    t = torch.from_numpy(None)
+    grid = torch.linspace(0.0, 1.0, steps=11)
+    return dev, n, mesh, u, t, grid
+
+
+def prune_and_attend(layer, q, k, v):
+    torch.nn.utils.prune.l1_unstructured(layer, name="weight", amount=0.3)
+    return flex_attention(q, k, v)
+'''
+
+
+def test_code_that_runs_on_2_13_is_clean():
+    assert aic2(RUNS) == []
+
+
+def test_code_that_fails_on_2_13_is_reported():
+    assert aic2(FAILS) == EXPECTED
+
+
+def test_the_fixed_code_is_clean():
+    assert aic2(FIXED) == []
+
+
+EXPECTED = [
+]
