@@ -119,3 +119,19 @@ def test_the_fixed_code_is_clean():
 
 EXPECTED = [
 ]
+
+
+TE = '''\
+import transformer_engine.pytorch as te
+
+with te.fp8_model_init(enabled=True):
+    layer = te.Linear(64, 64)
+'''
+
+
+def test_transformer_engine_fp8_model_init_deprecated_from_2_9():
+    found = [(d.line, d.column, d.code) for d in lint(TE, pins={"transformer-engine": "2.9.0"}) if d.code == "AIC203"]
+    assert found == [(3, 6, "AIC203")]
+    assert [d for d in lint(TE, pins={"transformer-engine": "2.8.0"}) if d.code == "AIC203"] == []
+    fixed = TE.replace("fp8_model_init", "quantized_model_init")
+    assert [d for d in lint(fixed, pins={"transformer-engine": "2.9.0"}) if d.code == "AIC203"] == []

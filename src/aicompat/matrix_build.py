@@ -24,6 +24,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from . import introspection
+from .data import data_dir
 from .apimatrix import encode
 from .apiscan import ApiReader, Feeder
 
@@ -256,8 +257,8 @@ def build(package: str, versions: list[str], archives: Path, out: Path, git: Pat
         intro = introspection.find(runtime_dir, package, v) if runtime_dir else None
         statics.append(snap)
         intros.append(intro)
-        if intro is None and runtime_dir is not None:
-            added = introspection.add_cxx_names(snap, package, v, runtime_dir.parent / "cxx_names.toml")
+        if intro is None:
+            added = introspection.add_cxx_names(snap, package, v, data_dir("version_matrix") / "cxx_names.toml")
             if added:
                 log(f"{v}: read statically; {added} names torch creates in C++ added from cxx_names.toml")
         if intro is not None:
