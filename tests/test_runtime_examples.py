@@ -45,6 +45,8 @@ def pack(labels):
 def on_plugin():
     if hasattr(torch, "supa") and torch.supa.is_available():
         return torch.supa.is_bf16_supported()
+    if hasattr(torch, "tpu"):
+        return torch.tpu.manual_seed
     return hasattr(torch, "neuron") and torch.neuron.is_available()
 '''
 

@@ -41,16 +41,18 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.markdown:
         print("| release | names (runtime / table) | only at run time | only in table | names agree "
-              "| signatures compared | differ | signatures agree |")
-        print("|---|---|---|---|---|---|---|---|")
+              "| signatures compared | differ | signatures agree | keywords differ |")
+        print("|---|---|---|---|---|---|---|---|---|")
     for release, a in rows(Path(args.table), Path(args.introspect)):
         if args.markdown:
             print(f"| {release} | {a.names_runtime} / {a.names_table} | {len(a.only_runtime)} | {len(a.only_table)} "
-                  f"| {a.names_agree:.2%} | {a.sigs_compared} | {len(a.sigs_differ)} | {a.sigs_agree:.2%} |")
+                  f"| {a.names_agree:.2%} | {a.sigs_compared} | {len(a.sigs_differ)} | {a.sigs_agree:.2%} "
+                  f"| {len(a.keywords_differ)} |")
         else:
             print(f"{release}: names {a.names_runtime} runtime / {a.names_table} table, {len(a.only_runtime)} only at "
                   f"run time, {len(a.only_table)} only in the table ({a.names_agree:.2%}); signatures "
-                  f"{a.sigs_compared} compared, {len(a.sigs_differ)} differ ({a.sigs_agree:.2%})")
+                  f"{a.sigs_compared} compared, {len(a.sigs_differ)} differ ({a.sigs_agree:.2%}), "
+                  f"{len(a.keywords_differ)} of them in the keywords accepted")
         if args.list:
             for n in a.only_runtime:
                 print(f"  runtime only: {n}")

@@ -409,7 +409,10 @@ def signatures(obj, name: str, strings: ParserStrings) -> tuple[str, list[str] |
         except (TypeError, ValueError):
             pass
         else:
-            return "i", [_dispatched(obj) or sig] if sig == "*args, **kwargs" else [sig]
+            if sig in ("*args, **kwargs", "*args, **kwds"):
+                found = _dispatched(obj)
+                return "i", ([found] if found else _overloads(obj) or [sig])
+            return "i", [sig]
         if kind == "a":
             return "-", None
     if kind in ("b", "c"):
@@ -429,6 +432,31 @@ def _dispatched(fn) -> str | None:
         except (TypeError, ValueError):
             return None
     return sigs.pop() if len(inner) >= 2 and len(sigs) == 1 else None
+
+
+def _overloads(obj) -> list[str] | None:
+    """A function (or a class's ``__init__``) written ``def f(*args, **kwargs)`` under
+    ``@overload`` declarations (torch.nn.GRU): the overloads' signatures, which
+    ``typing.get_overloads`` keeps at run time (Python 3.11+), and the catch-all itself."""
+    import typing
+
+    get = getattr(typing, "get_overloads", None)
+    fn = obj.__init__ if isinstance(obj, type) else obj
+    if get is None or not inspect.isfunction(fn):
+        return None
+    out = []
+    for o in get(fn):
+        try:
+            sig = inspect.signature(o)
+        except (TypeError, ValueError):
+            return None
+        if isinstance(obj, type):
+            params = list(sig.parameters.values())[1:]
+            sig = sig.replace(parameters=params)
+        text = inspect_sig(sig)
+        if text not in out:
+            out.append(text)
+    return out or None
 
 
 def _c_class(cls) -> bool:

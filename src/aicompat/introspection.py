@@ -212,6 +212,7 @@ class Agreement:
     only_table: list[str] = field(default_factory=list)
     sigs_compared: int = 0
     sigs_differ: list[str] = field(default_factory=list)
+    keywords_differ: list[str] = field(default_factory=list)  # the keywords some signature takes differ
 
     @property
     def names_agree(self) -> float:
@@ -249,4 +250,23 @@ def compare(api, index: int, intro: Introspection, ignore: frozenset[str] = froz
             out.sigs_compared += 1
             if table[n][1] != rt.sigs:
                 out.sigs_differ.append(f"{mod}.{n}")
+                if _keywords(table[n][1]) != _keywords(rt.sigs):
+                    out.keywords_differ.append(f"{mod}.{n}")
     return out
+
+
+def _keywords(sigs) -> tuple[frozenset[str], bool] | None:
+    """The keywords any of ``sigs`` accepts, and whether one takes ``**kwargs``: what decides
+    AIC202's unknown-keyword finding."""
+    if sigs is None:
+        return None
+    from .apimatrix import Signature
+
+    names: set[str] = set()
+    varkw = False
+    for text in sigs:
+        for p in Signature(text).params:
+            if p.kind in ("pos", "kwonly"):
+                names.add(p.name)
+            varkw = varkw or p.kind == "varkw"
+    return frozenset(names), varkw
