@@ -157,6 +157,12 @@ def test_a_release_read_statically_between_two_introspected_ones():
     ns = snaps[1]["pkg"]
     # uint4: both showed it, the static reading missed it; Module: the stub's, neither showed it.
     assert set(ns.names) == {"uint4", "add", "prune"} and ns.lazy == {"prune"}
-    assert ns.names["add"] == Sym("b", ("input, other",))  # signatures stay the static reading's
+    # the same stub signature at both ends, corrected alike by both runtimes: corrected here too
+    assert ns.names["add"] == Sym("b", ("input, other, *, alpha=, out=",))
+    # a name only the newer neighbour showed: perhaps there, so never claimed missing
+    newer = dict(runtime, int4="a -")
+    snaps2 = [None, {"pkg": Namespace(names=dict(stub))}, None]
+    assert introspection.between(1, snaps2, statics, [intro(runtime, []), None, intro(newer, [])]) == (2, 1)
+    assert snaps2[1]["pkg"].names["int4"] == Sym("a") and snaps2[1]["pkg"].lazy == frozenset()
     # outside the introspected range nothing changes
     assert introspection.between(0, [{"pkg": Namespace()}] + snaps[1:], statics, [None] + intros[1:]) == (0, 0)

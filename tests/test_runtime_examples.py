@@ -120,6 +120,17 @@ def test_the_fixed_code_is_clean():
 
 
 EXPECTED = [
+    (4, 11, 'AIC201', 'torch.Module does not exist in any torch release (2.0.0–2.15.0); did you mean torch.ModuleDict, torch._ModuleType, torch.double?'),
+    (10, 11, 'AIC201', 'torch.Device does not exist in any torch release (2.0.0–2.15.0); did you mean torch.device, torch.DeviceObjType, torch.get_device?'),
+    (11, 11, 'AIC201', 'torch.Sequence does not exist in any torch release (2.0.0–2.15.0); did you mean torch._Sequence?'),
+    (12, 9, 'AIC201', 'torch.get_num_thread does not exist in any torch release (2.0.0–2.15.0); did you mean torch.get_num_threads, torch.set_num_threads, torch.init_num_threads?'),
+    (13, 12, 'AIC201', 'torch.DeviceMesh does not exist in any torch release (2.0.0–2.15.0); did you mean torch.device, torch.DeviceObjType?'),
+    (14, 9, 'AIC201', 'torch.unique_dim does not exist in any torch release (2.0.0–2.15.0); did you mean torch.unique, torch._unique, torch._unique2?'),
+    (15, 5, 'AIC202', "torch.set_num_threads: no torch release (2.0.0–2.15.0) accepts keyword 'num'"),
+    (16, 9, 'AIC202', "torch.from_numpy: no torch release (2.0.0–2.15.0) accepts keyword 'ndarray'"),
+    (17, 12, 'AIC202', "torch.linspace: missing required argument 'steps' in torch 2.13.0"),
+    (22, 5, 'AIC201', "torch.nn.utils.prune is not loaded by `import torch` in torch 2.13.0 (AttributeError: module 'torch.nn.utils' has no attribute 'prune'); add `import torch.nn.utils.prune`; pins allow torch 2.13.0"),
+    (23, 12, 'AIC201', "torch.nn.attention.flex_attention is not loaded by `import torch` in torch 2.13.0 (AttributeError: module 'torch.nn.attention' has no attribute 'flex_attention'); add `import torch.nn.attention.flex_attention`; pins allow torch 2.13.0"),
 ]
 
 
@@ -137,3 +148,13 @@ def test_transformer_engine_fp8_model_init_deprecated_from_2_9():
     assert [d for d in lint(TE, pins={"transformer-engine": "2.8.0"}) if d.code == "AIC203"] == []
     fixed = TE.replace("fp8_model_init", "quantized_model_init")
     assert [d for d in lint(fixed, pins={"transformer-engine": "2.9.0"}) if d.code == "AIC203"] == []
+
+
+def test_a_deprecation_torch_warns_from_cxx_is_reported():
+    # torch 2.13.0's libtorch_python.so: "torch.get_autocast_gpu_dtype() is deprecated. Please use
+    # torch.get_autocast_dtype('cuda') instead." (TORCH_WARN_DEPRECATION, no Python source shows it)
+    code = "import torch\n\n\ndef amp_dtype():\n    return torch.get_autocast_gpu_dtype()\n"
+    found = [(d.line, d.column, d.code) for d in lint(code, pins=PIN) if d.code == "AIC203"]
+    assert found == [(5, 12, "AIC203")]
+    fixed = "import torch\n\n\ndef amp_dtype():\n    return torch.get_autocast_dtype(\"cuda\")\n"
+    assert [d for d in lint(fixed, pins=PIN) if d.code == "AIC203"] == []

@@ -116,7 +116,11 @@ def between(i: int, snaps: list, statics: list, intros: list) -> tuple[int, int]
     at run time that the static reading misses in all three is added (names torch creates in C++,
     names of torch._C its stub lacks); a name the static reading has in all three that neither
     showed is dropped (the stub's own imports and stub-only classes); a child module both left
-    unreachable after ``import torch`` is lazy. Returns (added, dropped)."""
+    unreachable after ``import torch`` is lazy. A name only one of them showed, that the static
+    reading misses, may or may not be in ``i`` (torch.uint4: not in 2.0.1, in 2.4.1): it is
+    added without a signature, so that no rule claims it missing there. Signatures the static
+    reading gives alike in all three and both runtimes correct alike are corrected in ``i``.
+    Returns (added, dropped)."""
     if intros[i] is not None:
         return 0, 0
     a = next((j for j in range(i - 1, -1, -1) if intros[j] is not None), None)
@@ -130,13 +134,19 @@ def between(i: int, snaps: list, statics: list, intros: list) -> tuple[int, int]
         st_a, st_b = statics[a].get(mod), statics[b].get(mod)
         if ns is None or rt_a is None or rt_b is None or st_a is None or st_b is None:
             continue
-        for n in sorted(set(rt_a) & set(rt_b)):
+        for n in sorted(set(rt_a) | set(rt_b)):
             if _dunder(n) or n in ns.names or n in st_a.names or n in st_b.names:
                 continue
-            ra, rb = rt_a[n], rt_b[n]
-            same = ra.sigs == rb.sigs and ra.source != "-" and rb.source != "-"
-            ns.names[n] = Sym(rb.kind, rb.sigs if same else None)
+            ra, rb = rt_a.get(n), rt_b.get(n)
+            same = ra is not None and rb is not None and ra.sigs == rb.sigs and "-" not in (ra.source, rb.source)
+            ns.names[n] = Sym((rb or ra).kind, rb.sigs if same else None)
             added += 1
+        for n, sym in list(ns.names.items()):
+            # the same static signatures at both ends, corrected the same way by both runtimes
+            ra, rb, sa, sb = rt_a.get(n), rt_b.get(n), st_a.names.get(n), st_b.names.get(n)
+            if (ra is not None and rb is not None and sa is not None and sb is not None and "-" not in (ra.source, rb.source)
+                    and ra.sigs == rb.sigs and sa.sigs == sb.sigs == sym.sigs and sym.sigs != ra.sigs):
+                ns.names[n] = Sym(rb.kind, rb.sigs, sym.deprecated)
         dep_a, dep_b = intros[a].deprecated.get(mod, {}), intros[b].deprecated.get(mod, {})
         for n, msg in dep_a.items():
             sym = ns.names.get(n)
