@@ -19,8 +19,8 @@ it imports nothing of aicompat. It writes ``<out>/torch-<release>.toml``:
   ``s`` the parser's signature strings in ``libtorch_python.so`` where the parser has a
         single signature and says only "missing 2 required positional arguments";
   ``d`` pybind11's docstring listing ``name(arg0: int, world_size: int = -1) -> None``;
-  ``k`` a C function that takes no keywords ("takes no keyword arguments"): positional-only,
-        with the count of its docstring's first line;
+  ``k`` a C function that takes no keywords ("takes no keyword arguments"): ``(*args)``, any
+        positionals (how many the message does not say) and no keyword;
   ``-`` none found: the table keeps what the static reading says.
 
 Only C functions of the generated binding namespaces (``torch._C._VariableFunctions``,
@@ -354,12 +354,8 @@ def c_signatures(obj, name: str, strings: ParserStrings) -> tuple[str, list[str]
     if listing:
         return _listing_with_defaults(listing, fname, strings)
     if "takes no keyword arguments" in msg:
-        first = doc.strip().splitlines()[0] if doc.strip() else ""
-        m = re.match(rf"{re.escape(name)}\((.*)\)", first)
-        if m is None:
-            return "-", None
-        n = len([p for p in split_top(m.group(1)) if p and p not in ("*", "/")])
-        return "k", [", ".join([f"_{i}" for i in range(n)] + (["/"] if n else []))]
+        # No keywords at all; how many positionals it takes the message does not say.
+        return "k", ["*args"]
     generated = id(obj) in _generated_ids()
     if generated or is_class:
         msg0 = _call_error(obj) if generated else msg
