@@ -490,6 +490,9 @@ def module_names(mod) -> dict[str, object]:
             out[n] = getattr(mod, n)
         except Exception:  # noqa: BLE001 - a name dir() shows whose getattr fails is still bound
             out[n] = None
+    for n in getattr(mod, "__all__", None) or ():  # served by a module __getattr__ on first use
+        if isinstance(n, str) and n not in out and hasattr(mod, n):
+            out[n] = getattr(mod, n)
     for info in pkgutil.iter_modules(getattr(inner or mod, "__path__", None) or []):
         out.setdefault(info.name, sys.modules.get(f"{(inner or mod).__name__}.{info.name}") or _Sub)
     return out

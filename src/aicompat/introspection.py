@@ -194,8 +194,15 @@ def merge(snap: dict[str, Namespace | None], intro: Introspection) -> tuple[dict
             cxx = intro.deprecated.get(mod, {}).get(name)
             ns.names[name] = Sym(rt.kind, sigs, (st.deprecated if st is not None else None) or cxx)
         for name in sorted(set(static.names) - set(runtime)):
-            if not _dunder(name):
-                report.append(f"{mod}.{name}: only in the static reading (dropped, {_kind(static.names[name].kind)})")
+            if _dunder(name):
+                continue
+            if static.all and name in static.all:
+                # listed in __all__ and served on first use by the module's __getattr__
+                # (torch 2.13's cpp_extension.BuildExtension): dir() shows it only after
+                ns.names[name] = static.names[name]
+                report.append(f"{mod}.{name}: only in the static reading, listed in __all__ (kept)")
+                continue
+            report.append(f"{mod}.{name}: only in the static reading (dropped, {_kind(static.names[name].kind)})")
         if lazy is not None:
             ns.lazy = frozenset(n for n in runtime if f"{mod}.{n}" in lazy)
         out[mod] = ns
