@@ -139,8 +139,10 @@ def test_real_modules_at_their_pins_have_no_aic2_findings(tmp_path):
     target = Target(gpus=["H100"], python="3.11",
                     pins={"torch": "2.8.0", "transformers": "4.57.6", "flash-attn": "2.8.3"})
     diags = lint_paths([str(tmp_path / "transformers")], target=target)
-    found = [f"{Path(d.path).name}:{d.line} {d.code} {d.message}" for d in diags if d.code.startswith("AIC2")]
-    assert found == []
+    found = [f"{Path(d.path).name}:{d.line} {d.code}" for d in diags if d.code.startswith("AIC2")]
+    # One real finding: torch 2.8.0 warns from C++ (TORCH_WARN_DEPRECATION) on
+    # `torch.get_autocast_gpu_dtype()` (flash_attention.py L54), seen at run time in 2.6.0 and 2.10.0.
+    assert found == ["flash_attention.py:54 AIC203"]
 
 
 PRIORITY = """

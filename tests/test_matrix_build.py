@@ -96,14 +96,29 @@ def test_builder_is_deterministic(tmp_path, table):
     assert table.read_bytes() == first
 
 
-def test_stub_wins_and_overloads_union():
+def test_stub_overloads_union_where_the_py_does_not_define_the_function():
+    # torch/nn/functional.py: `conv1d = _add_docstr(torch.conv1d, ...)`; the stub has the signatures.
     files = {
-        "p/__init__.py": "def f(a, b):\n    pass\n",
+        "p/__init__.py": "import _ext\nf = _add_docstr(_ext.f, 'doc')\n",
         "p/__init__.pyi": ("from typing import overload\n@overload\ndef f(a: int) -> int: ...\n"
                            "@overload\ndef f(a: str, *, sep: str) -> str: ...\n"),
     }
     sym = ApiReader(files).namespace("p").names["f"]
     assert sym.sigs == ("a", "a, *, sep")
+
+
+def test_the_py_decides_over_a_stale_stub():
+    # torch 2.13: nn/functional.py `def mse_loss(input, target, size_average=None, reduce=None,
+    # reduction="mean", weight=None)`; nn/functional.pyi still declares it without weight=.
+    files = {
+        "p/__init__.py": "def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):\n"
+                         "    pass\n",
+        "p/__init__.pyi": "def mse_loss(input, target, size_average=..., reduce=..., reduction=...): ...\n"
+                          "def only_in_stub(x): ...\n",
+    }
+    ns = ApiReader(files).namespace("p")
+    assert ns.names["mse_loss"].sigs == ("input, target, size_average=, reduce=, reduction=, weight=",)
+    assert "only_in_stub" not in ns.names
 
 
 def test_star_import_all_relative_and_getattr():
@@ -208,3 +223,35 @@ def test_an_sdist_is_downloaded_without_running_anything_of_it(tmp_path, monkeyp
     with pytest.raises(RuntimeError, match="sha256"):
         mb.download(spec, "2.6.4", tmp_path)
     assert not list(tmp_path.glob("*2.6.4*"))
+
+
+def test_static_reader_follows_what_the_runtime_does():
+    # Shapes taken from torch's own files: torch/__init__.py (PRIVATE_OPS, `del`, TYPE_CHECKING),
+    # torch/_C/__init__.pyi (its typing imports and type variables are the stub's, not torch._C's).
+    files = {
+        "t/__init__.py": (
+            "from typing import TYPE_CHECKING\n"
+            "from t._C import *\n"
+            "if TYPE_CHECKING:\n    from t.types import Device\n"
+            "PRIVATE_OPS = ('unique_dim',)\n"
+            "for __name in dir(_C._VariableFunctions):\n"
+            "    if __name.startswith('__') or __name in PRIVATE_OPS:\n        continue\n"
+            "    globals()[__name] = getattr(_C._VariableFunctions, __name)\n"
+            "_tmp = 1\ndel _tmp\n"
+        ),
+        "t/types.py": "Device = str\n",
+        "t/_C/__init__.pyi": (
+            "from typing import Any, Sequence\nfrom t.types import Device\nfrom t.types import Device as Device2\n"
+            "K = TypeVar('K')\nStack = list[Any]\n"
+            "def get_num_threads() -> int: ...\nclass Generator: ...\n"
+        ),
+        "t/_C/_VariableFunctions.pyi": "from typing import Any\ndef unique_dim(input, dim): ...\ndef add(input, other): ...\n",
+    }
+    feeders = {"t": [Feeder("t._C", public_only=True, exclude_suffix="Base"),
+                     Feeder("t._C._VariableFunctions", exclude_listed_in="PRIVATE_OPS")]}
+    names = set(ApiReader(files, feeders).namespace("t").names)
+    assert {"get_num_threads", "Generator", "add"} <= names
+    for invented in ("Device", "Sequence", "Any", "K", "Stack", "unique_dim", "_tmp"):
+        assert invented not in names, invented
+    # PEP 484: only `import X as X` re-exports from a stub
+    assert "Device2" not in names

@@ -73,7 +73,7 @@ def _q(text: str) -> str:
 
 
 def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespace | None]],
-           files: list[str], command: str, note: str = "") -> str:
+           files: list[str], command: str, note: str = "", runtime: list[str] | None = None) -> str:
     """TOML text for one package: ``snapshots[i]`` maps module -> namespace in ``releases[i]``."""
     modules = sorted({m for snap in snapshots for m in snap})
     lines = [
@@ -85,10 +85,13 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
         *[f"    {_q(f)}," for f in files],
         "]",
         f"command = {_q(command)}",
-        f"source = {_q('read statically (ast) from the archives listed in files')}",
+        "source = " + _q("read statically (ast) from the archives listed in files; where runtime lists a release, "
+                         "its names and signatures as that release showed them at run time"),
     ]
     if note:
         lines.append(f"note = {_q(note)}")
+    if runtime:
+        lines += ["runtime = [", *[f"    {_q(r)}," for r in runtime], "]"]
     for mod in modules:
         present = [i for i, snap in enumerate(snapshots) if snap.get(mod) is not None]
         open_ = [i for i in present if snapshots[i][mod].open]
@@ -115,6 +118,12 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
         lines.append("names = " + _block(entries))
         if deprecated:
             lines.append("deprecated = " + _block(deprecated))
+        lazy: dict[str, list[int]] = {}
+        for i in present:
+            for n in snapshots[i][mod].lazy or ():
+                lazy.setdefault(n, []).append(i)
+        if lazy:
+            lines.append("lazy = " + _block([f"{n} {encode_ranges(idx)}" for n, idx in sorted(lazy.items())]))
     return "\n".join(lines) + "\n"
 
 
@@ -181,6 +190,7 @@ class ModuleApi:
     open: frozenset[int]
     raw_names: str = ""
     raw_deprecated: str = ""
+    raw_lazy: str = ""  # child modules a bare import of the package does not load, per release
     _names: dict[str, list] | None = None
     _deprecated: dict[str, list] | None = None
 
@@ -213,6 +223,14 @@ class ModuleApi:
         if self._deprecated is None:
             self._decode()
         return self._deprecated.get(name, [])
+
+    def lazy(self, name: str) -> frozenset[int]:
+        """Releases (seen at run time) in which ``import <package>`` leaves child module ``name`` unloaded."""
+        for line in self.raw_lazy.splitlines():
+            n, _, rng = line.strip().partition(" ")
+            if n == name:
+                return decode_ranges(rng)
+        return frozenset()
 
     def all_names(self) -> list[str]:
         if self._names is None:
@@ -273,5 +291,6 @@ def load_package(path: Path) -> PackageApi:
     modules = {}
     for name, m in data.get("module", {}).items():
         modules[name] = ModuleApi(present=decode_ranges(m.get("in", "")), open=decode_ranges(m.get("open", "")),
-                                  raw_names=m.get("names", ""), raw_deprecated=m.get("deprecated", ""))
+                                  raw_names=m.get("names", ""), raw_deprecated=m.get("deprecated", ""),
+                                  raw_lazy=m.get("lazy", ""))
     return PackageApi(meta.get("package", path.stem), releases, list(meta["releases"]), modules, list(meta["files"]))

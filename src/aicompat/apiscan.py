@@ -41,6 +41,7 @@ class Namespace:
     names: dict[str, Sym] = field(default_factory=dict)
     open: bool = False  # names may exist that a static read cannot see
     all: list[str] | None = None  # a literal __all__, if the module has one
+    lazy: frozenset[str] | None = None  # child modules a bare `import <root>` does not load (run time only)
 
 
 @dataclass
@@ -54,6 +55,9 @@ class Feeder:
     source: str  # module whose names are copied in
     public_only: bool = False
     exclude_suffix: str | None = None
+    # A module-level tuple of names the loop skips (torch/__init__.py: ``PRIVATE_OPS = ("unique_dim",)``
+    # and ``if __name.startswith("__") or __name in PRIVATE_OPS: continue``), read from each release.
+    exclude_listed_in: str | None = None
 
 
 def module_name(path: str) -> tuple[str, bool] | None:
@@ -242,6 +246,7 @@ class _Raw:
     all: list[str] | None = None
     dynamic: bool = False
     getattr_keys: set[str] | None = None  # names a closed module __getattr__ serves
+    literals: dict[str, list[str]] = field(default_factory=dict)  # NAME = ("a", "b") at module level
 
 
 class ApiReader:
@@ -249,6 +254,8 @@ class ApiReader:
 
     def __init__(self, files: dict[str, str], feeders: dict[str, list[Feeder]] | None = None) -> None:
         self.sources: dict[str, tuple[str, bool]] = {}
+        self.stub_text: dict[str, str] = {}
+        self._stub_raw: dict[str, _Raw | None] = {}
         self.py_text: dict[str, str] = {}  # the .py source, also where a stub wins (deprecations live there)
         self._py_defs: dict[str, dict[str, ast.AST]] = {}
         self.packages: set[str] = set()
@@ -263,11 +270,19 @@ class ApiReader:
                 self.py_text[mod] = text
             if path.endswith(("/__init__.py", "/__init__.pyi")):
                 self.packages.add(mod)
-            if stub or mod not in self.sources:  # .pyi wins
+            if stub:
+                self.stub_text[mod] = text
+            if stub or mod not in self.sources:  # .pyi first; _prefer_py below hands names back to a .py
                 self.sources[mod] = (text, stub)
         # A stub with no .py beside it describes an extension module (torch._C):
         # its functions are C-bound and parse arguments in C.
         self.extension = {mod for mod, (_, stub) in self.sources.items() if stub and mod not in has_py}
+        # A stub beside a .py can be stale (torch 2.13's nn/functional.pyi lacks the losses' weight=):
+        # what runs is the .py, so it decides the names and the signatures of what it defines itself;
+        # the stub gives those it binds otherwise (`conv1d = _add_docstr(torch.conv1d, ...)`).
+        self.dual = {mod for mod in self.stub_text if mod in has_py}
+        for mod in self.dual:
+            self.sources[mod] = (self.py_text[mod], False)
         self.children: dict[str, set[str]] = {}
         for mod in self.sources:
             parent, _, leaf = mod.rpartition(".")
@@ -329,17 +344,27 @@ class ApiReader:
                             raw.stars.append(base)
                             raw.order.append(("*", "star", base))
                     else:
-                        raw.order.append((alias.asname or alias.name, "from", (base, alias.name)))
+                        # PEP 484: a stub's `from m import X` binds X for the stub only; `X as X` re-exports.
+                        how = "from" if not stub or alias.asname == alias.name else "stubfrom"
+                        raw.order.append((alias.asname or alias.name, how, (base, alias.name)))
             elif isinstance(stmt, ast.Import):
                 for alias in stmt.names:
+                    how = "import" if not stub or alias.asname == alias.name else "stubimport"
                     if alias.asname:
-                        raw.order.append((alias.asname, "import", alias.name))
+                        raw.order.append((alias.asname, how, alias.name))
                     else:
-                        raw.order.append((alias.name.split(".")[0], "import", alias.name.split(".")[0]))
+                        raw.order.append((alias.name.split(".")[0], how, alias.name.split(".")[0]))
+            elif isinstance(stmt, ast.Delete):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        raw.order.append((t.id, "del", None))
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                self._assign(stmt, raw)
+                if not (stub and _typing_only(stmt)):
+                    self._assign(stmt, raw)
             elif isinstance(stmt, ast.If):
-                self._collect(stmt.body, raw, mod, stub)
+                checking = _type_checking(stmt.test)
+                if not checking or stub:  # `if TYPE_CHECKING:` never runs: its imports bind nothing
+                    self._collect(stmt.body, raw, mod, stub)
                 self._collect(stmt.orelse, raw, mod, stub)
             elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
                 self._collect(stmt.body, raw, mod, stub)
@@ -376,6 +401,8 @@ class ApiReader:
                     continue
                 alias = _dotted(value) if value is not None and isinstance(t, ast.Name) else None
                 raw.order.append((name, "alias" if alias else "attr", alias))
+                if isinstance(t, ast.Name) and value is not None and _str_list(value) is not None:
+                    raw.literals[name] = _str_list(value)
 
     def _all_call(self, call: ast.Call, raw: _Raw) -> None:
         """``__all__.extend([...])`` / ``__all__.append("x")``; anything else there is dynamic."""
@@ -479,10 +506,15 @@ class ApiReader:
             for name, how, what in raw.order:
                 if how == "star":
                     out |= self._star_names(mod, what)
-                else:
+                elif how == "del":
+                    out.discard(name)
+                elif how not in ("stubfrom", "stubimport") or name in self.children.get(mod, ()):
                     out.add(name)
+            if raw.all:
+                out |= {n for n, how, _ in raw.order if how in ("stubfrom", "stubimport") and n in raw.all}
             for feeder in self.feeders.get(mod, []):
-                out |= {n for n in self.names(feeder.source) or () if _fed(feeder, n)}
+                skip = set(raw.literals.get(feeder.exclude_listed_in, ())) if feeder.exclude_listed_in else set()
+                out |= {n for n in self.names(feeder.source) or () if _fed(feeder, n) and n not in skip}
             out |= raw.getattr_keys or set()
             if raw.dynamic and mod not in self.feeders:
                 self._mark_open(mod, "writes its namespace dynamically")
@@ -526,6 +558,42 @@ class ApiReader:
         return sym
 
     def _lookup(self, mod: str, name: str, raw: _Raw, depth: int) -> Sym | None:
+        sym = self._lookup_here(mod, name, raw, depth)
+        if mod in self.dual and sym is not None and (sym.kind not in ("f", "c") or sym.sigs is None):
+            found = self._stub_symbol(mod, name, depth)
+            if found is not None and found.kind in ("f", "b", "c") and found.sigs is not None:
+                return Sym(found.kind, found.sigs, sym.deprecated or found.deprecated)
+        return sym
+
+    def _stub_symbol(self, mod: str, name: str, depth: int) -> Sym | None:
+        """What the stub beside a .py says ``name`` is: its def or class, or what it imports."""
+        stub = self._stub(mod)
+        for bound, how, what in reversed(stub.order if stub is not None else ()):
+            if bound != name:
+                continue
+            if how == "def":
+                return self._function(stub.defs[name], stub=True)
+            if how == "class":
+                return self._class(mod, stub.classes[name], stub=True)
+            if how in ("from", "stubfrom"):
+                return self._lookup_from(*what, depth=depth)
+            return None
+        return None
+
+    def _stub(self, mod: str) -> _Raw | None:
+        if mod not in self._stub_raw:
+            raw = None
+            try:
+                tree = ast.parse(self.stub_text[mod])
+            except (SyntaxError, ValueError):
+                tree = None
+            if tree is not None:
+                raw = _Raw()
+                self._collect(tree.body, raw, mod, True)
+            self._stub_raw[mod] = raw
+        return self._stub_raw[mod]
+
+    def _lookup_here(self, mod: str, name: str, raw: _Raw, depth: int) -> Sym | None:
         # The last binding in source order wins, as at run time (mostly).
         for bound, how, what in reversed(raw.order):
             if how == "star":
@@ -534,6 +602,8 @@ class ApiReader:
                 continue
             if bound != name:
                 continue
+            if how == "del":
+                return None
             if how == "def":
                 sym = self._function(raw.defs[name], stub=bool(what))
                 if what and sym.deprecated is None:
@@ -544,9 +614,9 @@ class ApiReader:
                 if what and sym.deprecated is None:
                     sym = Sym(sym.kind, sym.sigs, self._py_deprecation(mod, name))
                 return sym
-            if how == "from":
+            if how in ("from", "stubfrom"):
                 return self._lookup_from(*what, depth=depth)
-            if how == "import":
+            if how in ("import", "stubimport"):
                 return Sym("m")
             if how == "alias":
                 return self._resolve_dotted(mod, what, depth) or Sym("a")
@@ -554,6 +624,8 @@ class ApiReader:
         if name in self.children.get(mod, ()):
             return Sym("m")
         for feeder in self.feeders.get(mod, []):
+            if feeder.exclude_listed_in and name in raw.literals.get(feeder.exclude_listed_in, ()):
+                continue
             if _fed(feeder, name) and name in (self.names(feeder.source) or ()):
                 return self.lookup(feeder.source, name, depth + 1)
         if raw.getattr_keys and name in raw.getattr_keys:
@@ -607,9 +679,9 @@ class ApiReader:
         raw = self._parse(mod)
         for name, how, what in reversed(raw.order if raw else ()):
             if name == head:
-                if how == "import":
+                if how in ("import", "stubimport"):
                     return what
-                if how == "from" and what[0]:
+                if how in ("from", "stubfrom") and what[0]:
                     full = f"{what[0]}.{what[1]}"
                     return full if full in self.sources else None
                 return None
@@ -680,12 +752,12 @@ class ApiReader:
         for name, how, what in reversed(raw.order):
             if name != head:
                 continue
-            if how == "from" and what[0]:
+            if how in ("from", "stubfrom") and what[0]:
                 base, attr = what
                 if not rest:
                     return self._find_class(base, attr) if base in self.sources else None
                 target = f"{base}.{attr}"
-            elif how == "import":
+            elif how in ("import", "stubimport"):
                 target = what
             else:
                 return None
@@ -693,6 +765,29 @@ class ApiReader:
             module = ".".join([target, *parts[:-1]])
             return self._find_class(module, parts[-1]) if module in self.sources else None
         return None
+
+
+_TYPE_FACTORIES = {"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"}
+
+
+def _typing_only(stmt: ast.stmt) -> bool:
+    """A stub's type variable or alias (``T = TypeVar("T")``, ``Stack: TypeAlias = list[IValue]``,
+    ``JitTypeT = Union[...]``): it exists for the type checker, not in the module at run time."""
+    value = stmt.value
+    if isinstance(stmt, ast.AnnAssign) and (_dotted(stmt.annotation) or "").rsplit(".", 1)[-1] == "TypeAlias":
+        return True
+    if isinstance(value, ast.Call):
+        return (_dotted(value.func) or "").rsplit(".", 1)[-1] in _TYPE_FACTORIES
+    if isinstance(value, ast.Subscript):
+        return True  # Union[...], Callable[...], dict[str, int]: an alias
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr):
+        return True  # int | None
+    return False
+
+
+def _type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``."""
+    return (_dotted(test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
 def _fed(feeder: Feeder, name: str) -> bool:

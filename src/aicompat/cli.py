@@ -132,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     mb.add_argument("--out", help="output file (default: version_matrix/api/PACKAGE.toml)")
     mb.add_argument("--git", metavar="REPO", help="read release tags from this git checkout where they exist "
                     "(flash-attn: Dao-AILab/flash-attention); pip download otherwise")
+    mb.add_argument("--introspect", metavar="DIR", help="stored runtime introspections (tools/torch_introspect.py); "
+                    "where a release has one the runtime decides (default: version_matrix/introspect)")
 
     sub.add_parser("rules", help="list the rules")
     ex = sub.add_parser("explain", help="explain a rule")

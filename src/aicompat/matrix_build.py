@@ -23,6 +23,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from . import introspection
+from .data import data_dir
 from .apimatrix import encode
 from .apiscan import ApiReader, Feeder
 
@@ -62,7 +64,7 @@ PACKAGES: dict[str, PackageSpec] = {
         # `for __name in dir(_C): if __name[0] != '_' and not __name.endswith('Base'): ...`
         # and `for __name in dir(_C._VariableFunctions): ... globals()[__name] = __obj`.
         feeders={"torch": [Feeder("torch._C", public_only=True, exclude_suffix="Base"),
-                           Feeder("torch._C._VariableFunctions")]},
+                           Feeder("torch._C._VariableFunctions", exclude_listed_in="PRIVATE_OPS")]},
         note="one macOS arm64 wheel per release: the same Python sources and .pyi stubs as every platform",
     ),
     "flash-attn": PackageSpec(
@@ -226,10 +228,13 @@ def sha256(path: Path) -> str:
 
 
 def build(package: str, versions: list[str], archives: Path, out: Path, git: Path | None = None,
-          log=print, spec: PackageSpec | None = None) -> Path:
+          log=print, spec: PackageSpec | None = None, runtime_dir: Path | None = None) -> Path:
+    """Read each release statically; where ``runtime_dir`` holds an introspection of a release
+    (tools/torch_introspect.py), the runtime decides and every difference it settles is logged."""
     spec = spec or PACKAGES[package]
     archives.mkdir(parents=True, exist_ok=True)
-    snaps, files, labels = [], [], []
+    snaps, files, labels, runtime = [], [], [], []
+    statics, intros = [], []  # per release: the static reading before the runtime's, the introspection
     for v in versions:
         found, tag = None, None
         # A .postN on PyPI that has no tag of its own: the tag of its base release.
@@ -249,11 +254,30 @@ def build(package: str, versions: list[str], archives: Path, out: Path, git: Pat
             sources = archive_files(path, spec.roots)
             files.append(f"{path.name} sha256:{sha256(path)}")
         snap, why_open = snapshot(sources, spec)
+        intro = introspection.find(runtime_dir, package, v) if runtime_dir else None
+        statics.append(snap)
+        intros.append(intro)
+        if intro is None:
+            added = introspection.add_cxx_names(snap, package, v, data_dir("version_matrix") / "cxx_names.toml")
+            if added:
+                log(f"{v}: read statically; {added} names torch creates in C++ added from cxx_names.toml")
+        if intro is not None:
+            snap, settled = introspection.merge(snap, intro)
+            runtime.append(f"{v}: {intro.provenance}")
+            log(f"{v}: run time decides ({intro.provenance}); {len(settled)} differences settled:")
+            for line in settled:
+                log(f"  {v} {line}")
         snaps.append(snap)
         opened = {m: why_open[m] for m in snap if snap[m] is not None and snap[m].open and m in why_open}
         log(f"{v}: {sum(1 for m in snap.values() if m)} modules" + (f"; open: {opened}" if opened else ""))
+    for i, v in enumerate(versions):
+        added, dropped = introspection.between(i, snaps, statics, intros)
+        if added or dropped:
+            log(f"{v}: read statically, between releases seen at run time: {added} names both showed added, "
+                f"{dropped} names both refuted dropped")
     command = f"aicompat matrix build {package} --versions " + ",".join(versions) + (" --git REPO" if git else "")
-    text = encode(package, labels if spec.version_file else versions, snaps, files, command, spec.note)
+    text = encode(package, labels if spec.version_file else versions, snaps, files, command, spec.note,
+                  runtime=runtime)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     write_index(out.parent, package, spec)
@@ -290,7 +314,9 @@ def main(args) -> int:
             print(f"aicompat: error: no releases of {args.package} in releases.toml; pass --versions", file=sys.stderr)
             return 2
     out = Path(args.out) if args.out else Path("version_matrix") / "api" / f"{args.package}.toml"
-    build(args.package, versions, Path(args.archives), out, git=Path(args.git) if args.git else None)
+    runtime_dir = Path(args.introspect) if getattr(args, "introspect", None) else out.parent.parent / "introspect"
+    build(args.package, versions, Path(args.archives), out, git=Path(args.git) if args.git else None,
+          runtime_dir=runtime_dir)
     print(f"wrote {out}")
     return 0
 

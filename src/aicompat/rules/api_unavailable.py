@@ -11,9 +11,17 @@ releases concerned (``if hasattr(torch.nn.attention, "sdpa_kernel")``).
 A name bound by an import reported here is not reported again where it is
 used, in the releases where the import fails: there the use never runs (the
 import raised first).
+
+A child module reached as an attribute (``torch.nn.utils.prune.l1_unstructured``)
+that a bare ``import torch`` does not load, in every release in scope as seen at
+run time (the table's ``lazy``), is an AttributeError unless something imported
+it first: reported only where the file imports nothing but torch and the
+standard library (anything else might import it) and never imports it itself.
 """
 
 from __future__ import annotations
+
+import sys
 
 import libcst as cst
 
@@ -49,6 +57,13 @@ class ApiUnavailable(Rule):
         Example("from flash_attn import flash_attn_func, flash_attn_with_kvcache\n", pins={"flash-attn": "2.6.3"}),
         Example("import torch\nif torch.__version__ >= '2.3':\n    from torch.nn.attention import sdpa_kernel\n",
                 pins={"torch": ">=2.1,<2.5"}),
+        # The submodule is imported, so the attribute exists.
+        Example("import torch\nimport torch.nn.utils.prune\n\n\ndef sparsify(layer):\n"
+                "    torch.nn.utils.prune.l1_unstructured(layer, name=\"weight\", amount=0.3)\n",
+                pins={"torch": "2.13.0"}),
+        # torch.cuda.FloatTensor and torch.uint4 are made in C++ at import; torch.supa is a device plugin.
+        Example("import torch\nbuf = torch.cuda.FloatTensor(3)\npacked = torch.empty(4, dtype=torch.uint4)\n"
+                "ok = hasattr(torch, \"supa\") and torch.supa.is_available()\n", pins={"torch": "2.13.0"}),
     ]
     INVALID = [
         Example("import torch\nwith torch.cuda.amp.disable_casts():\n    y = model(x)\n",
@@ -76,6 +91,14 @@ class ApiUnavailable(Rule):
                 findings=[
                     (1, 24, "flash_attn.flash_attn_with_kvcache is not in flash-attn 2.1.1 (added in 2.2.0); pins "
                             "allow flash-attn 2.1.1"),
+                ]),
+        Example("import torch\n\n\ndef sparsify(layer):\n"
+                "    torch.nn.utils.prune.l1_unstructured(layer, name=\"weight\", amount=0.3)\n",
+                pins={"torch": "2.13.0"},
+                findings=[
+                    (5, 5, "torch.nn.utils.prune is not loaded by `import torch` in torch 2.13.0 (AttributeError: "
+                           "module 'torch.nn.utils' has no attribute 'prune'); add `import torch.nn.utils.prune`; "
+                           "pins allow torch 2.13.0"),
                 ]),
     ]
 
@@ -196,7 +219,7 @@ class ApiUnavailable(Rule):
         found = q.presence(api, module, name, scope.indices)
         lack = found.lack - self._unreached(node, package, fc) if isinstance(node, cst.Attribute) else found.lack
         if not lack:
-            return []
+            return self._not_loaded(node, qualname, scope, fc) if isinstance(node, cst.Attribute) else []
         full = f"{module}.{name}"
         if full in self.owned or full in self.runtime:
             return []
@@ -226,6 +249,61 @@ class ApiUnavailable(Rule):
                 why = f"present in {api.label(ever)}"
             msg = f"{full} is not in {package} {api.label(lack)} ({why}); {scope.pin_text()}"
         return [Finding(node, msg, extra_targets=scope.targets(lack))]
+
+
+    def _not_loaded(self, node, qualname: str, scope, fc) -> list[Finding]:
+        parts = qualname.split(".")
+        for k in range(1, len(parts)):
+            parent, child = ".".join(parts[:k]), parts[k]
+            m = scope.api.module(parent)
+            if m is None:
+                return []
+            lazy = m.lazy(child)
+            if not lazy or not set(scope.indices) <= lazy:
+                continue
+            imported = _file_imports(fc)
+            if imported is None or any(i == f"{parent}.{child}" or i.startswith(f"{parent}.{child}.")
+                                       for i in imported):
+                return []
+            full = f"{parent}.{child}"
+            return [Finding(node, f"{full} is not loaded by `import {parts[0]}` in {scope.package} {scope.label()} "
+                                  f"(AttributeError: module '{parent}' has no attribute '{child}'); add "
+                                  f"`import {full}`; {scope.pin_text()}", extra_targets=scope.targets(lazy & set(scope.indices)))]
+        return []
+
+
+def _file_imports(fc) -> set[str] | None:
+    """Modules the file imports (``from a import b`` gives a and a.b); None when it imports
+    anything but torch and the standard library, or anything relative: those may load more."""
+    memo = fc.state.setdefault("AIC201.file_imports", {})
+    if "v" in memo:
+        return memo["v"]
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    out: set[str] | None = set()
+    for n in _imports(fc.module):
+        if n is None or n.split(".")[0] not in stdlib | {"torch", "__future__"}:
+            out = None
+            break
+        out.add(n)
+    memo["v"] = out
+    return out
+
+
+def _imports(module: cst.Module):
+    found: list[str | None] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            found.extend(dotted(a.name) for a in node.names)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            base = dotted(node.module) if node.module is not None and not node.relative else None
+            found.append(base)
+            if base and not isinstance(node.names, cst.ImportStar):
+                found.extend(f"{base}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name))
+
+    module.visit(V())
+    return found
 
 
 def _mark_inner(node, done: set[int]) -> None:
