@@ -224,6 +224,12 @@ _CLASS_HEAD = re.compile(r"(?<!\benum\s)\b(?:struct|class)\s+(?:__align__\s*\([^
                          r"([A-Za-z_]\w*)\s*(?:final\s*)?(?::[^{;]*)?$")
 
 
+def _kernel_markers() -> tuple[str, ...]:
+    """``__global__`` and the library macros that stand for it (cuda_macros.toml: CUTLASS_GLOBAL)."""
+    return ("__global__",) + tuple(n for n, e in _table().get("macro", {}).items()
+                                   if "__global__" in str(e.get("value", "")))
+
+
 def _class_name(header: str) -> tuple[str, frozenset] | None:
     """(name, names in a specialization's arguments) a ``struct``/``class`` definition header
     declares (templates too), or None."""
@@ -299,7 +305,9 @@ def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tu
     """Character spans of device functions no live kernel of this translation unit reaches."""
     if not ctx.translation_unit:
         return []  # a header: its callers are elsewhere
-    # A unit without a kernel of its own still emits what its host code names (a kernel
+    if ctx.path is None and not any(k in masked for k in _kernel_markers()):
+        return []  # a string from Python without a kernel: a fragment (load_inline joins cuda_sources)
+    # A file unit without a kernel of its own still emits what its host code names (a kernel
     # template of CUTLASS instantiated with an in-tree functor): the references decide.
     blocks = _blocks(masked)
     if blocks is None:
