@@ -194,9 +194,8 @@ def _blank(s: str, spans) -> str:
     return "".join(out)
 
 
-def _function_name(header: str) -> str | None:
-    """The name a function definition header declares, or None (member, operator, lambda, not a function)."""
-    h = header
+def _without_template_heads(h: str) -> str | None:
+    """``h`` with every ``template <...>`` head removed; None when one does not close."""
     t = re.search(r"\btemplate\s*<", h)
     while t:
         k = _match_close(h, t.end() - 1, "<", ">")
@@ -204,6 +203,15 @@ def _function_name(header: str) -> str | None:
             return None
         h = h[:t.start()] + " " + h[k + 1:]
         t = re.search(r"\btemplate\s*<", h)
+    return h
+
+
+def _function_name(header: str) -> str | None:
+    """The name a function definition header declares, or None (member, operator, lambda, not a function)."""
+    h = header
+    h = _without_template_heads(h)
+    if h is None:
+        return None
     for a in list(_ATTRS.finditer(h))[::-1]:
         p = _skip_ws(h, a.end())
         if p < len(h) and h[p] == "(":
@@ -247,13 +255,9 @@ def _plain_class_name(header: str) -> str | None:
     if "(" in re.sub(r"(?:__align__|alignas)\s*\([^)]*\)", "", h.split(":", 1)[0] if "::" not in h else h) \
             and not re.search(r"\btemplate\s*<", h):
         return None
-    t = re.search(r"\btemplate\s*<", h)
-    while t:
-        k = _match_close(h, t.end() - 1, "<", ">")
-        if k < 0:
-            return None
-        h = h[:t.start()] + " " + h[k + 1:]
-        t = re.search(r"\btemplate\s*<", h)
+    h = _without_template_heads(h)
+    if h is None:
+        return None
     m = _CLASS_HEAD.search(h)
     if m is None or "<" in h[:m.start()] or "=" in h or "(" in h[:m.start()]:
         return None
