@@ -326,3 +326,34 @@ def test_a_target_bounds_the_toolkit_that_builds_it():
     only_old = code.replace("block32", "scale_vec::2X")
     d = lint(only_old, gpus=["B200"], select=["AIC301"])
     assert [x.code for x in d] == ["AIC301"] and "scale_vec::2X" in d[0].message
+
+
+_SCATTER = r'''
+template <typename T>
+__device__ __forceinline__ void accumulate(T* acc, float a, float b);
+
+template <>
+__device__ __forceinline__ void accumulate<float2>(float2* acc, float a, float b) {
+  atomicAdd(acc, make_float2(a, b));
+}
+
+__global__ void scatter_rows(const float* x, float2* acc, const int* idx, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) accumulate(&acc[idx[i]], x[2 * i], x[2 * i + 1]);
+}
+'''
+
+
+def test_vector_atomic_add_needs_hopper():
+    """atomicAdd(float2*, float2) is an overload of compute capability 9.0+ (nvcc 13.0: 'no instance of
+    overloaded function "atomicAdd" matches the argument list' for sm_75-sm_89; fixtures/kernels)."""
+    code = ("from torch.utils.cpp_extension import load_inline\n\nSRC = r'''" + _SCATTER + "'''\n\n\n"
+            "def build():\n    return load_inline('scatter', '', cuda_sources=SRC)\n")
+    d = lint(code, gpus=["A100", "H100"], select=["AIC301"])
+    assert [(x.line, sorted(x.targets)) for x in d] == [(9, ["A100"])]  # the atomicAdd line
+    assert "atomic_add_vector" in d[0].message
+    # The twin: two scalar atomics below Hopper.
+    fixed = code.replace("  atomicAdd(acc, make_float2(a, b));",
+                         "#if __CUDA_ARCH__ >= 900\n  atomicAdd(acc, make_float2(a, b));\n#else\n"
+                         "  atomicAdd(&acc->x, a);\n  atomicAdd(&acc->y, b);\n#endif")
+    assert lint(fixed, gpus=["A100", "H100"], select=["AIC301"]) == []
