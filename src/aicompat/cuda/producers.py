@@ -13,7 +13,7 @@ from ..files import SKIP_DIRS, is_build_file, is_makefile
 from .build_context import project_root
 from .includes import read
 from .makefile import recipe_commands
-from .shell import commands
+from .shell import commands, is_nvcc
 
 MAX_DIRS = 64
 MAX_FILES = 256
@@ -47,7 +47,7 @@ def producer(path: Path, name: str, reads: list | None = None) -> tuple[list, st
 
 
 def _writes(words: list, name: str) -> bool:
-    if not words or words[0] is None or words[0].rsplit("/", 1)[-1] != "nvcc":
+    if not is_nvcc(words):
         return False
     for i, w in enumerate(words[:-1]):
         out = words[i + 1] if w in _OUTPUT else None

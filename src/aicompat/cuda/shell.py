@@ -294,3 +294,9 @@ def _record(out, known, name, v, w, offset) -> None:
     raw, parts, line, col = w
     known[name] = v
     out.append(Assignment(name, v, line, col + offset))
+
+
+def is_nvcc(words: list) -> bool:
+    """Does this command (words as ``commands`` gives them, None where unknown) run nvcc?"""
+    return bool(words) and words[0] is not None and words[0].rsplit("/", 1)[-1] == "nvcc"
+

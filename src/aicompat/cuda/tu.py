@@ -24,10 +24,6 @@ class Unit:
     text: str
     where: list[tuple[Path, int]]  # TU line (0-based index) -> (file, line in that file)
 
-    def lines_of(self, path: Path) -> dict[int, int]:
-        """{TU line (1-based): line of ``path``} for the lines ``path`` contributes."""
-        return {i + 1: ln for i, (p, ln) in enumerate(self.where) if p == path}
-
 
 def inline(path: Path, root: Path, include_dirs) -> Unit | None:
     """The unit of ``path``, or None when a bound is reached or the source cannot be read."""

@@ -109,19 +109,15 @@ class AttentionKernelLimits(Rule):
             span = _span(e, v)
             if span is None:
                 continue
-            accept = [capability_range(r, "attention.toml") for r in span["accept"]]
             for w in fc.ctx.worlds:
                 arch = fc.matrix.archs.get(w.arch)
-                if arch is None:
-                    continue
-                if not any(p(tuple(arch.capability)) for p in accept):
+                if arch is not None and not _accepts(span, arch):
                     failing.setdefault(w.arch, (v, span))
         if not failing:
             return None
         v, span = next(iter(failing.values()))
         accepts = "compute capability 8.x and 9.0 only" if "==9.0" in span["accept"] else \
-            "compute capability " + ", ".join(a.lstrip(">=") + " and newer" if a.startswith(">=") else a
-                                              for a in span["accept"])
+            "compute capability " + _accepted(span)
         archs = frozenset(failing)
         msg = (f"{short}: {e['library']} ({e['package']} {v}) refuses {fc.describe(archs)}: "
                f"\"{span.get('error', e['error'])}\"; "
@@ -130,52 +126,35 @@ class AttentionKernelLimits(Rule):
 
     def _dtype_capability(self, site, qualname, e, fc):
         """An input dtype (FP8) that the kernel accepts only on some GPUs."""
-        index, name = e["args"]["q"]
-        q = site.arg(index, name)
-        if q is None:
-            return None
         spans = [(v, _span(e, v)) for v in self._releases(fc, e["package"])]
         spans = [(v, s) for v, s in spans if s is not None]
         if not spans:
             return None
         failing, shown = {}, None
-        for _caller, bindings in fc.scenarios():
-            for w in fc.ctx.worlds:
-                arch = fc.matrix.archs.get(w.arch)
-                if arch is None or not fc.reachable(w, bindings):
-                    continue
-                val = fc.value_of(q, w, bindings)
-                if not isinstance(val, Tensor) or val.dtype not in e["dtypes"]:
-                    continue
-                for v, span in spans:
-                    if not any(capability_range(r, "attention.toml")(tuple(arch.capability)) for r in span["accept"]):
-                        failing.setdefault(w.arch, (v, span))
-                        shown = shown or val.dtype
+        for w, val in _q_values(site, e, fc):
+            arch = fc.matrix.archs.get(w.arch)
+            if arch is None or not isinstance(val, Tensor) or val.dtype not in e["dtypes"]:
+                continue
+            for v, span in spans:
+                if not _accepts(span, arch):
+                    failing.setdefault(w.arch, (v, span))
+                    shown = shown or val.dtype
         if not failing:
             return None
         v, span = next(iter(failing.values()))
         short = qualname.rsplit(".", 1)[-1]
         archs = frozenset(failing)
-        accepts = ", ".join(a.lstrip(">=") + " and newer" if a.startswith(">=") else a for a in span["accept"])
         msg = (f"{short}: {e['library']} ({e['package']} {v}) takes {shown} inputs only on compute capability "
-               f"{accepts}: \"{e['error']}\"; fails on {fc.describe(archs)}. {span['fix']}")
+               f"{_accepted(span)}: \"{e['error']}\"; fails on {fc.describe(archs)}. {span['fix']}")
         return Finding(site.node, msg, archs)
 
     def _head_dim(self, site, qualname, e, fc):
-        index, name = e["args"]["q"]
-        q = site.arg(index, name)
-        if q is None:
-            return None
         failing, shown = set(), None
-        for caller, bindings in fc.scenarios():
-            for w in fc.ctx.worlds:
-                if not fc.reachable(w, bindings):
-                    continue
-                val = fc.value_of(q, w, bindings)
-                d = val.last_dim() if isinstance(val, Tensor) else UNKNOWN
-                if isinstance(d, int) and not isinstance(d, bool) and d > e["max"]:
-                    failing.add(w.arch)
-                    shown = shown or d
+        for w, val in _q_values(site, e, fc):
+            d = val.last_dim() if isinstance(val, Tensor) else UNKNOWN
+            if isinstance(d, int) and not isinstance(d, bool) and d > e["max"]:
+                failing.add(w.arch)
+                shown = shown or d
         if not failing:
             return None
         short = qualname.rsplit(".", 1)[-1]
@@ -192,4 +171,26 @@ def _span(e: dict, v) -> dict | None:
         if (isinstance(r, list) and str(v) in r) or (isinstance(r, str) and v in SpecifierSet(r)):
             return s
     return None
+
+
+def _q_values(site, e: dict, fc):
+    """(world, value of the call's q) for every caller scenario and world that reaches the call."""
+    index, name = e["args"]["q"]
+    q = site.arg(index, name)
+    if q is None:
+        return
+    for _caller, bindings in fc.scenarios():
+        for w in fc.ctx.worlds:
+            if fc.reachable(w, bindings):
+                yield w, fc.value_of(q, w, bindings)
+
+
+def _accepts(span: dict, arch) -> bool:
+    """Does the span's device check accept this GPU?"""
+    return any(capability_range(r, "attention.toml")(tuple(arch.capability)) for r in span["accept"])
+
+
+def _accepted(span: dict) -> str:
+    """The span's accepted capabilities in words: '8.0 and newer', '==9.0'."""
+    return ", ".join(a.lstrip(">=") + " and newer" if a.startswith(">=") else a for a in span["accept"])
 

@@ -16,7 +16,7 @@ from ..cuda.build_context import project_root
 from ..cuda.cmake_eval import evaluate
 from ..cuda.makefile import recipe_commands
 from ..cuda.producers import producer
-from ..cuda.shell import assignments, commands
+from ..cuda.shell import assignments, commands, is_nvcc
 from ..cuda.strings import strings_of
 from ..files import is_makefile
 from ..cuda.targets import Build, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
@@ -233,7 +233,7 @@ class BuildArchFlags(Rule):
     def _nvcc_build(self, words: list, cuda):
         """(build, what, fix) of an nvcc command line (words None where not known), or None
         when it is no nvcc command or what it builds is not known."""
-        if not words or words[0] is None or words[0].rsplit("/", 1)[-1] != "nvcc":
+        if not is_nvcc(words):
             return None
         args = words[1:]
         if any(w is None for w in args):

@@ -240,7 +240,8 @@ class InlineCudaArch(Rule):
                 return None, None
         if mech.device_arch:
             backend = site.kw.get("backend")
-            if backend is not None and (resolve_text(backend, fc) or _NO_TEXT).text != "nvrtc" \
+            named = resolve_text(backend, fc) if backend is not None else None
+            if backend is not None and (named is None or named.text != "nvrtc") \
                     and any("arch" in f or "code" in f for f in flags):
                 return None, None  # backend="nvcc" adds -gencode for the GPU beside the user's: not modelled
             return None, "CuPy adds -arch=sm_XY of the GPU it runs on after the options, and that one wins"
@@ -374,7 +375,7 @@ class InlineCudaArch(Rule):
     def _fix_built(self, occ, failing: dict, build: Build | None, mech: Mechanism) -> str:
         """The fix, first dropping PTX the build embeds unasked when that is what fails."""
         if mech.device_arch:
-            ok = {a: [t for t in candidates(a, self.matrix) if t in occ.targets] for a in failing}
+            ok = self._capable(occ, failing)
             able = sorted({v[0] for v in ok.values() if v}, key=_tnum)
             if able:
                 rest = [a for a, v in ok.items() if not v]
@@ -393,11 +394,12 @@ class InlineCudaArch(Rule):
         rest = f"; {self._fix(occ, own)}" if own else "."
         return text + rest
 
+    def _capable(self, occ, failing: dict) -> dict[str, list[str]]:
+        """{arch: the compile targets that run there and accept the occurrence}."""
+        return {a: [t for t in candidates(a, self.matrix) if t in occ.targets] for a in failing}
+
     def _fix(self, occ, failing: dict) -> str:
-        per_arch = []
-        for arch in failing:
-            ok = [t for t in candidates(arch, self.matrix) if t in occ.targets]
-            per_arch.append((arch, ok))
+        per_arch = list(self._capable(occ, failing).items())
         if all(ok for _, ok in per_arch):
             wanted = sorted({ok[0] for _, ok in per_arch})
             flags = " ".join(f"-gencode arch=compute_{t[3:]},code={t}" for t in wanted)
@@ -561,13 +563,6 @@ class InlineCudaArch(Rule):
 
 
 _HEADERS = (".cuh", ".h", ".hpp", ".hh", ".inl", ".cuinl")
-
-
-class _NoText:
-    text = None
-
-
-_NO_TEXT = _NoText()
 
 
 def _shown(target: str, build: Build | None) -> str:
