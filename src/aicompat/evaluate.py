@@ -24,7 +24,7 @@ from .containers import (CONVERTERS, as_items, convert, dict_merge, element, has
                          seq_as_tuple, set_item, widen)
 from .pathvalues import os_join, os_path_fn, path_attr, path_join, path_method, path_new
 from .strvalues import concat, flatten_parts, format_value, mkstr, str_format
-from .flow import Alternatives, ImportsOK, LoopRuns, is_classmethod, loop_steps, step_name as _step_name
+from .flow import Alternatives, ImportsOK, LoopRuns, Tagged, is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
@@ -256,26 +256,63 @@ class Evaluator:
 
     def _feasible(self, conds, scope) -> bool:
         """False when this world rules out a branch a definition was made in. Memoised per
-        conditions tuple (shared by every use of a definition, and kept alive by the file's
+        conditions object (shared by every use of a definition, and kept alive by the file's
         flow model): a definition deep in a long if/elif chain carries one condition per
-        branch, and re-walking them at every use made lint time grow with the chain squared."""
+        branch, and re-walking them at every use made lint time grow with the chain squared.
+        A ``Tagged`` chain is decided link by link, each link once: its parent's answer
+        and its own condition."""
         if not conds:
             return True
         b = self.bindings.get(id(scope))
-        key = ("feasible", id(conds), id(scope), id(b))
-        hit = self.memo.get(key)
-        if hit is not None and hit[2] is conds:
+        if isinstance(conds, Tagged):
+            return self._feasible_chain(conds, scope, b)
+        hit = self._feasible_hit(conds, scope, b)
+        if hit is not None:
             self.touched |= hit[1]
             return hit[0]
         touched, self.touched = self.touched, False
         fuel = self.fuel
-        ok = self._feasible_uncached(conds, scope, b)
-        if self.fuel > 0 and fuel > 0:
-            self.memo[key] = (ok, self.touched, conds)
+        ok = self._conds_ok(conds, scope, b)
+        self._feasible_keep(conds, scope, b, ok, fuel)
         self.touched |= touched
         return ok
 
-    def _feasible_uncached(self, conds, scope, b) -> bool:
+    def _feasible_hit(self, conds, scope, b):
+        hit = self.memo.get(("feasible", id(conds), id(scope), id(b)))
+        return hit if hit is not None and hit[2] is conds else None
+
+    def _feasible_keep(self, conds, scope, b, ok, fuel) -> None:
+        if self.fuel > 0 and fuel > 0:
+            self.memo[("feasible", id(conds), id(scope), id(b))] = (ok, self.touched, conds)
+
+    def _feasible_chain(self, conds, scope, b) -> bool:
+        links = []  # the links not yet decided, innermost first
+        node = conds
+        hit = None
+        while isinstance(node, Tagged):
+            hit = self._feasible_hit(node, scope, b)
+            if hit is not None:
+                break
+            links.append(node)
+            node = node.parent
+        if hit is None:  # the chain's base: the tuple the definition was made under
+            touched, self.touched = self.touched, False
+            ok = self._feasible(node, scope)
+            hit = (ok, self.touched)
+            self.touched = touched
+        ok, seen = hit[0], hit[1]
+        for link in reversed(links):
+            touched, self.touched = self.touched, seen
+            fuel = self.fuel
+            if ok:
+                ok = self._conds_ok((link.cond,), scope, b)
+            self._feasible_keep(link, scope, b, ok, fuel)
+            seen = self.touched
+            self.touched = touched
+        self.touched |= seen
+        return ok
+
+    def _conds_ok(self, conds, scope, b) -> bool:
         for test, polarity, stmt in conds:
             if isinstance(test, Alternatives):
                 if not any(self._feasible(alt, scope) for alt in test.options):
