@@ -57,8 +57,15 @@ def _own_source(fc, package: str) -> bool:
     path = getattr(fc, "path", None)
     if not path or path.startswith("<"):
         return False
+    state = getattr(fc, "state", None)
+    key = ("own_source", package)
+    if state is not None and key in state:  # asked at every call of the API: the file's answer once
+        return state[key]
     home = Path(path).resolve()
-    return any(owns_package(home, root) for root, pkg in fc.matrix.api_roots.items() if pkg == package)
+    got = any(owns_package(home, root) for root, pkg in fc.matrix.api_roots.items() if pkg == package)
+    if state is not None:
+        state[key] = got
+    return got
 
 
 def _runs_with_torch(fc, version) -> bool:

@@ -18,7 +18,7 @@ import libcst as cst
 from . import guard_forms
 from .diagnostics import Diagnostic
 from .evaluate import Binding, Evaluator
-from .guards import Ctx, is_exit_call, orelse_terminates, split_worlds, terminates
+from .guards import Ctx, Lazy, is_exit_call, orelse_terminates, split_worlds, terminates
 from . import test_params
 from .project import HomeEnv, Project
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings, resolve_chain
@@ -49,7 +49,8 @@ class FileContext:
         self.known = known
         self.attr_exists = attr_exists
         self.scopes: list[dict[str, Any]] = []
-        self.ctx = Ctx(worlds=target.worlds(), handlers=matrix.handlers)
+        self.all_worlds = target.worlds()
+        self.ctx = Ctx(world_set=self.all_worlds, handlers=matrix.handlers)
         self.current_class: cst.ClassDef | None = None
         # Annotations that never run: all of them under ``from __future__ import
         # annotations`` (PEP 563), a local variable's always (PEP 526).
@@ -193,6 +194,15 @@ class FileContext:
         ``return``), rules it out there, or rules out the call that made the scenario."""
         node = self.def_stack[-1] if self.def_stack else self.module
         stmt = self.loc[1]
+        if not bindings:  # asked by every API call of the statement: its answer once per world
+            key = ("reachable", id(node), id(stmt), world)
+            hit = self.state.get(key)
+            if hit is None:
+                hit = self.state[key] = self._reachable(node, stmt, world, None)
+            return hit
+        return self._reachable(node, stmt, world, bindings)
+
+    def _reachable(self, node, stmt, world: World, bindings) -> bool:
         ev = self.evaluator(world, bindings=bindings)
         for _ in range(4):
             scope = self.model.scope(node)
@@ -242,6 +252,21 @@ class FileContext:
     def split(self, test: cst.BaseExpression) -> tuple[frozenset[World], frozenset[World]]:
         return split_worlds(test, self.ctx.worlds, self.guard_evaluator)
 
+    def split_later(self, test: cst.BaseExpression) -> Lazy:
+        """``split(test)`` decided when first asked, as it would be here: the traversal's
+        names, definitions and statements are kept as of now (the scopes copied: later
+        assignments bind into them)."""
+        snap = (self.ctx, [type(s)(s) for s in self.scopes], list(self.def_stack), list(self.stmt_stack))
+
+        def run():
+            saved = (self.ctx, self.scopes, self.def_stack, self.stmt_stack)
+            self.ctx, self.scopes, self.def_stack, self.stmt_stack = snap
+            try:
+                return self.split(test)
+            finally:
+                self.ctx, self.scopes, self.def_stack, self.stmt_stack = saved
+        return Lazy(run)
+
     def describe(self, archs) -> str:
         return self.target.describe(archs)
 
@@ -282,6 +307,11 @@ def _postpones_annotations(module: cst.Module) -> bool:
                         and any(a.name.value == "annotations" for a in small.names if isinstance(a.name, cst.Name)):
                     return True
     return False
+
+
+def _narrow_later(ctx: Ctx, split: Lazy, arm: int) -> Ctx:
+    """``ctx`` where arm ``arm`` (0: the test may hold, 1: it may fail) of ``split`` runs, decided when asked."""
+    return ctx.narrowed(Lazy(lambda: ctx.worlds & split()[arm]))
 
 
 def _world_key(w: World):
@@ -387,34 +417,34 @@ class Walker(cst.CSTVisitor):
 
     # -- control flow -----------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
-        yes, no = self.fc.split(node.test)
-        self._if_split[id(node)] = (yes, no)
-        self._set(node.body, self.fc.ctx.narrowed(yes))
-        self._set(node.orelse, self.fc.ctx.narrowed(no))
+        split = self.fc.split_later(node.test)
+        self._if_split[id(node)] = split
+        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0])))
+        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1])))
 
     def leave_If(self, node: cst.If) -> None:
-        yes, no = self._if_split.pop(id(node))
+        split = self._if_split.pop(id(node))
         body_exits = terminates(node.body, self.fc.resolve)
         else_exits = orelse_terminates(node.orelse, self.fc.resolve)
         if body_exits and else_exits:
             self.fc.ctx = self.fc.ctx.narrowed(frozenset())
         elif body_exits:
-            self.fc.ctx = self.fc.ctx.narrowed(self.fc.ctx.worlds & no)
+            self.fc.ctx = _narrow_later(self.fc.ctx, split, 1)
         elif else_exits:
-            self.fc.ctx = self.fc.ctx.narrowed(self.fc.ctx.worlds & yes)
+            self.fc.ctx = _narrow_later(self.fc.ctx, split, 0)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        yes, no = self.fc.split(node.test)
-        self._set(node.body, self.fc.ctx.narrowed(yes))
-        self._set(node.orelse, self.fc.ctx.narrowed(no))
+        split = self.fc.split_later(node.test)
+        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0])))
+        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1])))
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        yes, no = self.fc.split(node.left)
-        self._set(node.right, self.fc.ctx.narrowed(yes if isinstance(node.operator, cst.And) else no))
+        split = self.fc.split_later(node.left)
+        arm = 0 if isinstance(node.operator, cst.And) else 1
+        self._set(node.right, self.fc.ctx.narrowed(Lazy(lambda: split()[arm])))
 
     def leave_Assert(self, node: cst.Assert) -> None:
-        yes, _ = self.fc.split(node.test)
-        self.fc.ctx = self.fc.ctx.narrowed(self.fc.ctx.worlds & yes)
+        self.fc.ctx = _narrow_later(self.fc.ctx, self.fc.split_later(node.test), 0)
 
     def visit_Try(self, node: cst.Try) -> None:
         names: set[str] = set()
@@ -485,7 +515,7 @@ class Walker(cst.CSTVisitor):
         # A decorator marks the body everywhere; ``mark(fn)`` made under a guard only where it runs.
         facts.update({m: True if m in decorated else self.mark_worlds.get((id(node), m), True) for m in marks})
         worlds = guard_forms.function_worlds(node, self.fc)  # skip markers, selected-class methods
-        self._set(node.body, replace(self.fc.ctx, worlds=worlds, catches=frozenset(), facts=facts))
+        self._set(node.body, replace(self.fc.ctx, world_set=worlds, catches=frozenset(), facts=facts))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.fc.scopes.pop()
@@ -558,10 +588,10 @@ class Walker(cst.CSTVisitor):
 
     def _hook(self, method: str, node) -> None:
         """Rules that read statements or literals rather than calls (``os.environ[...] = ...``)."""
-        if not self.fc.ctx.worlds:
+        if self._dead():
             return
         for r in self._hooks[method]:
-            self._run(r, node, getattr(r, method), node, self.fc)
+            self._checked(r, node, getattr(r, method), node, self.fc)
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         if self._hooks["check_decorator"] and not isinstance(node.decorator, cst.Call):
@@ -631,7 +661,7 @@ class Walker(cst.CSTVisitor):
         tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         rules = self._call_rules.get(tail) if tail else None
         rules = list(rules or ()) + list(self._call_rules.get("*", ()))
-        if not rules or not self.fc.ctx.worlds:
+        if not rules or self._dead():
             return
         qual = self.fc.resolve(func) or ""
         pos: list[cst.BaseExpression] = []
@@ -654,10 +684,12 @@ class Walker(cst.CSTVisitor):
                 pos.append(a.value)
         site = CallSite(node, pos, kw, has_star)
         for r in rules:
-            self._run(r, node, r.check_call, site, qual, self.fc)
+            self._checked(r, node, r.check_call, site, qual, self.fc)
 
     def _splat(self, arg: cst.Arg):
         """The constant items of a ``*``/``**`` argument as expressions, or None."""
+        if not self.fc.ctx.worlds:
+            return None
         world = min(self.fc.ctx.worlds, key=_world_key)
         v = self.fc.value_of(arg.value, world)
         if arg.star == "**":
@@ -703,13 +735,36 @@ class Walker(cst.CSTVisitor):
         rules = self._attr_rules.get(node.attr.value)
         if self._any_attr:
             rules = list(rules or ()) + self._any_attr
-        if not rules or not self.fc.ctx.worlds:
+        if not rules or self._dead():
             return
         qual = self.fc.resolve(node)
         if not qual:
             return
         for r in rules:
-            self._run(r, node, r.check_attribute, node, qual, self.fc)
+            self._checked(r, node, r.check_attribute, node, qual, self.fc)
+
+    def _dead(self) -> bool:
+        """No world reaches here, as far as is decided: guards not yet asked count as live."""
+        w = self.fc.ctx.world_set
+        return not w if type(w) is frozenset or w.value is not None else False
+
+    def _checked(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
+        """``_run`` where some world reaches the node; a rule whose findings only shrink with
+        the worlds is first tried in every world of the target, leaving the guards undecided
+        when it finds nothing there."""
+        ctx = self.fc.ctx
+        if rule.worlds_monotone and type(ctx.world_set) is not frozenset and ctx.world_set.value is None:
+            self.fc.ctx = replace(ctx, world_set=self.fc.all_worlds)
+            try:
+                found = check(*args)
+            except Exception:  # noqa: BLE001 -- judged again below, where a failure is recorded
+                found = True
+            finally:
+                self.fc.ctx = ctx
+            if not found:
+                return
+        if ctx.worlds:
+            self._run(rule, node, check, *args)
 
 
 _HANDLERS: dict[tuple, Any] = {}
@@ -798,7 +853,7 @@ def _rewalk_marked(walker: Walker, fc: FileContext) -> None:
 def _rewalk(walker: Walker, fc: FileContext, node: cst.FunctionDef, worlds) -> None:
     """Walk one module-level function again, in ``worlds``, outside any enclosing context."""
     saved = fc.ctx, fc.scopes, fc.def_stack, fc.stmt_stack
-    fc.ctx = replace(fc.ctx, worlds=worlds, catches=frozenset(), facts={})
+    fc.ctx = replace(fc.ctx, world_set=worlds, catches=frozenset(), facts={})
     fc.scopes, fc.def_stack, fc.stmt_stack = [], [], []
     try:
         walk(node, walker)

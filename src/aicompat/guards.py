@@ -21,9 +21,27 @@ from .evaluate import UNKNOWN, truth
 from .target import World
 
 
+class Lazy:
+    """A world set decided when first read. An ``if`` test is evaluated only when a rule
+    asks where the code under it runs (most branches hold nothing a rule reports), with
+    the evaluator the traversal had at the ``if`` (``fn`` captures it)."""
+
+    __slots__ = ("fn", "value")
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+        self.value = None
+
+    def __call__(self) -> frozenset:
+        if self.value is None:
+            self.value = self.fn()
+            self.fn = None  # what it captured is no longer needed
+        return self.value
+
+
 @dataclass(frozen=True)
 class Ctx:
-    worlds: frozenset[World]
+    world_set: Any  # frozenset[World], or a Lazy that gives it: read through ``worlds``
     catches: frozenset[str] = frozenset()
     # What enclosing ``with`` items and function marks mean here, as the rules
     # that provide them define it (``Rule.with_context``, ``Rule.function_marks``).
@@ -31,8 +49,14 @@ class Ctx:
     # exception name -> the handler names that catch it (version_matrix/exceptions.toml)
     handlers: Mapping[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
-    def narrowed(self, worlds: frozenset[World]) -> "Ctx":
-        return replace(self, worlds=worlds)
+    @property
+    def worlds(self) -> frozenset[World]:
+        w = self.world_set
+        return w if type(w) is frozenset else w()
+
+    def narrowed(self, worlds) -> "Ctx":
+        """This context in ``worlds`` (a frozenset or a Lazy)."""
+        return replace(self, world_set=worlds)
 
     def fact_worlds(self, key: str) -> frozenset[World]:
         """The worlds here in which fact ``key`` holds: a fact is True (everywhere) or

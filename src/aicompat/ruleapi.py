@@ -174,6 +174,11 @@ class Rule:
     # Last components of the call names this rule reacts to (cheap pre-check).
     call_tails: ClassVar[frozenset[str]] = frozenset()
     attr_tails: ClassVar[frozenset[str]] = frozenset()
+    # True when fewer worlds in ``fc.ctx.worlds`` can only take findings away (the rule
+    # judges each world it is given and reports the failing ones): the engine then runs
+    # it first with every world of the target, deciding the guards around the node only
+    # when that finds something (most calls are fine everywhere; their guards need no answer).
+    worlds_monotone: ClassVar[bool] = False
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
 

@@ -38,6 +38,7 @@ def _caught(fc) -> bool:
 
 class ApiUnavailable(Rule):
     code = "AIC201"
+    worlds_monotone = True
     name = "api-unavailable"
     tokens = (b"import torch", b"from torch", b"flash_attn")  # names resolve only through imports
     attr_tails = frozenset({"*"})

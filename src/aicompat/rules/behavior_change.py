@@ -16,6 +16,7 @@ from ..ruleapi import Example, Finding, Rule
 
 class BehaviorChange(Rule):
     code = "AIC204"
+    worlds_monotone = True
     name = "behavior-change"
     tokens = (b"import torch", b"from torch", b"from_pretrained", b"from_config", b"TrainingArguments")
     call_tails = frozenset({"*"})

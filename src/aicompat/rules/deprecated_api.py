@@ -29,6 +29,7 @@ _SDPA_FLAGS = {"enable_flash": "FLASH_ATTENTION", "enable_mem_efficient": "EFFIC
 
 class DeprecatedApi(Rule):
     code = "AIC203"
+    worlds_monotone = True
     name = "deprecated-api"
     tokens = (b"import torch", b"from torch", b"flash_attn", b"use_flash_attention_2", b"torch_dtype", b"evaluation_strategy",
               b"fp8_autocast")

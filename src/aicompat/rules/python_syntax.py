@@ -184,6 +184,7 @@ _T = "import sys\n"
 
 class PythonSyntax(Rule):
     code = "AIC401"
+    worlds_monotone = True
     name = "python-syntax"
     tokens = ()  # per target: see prefilter_check
 

@@ -25,6 +25,7 @@ from ..values import DictValue, options
 
 class UnknownArgument(Rule):
     code = "AIC202"
+    worlds_monotone = True
     name = "unknown-argument"
     tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation")
     call_tails = frozenset({"*"})
