@@ -15,6 +15,9 @@ referred to by their index in ``meta.releases``; a *range* string such as
     deprecated = '''
     name RANGES message
     '''
+    unsure = '''       # releases a name was put in on no evidence (between two seen at run time)
+    name RANGES
+    '''
 
 A name line is ``NAME RANGES KIND [SIGNATURES]``: kind ``f`` function,
 ``b`` C-bound function (declared in an extension's stub), ``c`` class, ``m`` module, ``a`` other attribute; signatures are in
@@ -124,6 +127,12 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
                 lazy.setdefault(n, []).append(i)
         if lazy:
             lines.append("lazy = " + _block([f"{n} {encode_ranges(idx)}" for n, idx in sorted(lazy.items())]))
+        unsure: dict[str, list[int]] = {}
+        for i in present:
+            for n in snapshots[i][mod].unsure:
+                unsure.setdefault(n, []).append(i)
+        if unsure:
+            lines.append("unsure = " + _block([f"{n} {encode_ranges(idx)}" for n, idx in sorted(unsure.items())]))
     return "\n".join(lines) + "\n"
 
 
@@ -191,6 +200,7 @@ class ModuleApi:
     raw_names: str = ""
     raw_deprecated: str = ""
     raw_lazy: str = ""  # child modules a bare import of the package does not load, per release
+    raw_unsure: str = ""  # releases a name is in on no evidence (introspection.between)
     _names: dict[str, list] | None = None
     _deprecated: dict[str, list] | None = None
 
@@ -227,6 +237,15 @@ class ModuleApi:
     def lazy(self, name: str) -> frozenset[int]:
         """Releases (seen at run time) in which ``import <package>`` leaves child module ``name`` unloaded."""
         for line in self.raw_lazy.splitlines():
+            n, _, rng = line.strip().partition(" ")
+            if n == name:
+                return decode_ranges(rng)
+        return frozenset()
+
+    def unsure(self, name: str) -> frozenset[int]:
+        """Releases in which ``name`` is listed on no evidence: one introspected neighbour showed
+        it and no static reading says when it came or went."""
+        for line in self.raw_unsure.splitlines():
             n, _, rng = line.strip().partition(" ")
             if n == name:
                 return decode_ranges(rng)
@@ -292,5 +311,5 @@ def load_package(path: Path) -> PackageApi:
     for name, m in data.get("module", {}).items():
         modules[name] = ModuleApi(present=decode_ranges(m.get("in", "")), open=decode_ranges(m.get("open", "")),
                                   raw_names=m.get("names", ""), raw_deprecated=m.get("deprecated", ""),
-                                  raw_lazy=m.get("lazy", ""))
+                                  raw_lazy=m.get("lazy", ""), raw_unsure=m.get("unsure", ""))
     return PackageApi(meta.get("package", path.stem), releases, list(meta["releases"]), modules, list(meta["files"]))

@@ -42,6 +42,9 @@ class Namespace:
     open: bool = False  # names may exist that a static read cannot see
     all: list[str] | None = None  # a literal __all__, if the module has one
     lazy: frozenset[str] | None = None  # child modules a bare `import <root>` does not load (run time only)
+    # names put in without evidence for this release: one introspected neighbour showed them, and no
+    # static reading of the releases between says when they came or went (introspection.between)
+    unsure: frozenset[str] = frozenset()
 
 
 @dataclass

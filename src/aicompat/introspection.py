@@ -110,17 +110,28 @@ def add_cxx_names(snap: dict[str, Namespace | None], package: str, release: str,
     return added
 
 
-def between(i: int, snaps: list, statics: list, intros: list) -> tuple[int, int]:
+def static_names(statics: list) -> list[dict[str, frozenset[str]]]:
+    """The names each release's static reading binds per module, taken before ``between``
+    adds to them (for a release read only statically the snapshot is the same object)."""
+    return [{mod: frozenset(ns.names) for mod, ns in s.items() if ns is not None} for s in statics]
+
+
+def between(i: int, snaps: list, statics: list, intros: list,
+            seen: list[dict[str, frozenset[str]]] | None = None) -> tuple[int, int]:
     """Release ``i`` read statically, between two introspected releases ``a < i < b``: what the
     static reading gets wrong the same way in both is put right in ``i`` too. A name both showed
     at run time that the static reading misses in all three is added (names torch creates in C++,
     names of torch._C its stub lacks); a name the static reading has in all three that neither
     showed is dropped (the stub's own imports and stub-only classes); a child module both left
     unreachable after ``import torch`` is lazy. A name only one of them showed, that the static
-    reading misses, may or may not be in ``i`` (torch.uint4: not in 2.0.1, in 2.4.1): it is
-    added without a signature, so that no rule claims it missing there. Signatures the static
-    reading gives alike in all three and both runtimes correct alike are corrected in ``i``.
-    Returns (added, dropped)."""
+    reading misses in ``i``, came or went between them: where the static reading of a release
+    between them has it (``seen``: the static names of every release), it came with the first
+    such release and went after the last, so ``i`` before that first (or after that last) does
+    not get it; where none has it (torch.uint4: not in 2.0.1, in 2.4.1, created in C++), whether
+    ``i`` has it is not known: it is added without a signature, so that no rule claims it
+    missing there, and marked unsure (the table says so, and AIC201 says "added after 2.0.1, by
+    2.4.1" rather than naming a release). Signatures the static reading gives alike in all three
+    and both runtimes correct alike are corrected in ``i``. Returns (added, dropped)."""
     if intros[i] is not None:
         return 0, 0
     a = next((j for j in range(i - 1, -1, -1) if intros[j] is not None), None)
@@ -138,8 +149,16 @@ def between(i: int, snaps: list, statics: list, intros: list) -> tuple[int, int]
             if _dunder(n) or n in ns.names or n in st_a.names or n in st_b.names:
                 continue
             ra, rb = rt_a.get(n), rt_b.get(n)
+            unsure = False
+            if ra is None or rb is None:  # came (only b has it) or went (only a has it) between them
+                where = [j for j in range(a + 1, b) if seen is not None and n in seen[j].get(mod, ())]
+                if where and (i < where[0] if ra is None else i > where[-1]):
+                    continue  # the static reading says it is not there yet (or no longer)
+                unsure = not where
             same = ra is not None and rb is not None and ra.sigs == rb.sigs and "-" not in (ra.source, rb.source)
             ns.names[n] = Sym((rb or ra).kind, rb.sigs if same else None)
+            if unsure:
+                ns.unsure = ns.unsure | {n}
             added += 1
         for n, sym in list(ns.names.items()):
             # the same static signatures at both ends, corrected the same way by both runtimes

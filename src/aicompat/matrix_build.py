@@ -270,8 +270,9 @@ def build(package: str, versions: list[str], archives: Path, out: Path, git: Pat
         snaps.append(snap)
         opened = {m: why_open[m] for m in snap if snap[m] is not None and snap[m].open and m in why_open}
         log(f"{v}: {sum(1 for m in snap.values() if m)} modules" + (f"; open: {opened}" if opened else ""))
+    seen = introspection.static_names(statics)
     for i, v in enumerate(versions):
-        added, dropped = introspection.between(i, snaps, statics, intros)
+        added, dropped = introspection.between(i, snaps, statics, intros, seen)
         if added or dropped:
             log(f"{v}: read statically, between releases seen at run time: {added} names both showed added, "
                 f"{dropped} names both refuted dropped")

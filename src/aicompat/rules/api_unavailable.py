@@ -242,10 +242,14 @@ class ApiUnavailable(Rule):
             msg = (f"{full} does not exist in any {package} release ({api.labels[0]}–{api.labels[-1]}){hint}")
         else:
             first, last = min(ever), max(ever)
+            known = ever - (m.unsure(name) if m is not None else frozenset())
             if all(i < first for i in lack):
-                why = f"added in {api.labels[first]}"
+                # listed from `first` on no evidence: say between which releases it came
+                why = (f"added in {api.labels[first]}" if first in known or not known
+                       else f"added after {api.labels[first - 1]}, by {api.labels[min(known)]}")
             elif all(i > last for i in lack) and last + 1 < len(api.labels):
-                why = f"removed in {api.labels[last + 1]}; last in {api.labels[last]}"
+                why = (f"removed in {api.labels[last + 1]}; last in {api.labels[last]}" if last in known or not known
+                       else f"removed after {api.labels[max(known)]}, by {api.labels[last + 1]}")
             else:
                 why = f"present in {api.label(ever)}"
             msg = f"{full} is not in {package} {api.label(lack)} ({why}); {scope.pin_text()}"

@@ -32,7 +32,7 @@ class DeprecatedApi(Rule):
     worlds_monotone = True
     name = "deprecated-api"
     tokens = (b"import torch", b"from torch", b"flash_attn", b"use_flash_attention_2", b"torch_dtype", b"evaluation_strategy",
-              b"fp8_autocast")
+              b"fp8_autocast", b"transformer_engine")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -44,6 +44,8 @@ class DeprecatedApi(Rule):
                 "m = AutoModelForCausalLM.from_pretrained('x', attn_implementation='flash_attention_2')\n"),
         Example("from transformers import AutoModelForCausalLM\n"
                 "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype='auto')\n", pins={"transformers": "4.46.0"}),
+        Example("import transformer_engine.pytorch as te\nwith te.fp8_model_init(enabled=True):\n"
+                "    layer = te.Linear(1024, 1024)\n", pins={"transformer-engine": "2.8.0"}),
     ]
     INVALID = [
         Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
@@ -84,11 +86,21 @@ class DeprecatedApi(Rule):
                     (2, 49, "from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 (warns: "
                             '"`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...'),
                 ]),
+        Example("import transformer_engine.pytorch as te\nwith te.fp8_model_init(enabled=True):\n"
+                "    layer = te.Linear(1024, 1024)\n", pins={"transformer-engine": "2.9.0"},
+                findings=[
+                    (2, 6, "transformer_engine.pytorch.fp8_model_init is deprecated since transformer-engine 2.9.0 "
+                           '(warns in transformer-engine 2.9.0: "fp8_model_init is deprecated and will be removed in a '
+                           "future release. Use quantized_model_init(enabled=..., recipe=..., "
+                           'preserve_high_precision_init_val=...) i…"); use transformer_engine.pytorch.'
+                           "quantized_model_init(enabled=..., recipe=..., preserve_high_precision_init_val=...)"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.calls = matrix.section("deprecations.toml", "call")
+        self.read = matrix.section("te_deprecations.toml", "call")  # per release, from the source
         self.keywords = matrix.section("deprecations.toml", "keyword")
         self._kw_tails = {t for e in self.keywords.values() for t in e["calls"]}
 
@@ -104,6 +116,8 @@ class DeprecatedApi(Rule):
     def _call(self, site, qualname: str, fc) -> list[Finding]:
         curated = self.calls.get(qualname)
         package = fc.matrix.api_package(qualname)
+        if qualname in self.read:
+            return self._read_call(site, qualname, self.read[qualname], fc)
         if curated and "since" in curated:
             return self._curated_call(site, qualname, curated, fc)
         if package is None:
@@ -132,6 +146,26 @@ class DeprecatedApi(Rule):
             msg += f"; use {instead}"
         fix = self._fix(site, qualname, curated, scope, fc) if curated else None
         return [Finding(site.node, msg, extra_targets=scope.targets(rng), severity="warning", fix=fix)]
+
+    def _read_call(self, site, qualname: str, e: dict, fc) -> list[Finding]:
+        """A deprecation read from the package's source: it warns in exactly the releases
+        listed; a release not listed was read without the warning, or not read at all."""
+        package = e["package"]
+        warns = sorted(Version(v) for v in e["releases"])
+        known = fc.matrix.releases(package)
+        releases = q.releases_in_scope(fc, package)
+        if releases:
+            hit = [v for v in releases if v in warns]
+        else:  # unpinned: judged as the newest release
+            hit = warns if known and known[-1] in warns else []
+        if not hit:
+            return []
+        # The oldest release the table knows already warns: when it began is not known.
+        when = f"in {package} {warns[0]}" if known and warns[0] == known[0] else f"since {package} {warns[0]}"
+        msg = f"{qualname} is deprecated {when} (warns in {package} {q.span(hit)}: \"{_short(e['message'])}\")"
+        if "replacement" in e:
+            msg += f"; use {e['replacement']}"
+        return [Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in hit), severity="warning")]
 
     def _curated_call(self, site, qualname: str, e: dict, fc) -> list[Finding]:
         package = e.get("package", qualname.split(".")[0])
