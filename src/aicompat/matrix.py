@@ -153,7 +153,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False)},
         "limit": {"library": (str, True), "package": (str, True), "calls": (_LIST, True), "kind": (str, True),
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
-                  "dtypes": (_LIST, False)},
+                  "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
+                  "backend_added": (dict, False), "dropout_arg": (dict, False)},
+        "training": {"methods": (_LIST, True), "calls": (_LIST, True), "keywords": (_LIST, True),
+                     "no_grad": (_LIST, True)},
     },
     "fp8.toml": {
         "dtype": {"added": (str, True), "kind": (str, True)},
