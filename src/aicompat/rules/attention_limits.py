@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..ruleapi import Example, Finding, Rule
 from ..values import UNKNOWN, Tensor
+from .attention_alias import Aliases, narrowed
 from .attention_heads import backward_head_dim, sdpa_head_dim
 from .attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, span_of as _span
 
@@ -141,6 +142,22 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    _SGL = ("import torch\nfrom sgl_kernel.flash_attn import flash_attn_with_kvcache\n\n\n"
+            "def decode(q, k_cache, v_cache, cache_seqlens):\n"
+            "{guard}    return flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=cache_seqlens, causal=True)\n")
+    VALID += [Example(_SGL.format(guard="    if torch.cuda.get_device_capability()[0] != 9:\n"
+                                        "        raise NotImplementedError('sgl-kernel FA3 needs sm_90')\n"),
+                      gpus=["A100", "H100"])]
+    INVALID += [
+        Example(_SGL.format(guard=""), gpus=["A100", "H100"],
+                findings=[
+                    (6, 12, "flash_attn_with_kvcache: sgl-kernel FlashAttention 3 (sgl-kernel) refuses sm_80 (A100): "
+                            "\"flash_attn at sgl-kernel is only supported on sm90 and cu123 above\"; its device check "
+                            "accepts compute capability 9.x; fails on sm_80 (A100). sgl-kernel builds its FlashAttention 3 "
+                            "for sm_90a only: use another attention backend elsewhere"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
@@ -149,11 +166,14 @@ class AttentionKernelLimits(Rule):
                 self.limits.setdefault(q, []).append(e)
         self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in self.limits)
 
+        self.aliases = Aliases(matrix)
+        self.call_tails = self.call_tails | frozenset(q.rsplit(".", 1)[-1] for q in self.aliases.names())
+        self._as_release: dict = {}  # package -> release, while a wrapper's call is checked
         training = next(iter(matrix.section("attention.toml", "training").values()), {})
         self.no_grad = frozenset(training.get("no_grad", ()))
 
     def known_names(self) -> set[str]:
-        return set(self.limits) | self.no_grad
+        return set(self.limits) | self.no_grad | self.aliases.names()
 
     def with_context(self, call, qualname, fc):
         """``with torch.no_grad():``: no backward runs for the calls in the body."""
@@ -163,9 +183,22 @@ class AttentionKernelLimits(Rule):
         return dict.fromkeys(self.no_grad, "no_grad")  # @torch.no_grad() / @torch.inference_mode()
 
     def check_call(self, site, qualname, fc):
-        entries = self.limits.get(qualname)
-        if not entries or site.has_star or fc.ctx.caught("RuntimeError"):
+        if site.has_star or fc.ctx.caught("RuntimeError"):
             return []
+        out = self._check(site, qualname, self.limits.get(qualname, []), fc)  # the wrapper's own checks
+        for canonical, as_release, worlds in self.aliases.resolve(site, qualname, fc):
+            if canonical == qualname or not worlds:
+                continue
+            # a wrapper: the limits of the kernels it calls, with their release; they have no backward
+            entries = [e for e in self.limits.get(canonical, []) if e["kind"] != "backward_head_dim"]
+            self._as_release = as_release or {}
+            try:
+                out += narrowed(fc, worlds, lambda: self._check(site, qualname, entries, fc))
+            finally:
+                self._as_release = {}
+        return out
+
+    def _check(self, site, qualname, entries, fc):
         out = []
         for e in entries:
             kind = e["kind"]
@@ -190,8 +223,11 @@ class AttentionKernelLimits(Rule):
         return refused
 
     def _releases(self, fc, package: str):
+        if package in self._as_release:
+            return [self._as_release[package]]  # a wrapper whose kernels carry this release's checks
         pinned = sorted(fc.target.releases.get(package) or [])
-        return pinned or sorted(fc.matrix.releases(package))[-1:]  # unpinned: the newest
+        # unpinned: the newest; a package without modelled releases: None (spans without releases)
+        return pinned or sorted(fc.matrix.releases(package))[-1:] or [None]
 
     def _capability(self, site, qualname, e, fc):
         short = qualname.rsplit(".", 1)[-1]
@@ -210,7 +246,8 @@ class AttentionKernelLimits(Rule):
         accepts = "compute capability 8.x and 9.0 only" if "==9.0" in span["accept"] else \
             "compute capability " + _accepted(span)
         archs = frozenset(failing)
-        msg = (f"{short}: {e['library']} ({e['package']} {v}) refuses {fc.describe(archs)}: "
+        label = e["package"] if v is None else f"{e['package']} {v}"
+        msg = (f"{short}: {e['library']} ({label}) refuses {fc.describe(archs)}: "
                f"\"{span.get('error', e['error'])}\"; "
                f"its device check accepts {accepts}; fails on {fc.describe(archs)}. {span['fix']}")
         return Finding(site.node, msg, archs)

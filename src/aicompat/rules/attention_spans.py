@@ -13,7 +13,11 @@ def span_of(e: dict, v) -> dict | None:
     """The span of ``e`` that release ``v`` falls in: a specifier, or a list of release labels
     (FA3's share one public version, 3.0.0b1, and differ only in their local label)."""
     for s in e["spans"]:
-        r = s["releases"]
+        r = s.get("releases")
+        if r is None:
+            return s  # one span for every release
+        if v is None:
+            continue
         if (isinstance(r, list) and str(v) in r) or (isinstance(r, str) and v in SpecifierSet(r)):
             return s
     return None
@@ -49,4 +53,15 @@ def accepts(span: dict, arch) -> bool:
 
 def accepted(span: dict) -> str:
     """The span's accepted capabilities in words: '8.0 and newer', '==9.0'."""
-    return ", ".join(a.lstrip(">=") + " and newer" if a.startswith(">=") else a for a in span["accept"])
+    return ", ".join(_words(a) for a in span["accept"])
+
+
+def _words(a: str) -> str:
+    """'>=8.0' -> '8.0 and newer'; '>=9.0,<10.0' -> '9.x'; anything else as written."""
+    if "," in a:
+        lo, hi = (p.strip() for p in a.split(",", 1))
+        if lo.startswith(">=") and lo.endswith(".0") and hi.startswith("<") and hi.endswith(".0") \
+                and int(hi[1:-2]) == int(lo[2:-2]) + 1:
+            return lo[2:-2] + ".x"
+        return a
+    return a[2:] + " and newer" if a.startswith(">=") else a
