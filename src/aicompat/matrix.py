@@ -156,6 +156,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                   "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
                   "backend_added": (dict, False), "dropout_arg": (dict, False)},
         "alias": {"calls": (dict, True), "select": (dict, False), "as_release": (dict, False)},
+        "vendored": {"module": (str, True), "extensions": (_LIST, True)},
         "training": {"methods": (_LIST, True), "calls": (_LIST, True), "keywords": (_LIST, True),
                      "no_grad": (_LIST, True)},
     },

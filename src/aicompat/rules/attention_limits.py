@@ -5,6 +5,7 @@ releases in scope, and the largest head dim (facts: version_matrix/attention.tom
 
 from __future__ import annotations
 
+from ..index import dotted
 from ..ruleapi import Example, Finding, Rule
 from ..values import UNKNOWN, Tensor
 from .attention_alias import Aliases, narrowed
@@ -185,8 +186,10 @@ class AttentionKernelLimits(Rule):
     def check_call(self, site, qualname, fc):
         if site.has_star or fc.ctx.caught("RuntimeError"):
             return []
+        aliased = self.aliases.resolve(site, qualname, fc)
+        qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
         out = self._check(site, qualname, self.limits.get(qualname, []), fc)  # the wrapper's own checks
-        for canonical, as_release, worlds in self.aliases.resolve(site, qualname, fc):
+        for canonical, as_release, worlds in aliased:
             if canonical == qualname or not worlds:
                 continue
             # a wrapper: the limits of the kernels it calls, with their release; they have no backward
@@ -223,8 +226,9 @@ class AttentionKernelLimits(Rule):
         return refused
 
     def _releases(self, fc, package: str):
-        if package in self._as_release:
-            return [self._as_release[package]]  # a wrapper whose kernels carry this release's checks
+        if package in self._as_release:  # a wrapper whose kernels carry this release's checks
+            rel = self._as_release[package]
+            return [rel] if rel is not None else []  # a vendored copy of an unknown tag: no per-release check
         pinned = sorted(fc.target.releases.get(package) or [])
         # unpinned: the newest; a package without modelled releases: None (spans without releases)
         return pinned or sorted(fc.matrix.releases(package))[-1:] or [None]

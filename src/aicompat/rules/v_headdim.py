@@ -193,7 +193,9 @@ class VHeadDimMismatch(Rule):
 
     def check_call(self, site, qualname, fc):
         out = []
-        for canonical, _, worlds in self.aliases.resolve(site, qualname, fc):  # vllm_flash_attn, sgl_kernel
+        aliased = self.aliases.resolve(site, qualname, fc)
+        qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
+        for canonical, _, worlds in aliased:  # vllm_flash_attn, sgl_kernel
             fact = self.facts.get(canonical)
             if fact is not None and worlds:
                 out += narrowed(fc, worlds, lambda: self._check_fact(site, qualname, fact, fc))
