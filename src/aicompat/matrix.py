@@ -111,6 +111,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "new": (str, True), "pin_old": (str, True), "pin_new": (str, True), "call": (str, False),
                    "calls": (_LIST, False), "receivers": (_LIST, False), "unless": (_LIST, False),
                    "also": (_LIST, False), "since": (str, False)},
+        "returns": {"call": (str, True), "package": (str, True), "changed": (str, True), "since": (str, False),
+                    "old_arity": (int, True), "old": (str, True), "new": (str, True)},
     },
     "transformers_attn.toml": {
         "keyword": {"added": (str, True), "calls": (_LIST, True), "receivers": (_LIST, True)},
