@@ -10,6 +10,7 @@ import libcst as cst
 from packaging.version import Version
 
 from ..index import dotted
+from .attention_spans import matches
 
 
 class Aliases:
@@ -20,6 +21,12 @@ class Aliases:
                 self.by_call[call] = e
 
         self.vendored = list(matrix.section("attention.toml", "vendored").values())
+        # a wrapper's own device check, for every release (sgl-kernel's major == 9)
+        self.own_accept: dict[str, list[str]] = {}
+        for e in matrix.section("attention.toml", "limit").values():
+            if e["kind"] == "capability" and all("releases" not in s for s in e["spans"]):
+                for call in e["calls"]:
+                    self.own_accept[call] = [a for s in e["spans"] for a in s["accept"]]
 
     def names(self) -> set[str]:
         return set(self.by_call)
@@ -34,6 +41,11 @@ class Aliases:
             copy = self._vendored(site, qualname, fc)
             return [copy + (fc.ctx.worlds,)] if copy else [(qualname, None, fc.ctx.worlds)]
         release = {p: Version(v) for p, v in e.get("as_release", {}).items()}
+        accept = self.own_accept.get(qualname)
+        if accept is not None:  # GPUs the wrapper refuses before its kernel runs: reported once, as that
+            worlds = frozenset(w for w in fc.ctx.worlds
+                               if w.arch in fc.matrix.archs and matches(accept, fc.matrix.archs[w.arch]))
+            return [(e["calls"][qualname], release, worlds)]
         sel = e.get("select")
         if sel is None:
             return [(e["calls"][qualname], release, fc.ctx.worlds)]
