@@ -66,7 +66,7 @@ def sdpa_head_dim(site, qualname, e, fc):
     short = qualname.rsplit(".", 1)[-1]
     why = f"is more than the flash backend of torch {rel} accepts ({span['max']})" if d > span["max"] else \
         f"is not a multiple of {span['multiple_of']}, which the flash backend of torch {rel} needs"
-    msg = (f"{short}: head dim {d} {why}, and sdpa_kernel leaves no other backend: \"{span['error']}\"; then "
+    msg = (f"{short}: head dim {d} {why}, and no other SDPA backend is enabled: \"{span['error']}\"; then "
            f"\"{e['error']}\"; fails on {fc.describe(failing)}. Also allow SDPBackend.EFFICIENT_ATTENTION or "
            f"SDPBackend.MATH")
     return Finding(site.node, msg, frozenset(failing))
@@ -103,12 +103,13 @@ def backward_head_dim(site, qualname, e, fc, refused_outright):
     said = f": \"{span['error']}\"" if "error" in span else ""
     dims = f"head dim {d}" + (" and dropout" if with_dropout else "")
     if e.get("sdpa_backend"):
-        msg = (f"{short}: training with {dims} is refused by the flash backend of torch {rel}, and sdpa_kernel "
-               f"leaves no other backend{said}; then \"{e['error']}\"; fails on {fc.describe(failing)}. Also allow "
+        msg = (f"{short}: training with {dims} is refused by the flash backend of torch {rel}, and no other SDPA "
+               f"backend is enabled{said}; then \"{e['error']}\"; fails on {fc.describe(failing)}. Also allow "
                f"SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH")
     else:
+        only = " and ".join(a.lstrip("=") for a in span["accept"])
         msg = (f"{short}: the backward of {e['library']} ({e['package']} {rel}) takes {dims} only on compute "
-               f"capability {' and '.join(a.lstrip('=') for a in span['accept'])}{said}; fails on {fc.describe(failing)}. flash-attn >= 2.7.3 has no such check")
+               f"capability {only}{said}; fails on {fc.describe(failing)}. flash-attn >= 2.7.3 has no such check")
     return Finding(site.node, msg, frozenset(failing))
 
 
@@ -138,7 +139,8 @@ class _Training(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> bool:
         f = node.func
         if isinstance(f, cst.Attribute) and f.attr.value in self.s["methods"]:
-            self.found = True
+            # ``x.requires_grad_(False)`` turns gradients off: not a sign of training
+            self.found = not any(isinstance(a.value, cst.Name) and a.value.value == "False" for a in node.args)
         elif (self.fc.resolve(f) or "") in self.s["calls"]:
             self.found = True
         elif any(a.keyword is not None and a.keyword.value in self.s["keywords"] and _true(a.value) for a in node.args):

@@ -79,6 +79,8 @@ class AttentionKernelLimits(Rule):
         # No backward runs under no_grad: the training filter does not apply.
         Example(_SDPA_TRAIN.format(decorator="@torch.no_grad()\n", tail="    return out"), gpus=["A10", "H100"]),
         Example(_FA2_TRAIN, gpus=["A10", "H100"], pins={"flash-attn": "2.7.3"}),
+        # Nothing in the file trains: the forward alone never meets the training filter.
+        Example(_SDPA_TRAIN.format(decorator="", tail="    return out"), gpus=["A10", "H100"]),
     ]
     INVALID = [
         Example(_FA3_FP8.format(flag="True"), gpus=["A100", "H100"],
@@ -120,7 +122,7 @@ class AttentionKernelLimits(Rule):
         Example(_SDPA_WIDE.format(body=_FORCED.format(backends="SDPBackend.FLASH_ATTENTION")), gpus=["H100"],
                 findings=[
                     (11, 16, "scaled_dot_product_attention: head dim 512 is more than the flash backend of torch "
-                             "2.15.0 accepts (256), and sdpa_kernel leaves no other backend: \"Flash attention "
+                             "2.15.0 accepts (256), and no other SDPA backend is enabled: \"Flash attention "
                              "requires q,k,v to have the same last dimension and to be less than or equal to 256.\"; "
                              "then \"No available kernel. Aborting execution.\"; fails on sm_90 (H100). Also allow "
                              "SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
@@ -128,7 +130,7 @@ class AttentionKernelLimits(Rule):
         Example(_SDPA_TRAIN.format(decorator="", tail="    out.float().mean().backward()"), gpus=["A10", "H100"],
                 findings=[
                     (16, 20, "scaled_dot_product_attention: training with head dim 200 is refused by the flash "
-                             "backend of torch 2.15.0, and sdpa_kernel leaves no other backend: \"Flash attention "
+                             "backend of torch 2.15.0, and no other SDPA backend is enabled: \"Flash attention "
                              "currently doesn't support training with head_dim ∈ (192, 224] or (head_dim ∈ (224, "
                              "256] and dropout > 0.0) on SM86-SM89 or SM120-SM121.\"; then \"No available kernel. "
                              "Aborting execution.\"; fails on sm_86 (A10). Also allow SDPBackend.EFFICIENT_ATTENTION "
@@ -140,6 +142,22 @@ class AttentionKernelLimits(Rule):
                             "256 and dropout only on compute capability 8.0 and 9.0: \"FlashAttention backward for "
                             "head dim > 192 with dropout requires A100/A800 or H100/H800\"; fails on sm_86 (A10). "
                             "flash-attn >= 2.7.3 has no such check"),
+                ]),
+    ]
+
+    INVALID += [
+        # torch 2.1: the flash backend took head dims up to 128 (multiples of 8) only.
+        Example("import torch\nimport torch.nn.functional as F\n\n"
+                "q = torch.randn(8, 12, 1024, 160, device='cuda', dtype=torch.float16)\n"
+                "with torch.backends.cuda.sdp_kernel(enable_math=False, enable_mem_efficient=False):\n"
+                "    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)\n",
+                gpus=["A100"], pins={"torch": "2.1.0"},
+                findings=[
+                    (6, 11, "scaled_dot_product_attention: head dim 160 is more than the flash backend of torch "
+                            "2.1.0 accepts (128), and no other SDPA backend is enabled: \"Flash attention "
+                            "requires q,k,v to have the same last dimension and to be a multiple of 8 and less than "
+                            "or equal to 128.\"; then \"No available kernel. Aborting execution.\"; fails on "
+                            "sm_80 (A100). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
                 ]),
     ]
 
