@@ -115,6 +115,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "new": (str, True), "pin_old": (str, True), "pin_new": (str, True), "call": (str, False),
                    "calls": (_LIST, False), "receivers": (_LIST, False), "unless": (_LIST, False),
                    "also": (_LIST, False), "since": (str, False)},
+        "returns": {"call": (str, True), "package": (str, True), "changed": (str, True), "since": (str, False),
+                    "old_arity": (int, True), "old": (str, True), "new": (str, True)},
     },
     "transformers_attn.toml": {
         "keyword": {"added": (str, True), "calls": (_LIST, True), "receivers": (_LIST, True)},
@@ -157,7 +159,12 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False)},
         "limit": {"library": (str, True), "package": (str, True), "calls": (_LIST, True), "kind": (str, True),
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
-                  "dtypes": (_LIST, False)},
+                  "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
+                  "backend_added": (dict, False), "dropout_arg": (dict, False)},
+        "alias": {"calls": (dict, True), "select": (dict, False), "as_release": (dict, False)},
+        "vendored": {"module": (str, True), "extensions": (_LIST, True)},
+        "training": {"methods": (_LIST, True), "calls": (_LIST, True), "keywords": (_LIST, True),
+                     "no_grad": (_LIST, True)},
     },
     "fp8.toml": {
         "dtype": {"added": (str, True), "kind": (str, True)},

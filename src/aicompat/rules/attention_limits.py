@@ -5,11 +5,12 @@ releases in scope, and the largest head dim (facts: version_matrix/attention.tom
 
 from __future__ import annotations
 
-from packaging.specifiers import SpecifierSet
-
-from ..probes import capability_range
+from ..index import dotted
 from ..ruleapi import Example, Finding, Rule
 from ..values import UNKNOWN, Tensor
+from .attention_alias import Aliases, narrowed
+from .attention_heads import backward_head_dim, sdpa_head_dim
+from .attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, span_of as _span
 
 _FA2 = "from flash_attn import flash_attn_func\n\n\n"
 
@@ -23,10 +24,44 @@ _FA3_FP8 = ("import torch\nfrom flash_attn_interface import flash_attn_func\n\n\
             "out = attend(x, x, x, use_fp8={flag})\n")
 
 
+_SDPA_WIDE = ("import torch\nimport torch.nn.functional as F\nfrom torch.nn.attention import SDPBackend, sdpa_kernel\n\n"
+              "CFG = {{\"heads\": 4, \"head_dim\": 512}}\n\n\n"
+              "def attend(x, cfg):\n"
+              "    q = x.view(x.shape[0], x.shape[1], cfg[\"heads\"], cfg[\"head_dim\"]).transpose(1, 2)\n"
+              "{body}\n\n"
+              "attend(torch.randn(2, 128, 2048, device='cuda', dtype=torch.bfloat16), CFG)\n")
+_FORCED = "    with sdpa_kernel({backends}):\n        return F.scaled_dot_product_attention(q, q, q)"
+
+_SDPA_TRAIN = ("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+               "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
+               "class Block(nn.Module):\n"
+               "    def __init__(self, dim=1600, heads=8):\n"
+               "        super().__init__()\n"
+               "        self.heads, self.qkv = heads, nn.Linear(dim, 3 * dim)\n\n"
+               "    def forward(self, x):\n"
+               "        b, s, d = x.shape\n"
+               "        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads)"
+               ".transpose(1, 3).unbind(2)\n"
+               "        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n"
+               "            return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n\n\n"
+               "{decorator}def step(model, x):\n"
+               "    out = model(x)\n"
+               "{tail}\n\n"
+               "step(Block().cuda(), torch.randn(4, 256, 1600, device='cuda', dtype=torch.bfloat16))\n")
+
+_FA2_TRAIN = ("import torch\nfrom flash_attn import flash_attn_func\n\n"
+              "ARGS = dict(head_dim=256, heads=8, attn_dropout=0.1)\n\n\n"
+              "def loss_fn(q, k, v, p):\n"
+              "    return flash_attn_func(q, k, v, dropout_p=p, causal=True).float().square().mean()\n\n\n"
+              "q = torch.randn(2, 512, ARGS['heads'], ARGS['head_dim'], device='cuda', dtype=torch.bfloat16, "
+              "requires_grad=True)\n"
+              "loss_fn(q, q, q, ARGS['attn_dropout']).backward()\n")
+
+
 class AttentionKernelLimits(Rule):
     code = "AIC106"
     name = "attention-kernel-limits"
-    tokens = (b"flash_attn",)
+    tokens = (b"flash_attn", b"scaled_dot_product_attention")
 
     VALID = [
         Example(_FA2 + "def attend(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n",
@@ -37,6 +72,15 @@ class AttentionKernelLimits(Rule):
                 "out = flash_attn_func(q, q, q)\n", gpus=["H100"]),
         Example(_FA3_FP8.format(flag="torch.cuda.get_device_capability()[0] >= 9"), gpus=["A100", "H100"]),
         Example(_FA3_FP8.format(flag="True"), gpus=["H100"]),
+        # SDPA left to choose falls back to a backend that takes head dim 512 (math).
+        Example(_SDPA_WIDE.format(body="    return F.scaled_dot_product_attention(q, q, q)"), gpus=["H100"]),
+        Example(_SDPA_WIDE.format(body=_FORCED.format(backends="[SDPBackend.FLASH_ATTENTION, "
+                                                               "SDPBackend.EFFICIENT_ATTENTION]")), gpus=["H100"]),
+        # No backward runs under no_grad: the training filter does not apply.
+        Example(_SDPA_TRAIN.format(decorator="@torch.no_grad()\n", tail="    return out"), gpus=["A10", "H100"]),
+        Example(_FA2_TRAIN, gpus=["A10", "H100"], pins={"flash-attn": "2.7.3"}),
+        # Nothing in the file trains: the forward alone never meets the training filter.
+        Example(_SDPA_TRAIN.format(decorator="", tail="    return out"), gpus=["A10", "H100"]),
     ]
     INVALID = [
         Example(_FA3_FP8.format(flag="True"), gpus=["A100", "H100"],
@@ -74,6 +118,65 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    INVALID += [
+        Example(_SDPA_WIDE.format(body=_FORCED.format(backends="SDPBackend.FLASH_ATTENTION")), gpus=["H100"],
+                findings=[
+                    (11, 16, "scaled_dot_product_attention: head dim 512 is more than the flash backend of torch "
+                             "2.15.0 accepts (256), and no other SDPA backend is enabled: \"Flash attention "
+                             "requires q,k,v to have the same last dimension and to be less than or equal to 256.\"; "
+                             "then \"No available kernel. Aborting execution.\"; fails on sm_90 (H100). Also allow "
+                             "SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+        Example(_SDPA_TRAIN.format(decorator="", tail="    out.float().mean().backward()"), gpus=["A10", "H100"],
+                findings=[
+                    (16, 20, "scaled_dot_product_attention: training with head dim 200 is refused by the flash "
+                             "backend of torch 2.15.0, and no other SDPA backend is enabled: \"Flash attention "
+                             "currently doesn't support training with head_dim ∈ (192, 224] or (head_dim ∈ (224, "
+                             "256] and dropout > 0.0) on SM86-SM89 or SM120-SM121.\"; then \"No available kernel. "
+                             "Aborting execution.\"; fails on sm_86 (A10). Also allow SDPBackend.EFFICIENT_ATTENTION "
+                             "or SDPBackend.MATH"),
+                ]),
+        Example(_FA2_TRAIN, gpus=["A10", "H100"], pins={"flash-attn": "2.6.3"},
+                findings=[
+                    (8, 12, "flash_attn_func: the backward of FlashAttention 2 (flash-attn 2.6.3) takes head dim "
+                            "256 and dropout only on compute capability 8.0 and 9.0: \"FlashAttention backward for "
+                            "head dim > 192 with dropout requires A100/A800 or H100/H800\"; fails on sm_86 (A10). "
+                            "flash-attn >= 2.7.3 has no such check"),
+                ]),
+    ]
+
+    INVALID += [
+        # torch 2.1: the flash backend took head dims up to 128 (multiples of 8) only.
+        Example("import torch\nimport torch.nn.functional as F\n\n"
+                "q = torch.randn(8, 12, 1024, 160, device='cuda', dtype=torch.float16)\n"
+                "with torch.backends.cuda.sdp_kernel(enable_math=False, enable_mem_efficient=False):\n"
+                "    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)\n",
+                gpus=["A100"], pins={"torch": "2.1.0"},
+                findings=[
+                    (6, 11, "scaled_dot_product_attention: head dim 160 is more than the flash backend of torch "
+                            "2.1.0 accepts (128), and no other SDPA backend is enabled: \"Flash attention "
+                            "requires q,k,v to have the same last dimension and to be a multiple of 8 and less than "
+                            "or equal to 128.\"; then \"No available kernel. Aborting execution.\"; fails on "
+                            "sm_80 (A100). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+    ]
+
+    _SGL = ("import torch\nfrom sgl_kernel.flash_attn import flash_attn_with_kvcache\n\n\n"
+            "def decode(q, k_cache, v_cache, cache_seqlens):\n"
+            "{guard}    return flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=cache_seqlens, causal=True)\n")
+    VALID += [Example(_SGL.format(guard="    if torch.cuda.get_device_capability()[0] != 9:\n"
+                                        "        raise NotImplementedError('sgl-kernel FA3 needs sm_90')\n"),
+                      gpus=["A100", "H100"])]
+    INVALID += [
+        Example(_SGL.format(guard=""), gpus=["A100", "H100"],
+                findings=[
+                    (6, 12, "flash_attn_with_kvcache: sgl-kernel FlashAttention 3 (sgl-kernel) refuses sm_80 (A100): "
+                            "\"flash_attn at sgl-kernel is only supported on sm90 and cu123 above\"; its device check "
+                            "accepts compute capability 9.x; fails on sm_80 (A100). sgl-kernel builds its FlashAttention 3 "
+                            "for sm_90a only: use another attention backend elsewhere"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
@@ -82,25 +185,71 @@ class AttentionKernelLimits(Rule):
                 self.limits.setdefault(q, []).append(e)
         self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in self.limits)
 
+        self.aliases = Aliases(matrix)
+        self.call_tails = self.call_tails | frozenset(q.rsplit(".", 1)[-1] for q in self.aliases.names())
+        self._as_release: dict = {}  # package -> release, while a wrapper's call is checked
+        training = next(iter(matrix.section("attention.toml", "training").values()), {})
+        self.no_grad = frozenset(training.get("no_grad", ()))
+
     def known_names(self) -> set[str]:
-        return set(self.limits)
+        return set(self.limits) | self.no_grad | self.aliases.names()
+
+    def with_context(self, call, qualname, fc):
+        """``with torch.no_grad():``: no backward runs for the calls in the body."""
+        return {"no_grad": True} if qualname in self.no_grad else None
+
+    def function_marks(self) -> dict[str, str]:
+        return dict.fromkeys(self.no_grad, "no_grad")  # @torch.no_grad() / @torch.inference_mode()
 
     def check_call(self, site, qualname, fc):
-        entries = self.limits.get(qualname)
-        if not entries or site.has_star or fc.ctx.caught("RuntimeError"):
+        if site.has_star or fc.ctx.caught("RuntimeError"):
             return []
+        aliased = self.aliases.resolve(site, qualname, fc)
+        qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
+        out = self._check(site, qualname, self.limits.get(qualname, []), fc)  # the wrapper's own checks
+        for canonical, as_release, worlds in aliased:
+            if canonical == qualname or not worlds:
+                continue
+            # a wrapper: the limits of the kernels it calls, with their release; they have no backward
+            entries = [e for e in self.limits.get(canonical, []) if e["kind"] != "backward_head_dim"]
+            self._as_release = as_release or {}
+            try:
+                out += narrowed(fc, worlds, lambda: self._check(site, qualname, entries, fc))
+            finally:
+                self._as_release = {}
+        return out
+
+    def _check(self, site, qualname, entries, fc):
         out = []
         for e in entries:
-            found = self._capability(site, qualname, e, fc) if e["kind"] == "capability" else \
-                self._head_dim(site, qualname, e, fc) if e["kind"] == "head_dim_max" else \
-                self._dtype_capability(site, qualname, e, fc) if e["kind"] == "dtype_capability" else None
+            kind = e["kind"]
+            found = self._capability(site, qualname, e, fc) if kind == "capability" else \
+                self._head_dim(site, qualname, e, fc) if kind == "head_dim_max" else \
+                self._dtype_capability(site, qualname, e, fc) if kind == "dtype_capability" else \
+                sdpa_head_dim(site, qualname, e, fc) if kind == "sdpa_head_dim" else \
+                backward_head_dim(site, qualname, e, fc, self._refused(entries, e, fc)) \
+                if kind == "backward_head_dim" else None
             if found is not None:
                 out.append(found)
         return out
 
+    def _refused(self, entries, e, fc):
+        """world -> is its GPU refused outright by a capability entry of the same call and package?"""
+        caps = [c for c in entries if c["kind"] == "capability" and c["package"] == e["package"]]
+
+        def refused(w) -> bool:
+            arch = fc.matrix.archs.get(w.arch)
+            spans = [_span(c, v) for c in caps for v in self._releases(fc, c["package"])]
+            return arch is not None and any(s is not None and not _accepts(s, arch) for s in spans)
+        return refused
+
     def _releases(self, fc, package: str):
+        if package in self._as_release:  # a wrapper whose kernels carry this release's checks
+            rel = self._as_release[package]
+            return [rel] if rel is not None else []  # a vendored copy of an unknown tag: no per-release check
         pinned = sorted(fc.target.releases.get(package) or [])
-        return pinned or sorted(fc.matrix.releases(package))[-1:]  # unpinned: the newest
+        # unpinned: the newest; a package without modelled releases: None (spans without releases)
+        return pinned or sorted(fc.matrix.releases(package))[-1:] or [None]
 
     def _capability(self, site, qualname, e, fc):
         short = qualname.rsplit(".", 1)[-1]
@@ -119,7 +268,8 @@ class AttentionKernelLimits(Rule):
         accepts = "compute capability 8.x and 9.0 only" if "==9.0" in span["accept"] else \
             "compute capability " + _accepted(span)
         archs = frozenset(failing)
-        msg = (f"{short}: {e['library']} ({e['package']} {v}) refuses {fc.describe(archs)}: "
+        label = e["package"] if v is None else f"{e['package']} {v}"
+        msg = (f"{short}: {e['library']} ({label}) refuses {fc.describe(archs)}: "
                f"\"{span.get('error', e['error'])}\"; "
                f"its device check accepts {accepts}; fails on {fc.describe(archs)}. {span['fix']}")
         return Finding(site.node, msg, archs)
@@ -161,36 +311,4 @@ class AttentionKernelLimits(Rule):
         msg = (f"{short}: head dim {shown} is more than {e['library']} supports ({e['max']}): \"{e['error']}\"; "
                f"fails on {fc.describe(failing)}")
         return Finding(site.node, msg, frozenset(failing))
-
-
-def _span(e: dict, v) -> dict | None:
-    """The span of ``e`` that release ``v`` falls in: a specifier, or a list of release labels
-    (FA3's share one public version, 3.0.0b1, and differ only in their local label)."""
-    for s in e["spans"]:
-        r = s["releases"]
-        if (isinstance(r, list) and str(v) in r) or (isinstance(r, str) and v in SpecifierSet(r)):
-            return s
-    return None
-
-
-def _q_values(site, e: dict, fc):
-    """(world, value of the call's q) for every caller scenario and world that reaches the call."""
-    index, name = e["args"]["q"]
-    q = site.arg(index, name)
-    if q is None:
-        return
-    for _caller, bindings in fc.scenarios():
-        for w in fc.ctx.worlds:
-            if fc.reachable(w, bindings):
-                yield w, fc.value_of(q, w, bindings)
-
-
-def _accepts(span: dict, arch) -> bool:
-    """Does the span's device check accept this GPU?"""
-    return any(capability_range(r, "attention.toml")(tuple(arch.capability)) for r in span["accept"])
-
-
-def _accepted(span: dict) -> str:
-    """The span's accepted capabilities in words: '8.0 and newer', '==9.0'."""
-    return ", ".join(a.lstrip(">=") + " and newer" if a.startswith(">=") else a for a in span["accept"])
 

@@ -12,6 +12,7 @@ from packaging.version import Version
 
 from .. import apiquery as q
 from ..ruleapi import Example, Finding, Rule
+from . import result_shape
 
 
 class BehaviorChange(Rule):
@@ -71,6 +72,26 @@ class BehaviorChange(Rule):
                 ]),
     ]
 
+    _SCALED = ("import torch\n\n\n"
+               "def fp8_matmul(a, b, sa, sb):\n"
+               "    {line}\n"
+               "    return out\n")
+    VALID += [
+        Example(_SCALED.format(line="out = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)"),
+                pins={"torch": "2.6.0"}),
+        Example(_SCALED.format(line="out, amax = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, "
+                                    "out_dtype=torch.bfloat16)"), pins={"torch": "2.4.1"}),
+    ]
+    INVALID += [
+        Example(_SCALED.format(line="out, amax = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, "
+                                    "out_dtype=torch.bfloat16)"), pins={"torch": ">=2.4,<2.6"},
+                findings=[
+                    (5, 17, "torch._scaled_mm: returns one tensor from torch 2.5.0 (a tuple (out, amax) before); "
+                            "unpacking it into 2 names fails or takes rows of the result on torch 2.5.0–2.5.1, which "
+                            "the pins allow; take the one result (out = _scaled_mm(...))"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.by_call: dict[str, list[dict]] = {}
@@ -80,10 +101,15 @@ class BehaviorChange(Rule):
                 self.by_call.setdefault(e["call"], []).append(e)
             for tail in e.get("calls", []):
                 self.by_tail.setdefault(tail, []).append(e)
+        self.returns = {e["call"]: e for e in matrix.section("behavior.toml", "returns").values()}
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
         if not qualname or site.has_star:
             return []
+        if qualname in self.returns:  # a result whose shape changed (torch._scaled_mm in 2.5.0)
+            found = result_shape.check(site, qualname, self.returns[qualname], fc)
+            if found is not None:
+                return [found]
         entries = list(self.by_call.get(qualname, ()))
         parts = qualname.split(".")
         if len(parts) >= 3 and parts[-1] in self.by_tail:

@@ -11,6 +11,7 @@ import libcst as cst
 from ..evaluate import UNKNOWN, Tensor
 from ..index import dotted
 from ..ruleapi import Example, Finding, Rule
+from .attention_alias import Aliases, narrowed
 
 FA2 = "from flash_attn import flash_attn_func\n"
 FA3 = "from flash_attn_interface import flash_attn_func\n"
@@ -126,6 +127,25 @@ class VHeadDimMismatch(Rule):
                 ]),
     ]
 
+    _VLLM = ("import torch\nfrom vllm.vllm_flash_attn import flash_attn_varlen_func\n\n"
+             "q = torch.randn(4096, 16, 192, dtype=torch.bfloat16)\nv = torch.randn(4096, 16, 128, dtype=torch.bfloat16)\n"
+             "cu = torch.tensor([0, 4096], dtype=torch.int32)\n"
+             "out = flash_attn_varlen_func(q, q, v, 4096, cu, 4096, cu_seqlens_k=cu, fa_version={v})\n")
+    VALID += [Example(_VLLM.format(v=3), gpus=["H100", "H200"])]
+    INVALID += [
+        Example(_VLLM.format(v=3), gpus=["H100", "B200"],
+                findings=[
+                    (7, 7, "flash_attn_varlen_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: "
+                           '"Only Hopper supports different V headdim"); fails on sm_100 (B200)'),
+                ]),
+        Example(_VLLM.format(v=2), gpus=["H100"],
+                findings=[
+                    (7, 7, "flash_attn_varlen_func: V head dim 128 != QK head dim 192 is rejected by FlashAttention 2 "
+                           'on every GPU ("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails '
+                           "on sm_90 (H100)"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.facts: dict[str, dict] = {}
@@ -137,7 +157,8 @@ class VHeadDimMismatch(Rule):
                 tails.add(c.rsplit(".", 1)[-1])
                 if c.endswith(".from_pretrained"):
                     self.class_names.add(c.rsplit(".", 1)[0])
-        self.call_tails = frozenset(tails)
+        self.aliases = Aliases(matrix)
+        self.call_tails = frozenset(tails) | frozenset(q.rsplit(".", 1)[-1] for q in self.aliases.names())
         self.sdpa_contexts = matrix.section("attention.toml", "sdpa_context")
 
     @classmethod
@@ -157,7 +178,7 @@ class VHeadDimMismatch(Rule):
         return "\n".join(lines)
 
     def known_names(self) -> set[str]:
-        return set(self.facts) | self.class_names
+        return set(self.facts) | self.class_names | self.aliases.names()
 
     # -- which SDPA backends a ``with`` leaves enabled ---------------------------------
     def with_context(self, call: cst.Call, qualname: str, fc) -> dict | None:
@@ -171,8 +192,17 @@ class VHeadDimMismatch(Rule):
         return None if backends is None else {"sdpa_backends": backends}
 
     def check_call(self, site, qualname, fc):
-        fact = self.facts.get(qualname)
-        if fact is None or site.has_star:
+        out = []
+        aliased = self.aliases.resolve(site, qualname, fc)
+        qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
+        for canonical, _, worlds in aliased:  # vllm_flash_attn, sgl_kernel
+            fact = self.facts.get(canonical)
+            if fact is not None and worlds:
+                out += narrowed(fc, worlds, lambda: self._check_fact(site, qualname, fact, fc))
+        return out
+
+    def _check_fact(self, site, qualname, fact, fc):
+        if site.has_star:
             return []
         if fc.ctx.caught("RuntimeError"):
             return []  # a fallback handles the failure
