@@ -68,6 +68,15 @@ def load_verdicts() -> dict:
     return out
 
 
+def _rel(path: str, dirs: list[str]) -> str:
+    """A verdict's path: relative to the folder above the linted one (``SageAttention/csrc/...``)."""
+    for d in dirs:
+        parent = os.path.dirname(os.path.abspath(d).rstrip("/"))
+        if os.path.isabs(path) and path.startswith(parent + "/"):
+            return path[len(parent) + 1:]
+    return path
+
+
 def table() -> None:
     verdicts = load_verdicts()
     classes: collections.Counter = collections.Counter()
@@ -89,7 +98,7 @@ def table() -> None:
             counted = not (OUT / f"{name}-full.{fleet}.json").exists()
             t = f = u = na = 0
             for d in picked:
-                v = verdicts.get((fleet, d["path"], d["line"], d["code"]))
+                v = verdicts.get((fleet, _rel(d["path"], data.get("dirs", [])), d["line"], d["code"]))
                 if v is None:
                     u += 1
                 elif v["verdict"] == "TRUE":
@@ -128,7 +137,7 @@ def table() -> None:
         ratio = f"{t / (t + f):.0%}" if t + f else "-"
         est, n = weighted[fleet]
         print(f"{fleet}: sampled true {t}, false {f}, untriaged {u}, true ratio {ratio}; "
-              f"weighted by each repo's finding count: {est:.0f} of {n} findings true ({est / n:.0%})")
+              f"weighted by each repo's finding count: {est:.0f} of {n} findings true ({est / n if n else 0:.0%})")
 
 
 def main(argv: list[str]) -> None:

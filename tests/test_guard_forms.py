@@ -984,3 +984,93 @@ def test_a_helper_shared_by_several_parametrized_tests_keeps_each_row():
         """ + tests
     assert failing(code.replace("{flag}", "mxfp8_available"), gpus=["H100", "B200"]) == []
     assert failing(code.replace("{flag}", "fp8_available"), gpus=["H100", "B200"]) == ["H100"]
+
+
+# -- a test script that hands its cases to a runner under a capability flag ---------------------
+# TransformerEngine tests/pytorch/debug/run_distributed.py: the FP8 cases are run by
+# `_run_test_with_combinations(test_x, ...)` from `if fp8_available:` in the __main__ block.
+RUNNER_SCRIPT = """
+import itertools
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common.recipe import DelayedScaling
+from transformer_engine.pytorch import is_fp8_available
+
+fp8_available = is_fp8_available()
+
+
+def _forward_backward(x, model):
+    with te.autocast(enabled=True, recipe=DelayedScaling()):
+        y = model(x)
+    y.sum().backward()
+
+
+def test_disable_fp8_gemms(fprop_fp8, dgrad_fp8, parallel_mode):
+    model = te.Linear(64, 64)
+    _forward_backward(torch.randn(8, 64, device="cuda"), model)
+
+
+def _run_test_with_combinations(test_function, values, extra_args):
+    for comb in itertools.product(values, repeat=2):
+        for arg in extra_args:
+            test_function(*comb, arg)
+
+
+if __name__ == "__main__":
+    {guard}
+        _run_test_with_combinations(test_disable_fp8_gemms, [True, False], extra_args=["column", "row"])
+"""
+
+
+def test_cases_handed_to_a_runner_under_a_capability_flag_are_clean():
+    assert failing(RUNNER_SCRIPT.replace("{guard}", "if fp8_available:")) == []
+
+
+def test_cases_handed_to_a_runner_without_the_flag_are_reported():
+    assert failing(RUNNER_SCRIPT.replace("{guard}", "if True:")) == ["A100"]
+
+
+# -- a skip helper whose condition depends on its argument ----------------------------------------
+# TransformerEngine tests/pytorch/test_fusible_ops.py: maybe_skip_quantization(quantization, ...)
+# calls pytest.skip for the schemes the GPU lacks; the test then runs MXFP8.
+SKIP_HELPER = """
+from typing import Optional
+
+import pytest
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common.recipe import MXFP8BlockScaling
+
+fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+mxfp8_available, reason_for_no_mxfp8 = te.is_mxfp8_available(return_reason=True)
+
+
+def maybe_skip_quantization(quantization: Optional[str], *, device=None) -> None:
+    if quantization is None:
+        return
+    if device is not None and torch.device(device).type != "cuda":
+        pytest.skip("Quantization is only supported on CUDA devices")
+    if quantization in ("fp8", "fp8_delayed_scaling") and not fp8_available:
+        pytest.skip(reason_for_no_fp8)
+    if quantization == "mxfp8" and not mxfp8_available:
+        pytest.skip(reason_for_no_mxfp8)
+
+
+class TestBasicOps:
+    def test_situglu_mxfp8_quantization(self, device: torch.device = "cuda") -> None:
+        quantization = "{scheme}"
+        maybe_skip_quantization(quantization, device=device)
+        layer = te.Linear(256, 256)
+        x = torch.randn(32, 256, device=device)
+        with te.autocast(enabled=True, recipe=MXFP8BlockScaling()):
+            y = layer(x)
+        y.sum().backward()
+"""
+
+
+def test_a_skip_helper_called_with_the_scheme_the_test_runs_is_a_guard():
+    assert failing(SKIP_HELPER.replace("{scheme}", "mxfp8"), gpus=("H100", "B200")) == []
+
+
+def test_a_skip_helper_called_with_another_scheme_guards_nothing_here():
+    assert failing(SKIP_HELPER.replace("{scheme}", "fp8"), gpus=("H100", "B200")) == ["H100"]

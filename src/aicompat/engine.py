@@ -339,6 +339,7 @@ class Walker(cst.CSTVisitor):
         # function they sit in (None: module top level).
         self.findings_by_owner: dict[int | None, list[tuple[Rule, Finding]]] = {}
         self.calls: dict[str, dict[int | None, set[World]]] = {}
+        self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
         self.stmt_paths: dict[int, tuple] = {}  # id(finding node) -> enclosing statements, outermost first
@@ -658,6 +659,7 @@ class Walker(cst.CSTVisitor):
             if self.fc.index.bindings.get(func.value) is self.fc.lookup(func.value):
                 by_owner = self.calls.setdefault(func.value, {})
                 by_owner.setdefault(self._owner, set()).update(self.fc.ctx.worlds)
+                self._handed(node)
         tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         rules = self._call_rules.get(tail) if tail else None
         rules = list(rules or ()) + list(self._call_rules.get("*", ()))
@@ -685,6 +687,21 @@ class Walker(cst.CSTVisitor):
         site = CallSite(node, pos, kw, has_star)
         for r in rules:
             self._checked(r, node, r.check_call, site, qual, self.fc)
+
+    def _handed(self, node: cst.Call) -> None:
+        """``run_all(test_fp8, ...)`` under a guard, ``run_all`` a function of this module:
+        the module-level functions handed to it run where the call does (it can only call
+        them or keep them; a helper that calls what it is given is how test scripts run
+        their cases)."""
+        for a in node.args:
+            v = a.value
+            if a.star or not isinstance(v, cst.Name):
+                continue
+            if isinstance(self.fc.lookup(v.value), cst.FunctionDef) and \
+                    self.fc.index.bindings.get(v.value) is self.fc.lookup(v.value):
+                self.handed[v.value] = self.handed.get(v.value, 0) + 1
+                by_owner = self.calls.setdefault(v.value, {})
+                by_owner.setdefault(self._owner, set()).update(self.fc.ctx.worlds)
 
     def _splat(self, arg: cst.Arg):
         """The constant items of a ``*``/``**`` argument as expressions, or None."""
@@ -883,7 +900,7 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
                 uses = _name_uses(text)
             # Every occurrence of the name (the def included) is followed by "(".
             refs, called = uses.get(name, (0, 0))
-            if refs != called:
+            if refs != called + walker.handed.get(name, 0):
                 continue
             worlds = frozenset().union(*calls.values())
             if done.get(name) == worlds or worlds >= fc.target.worlds():

@@ -24,7 +24,7 @@ from .containers import (CONVERTERS, as_items, convert, dict_merge, element, has
                          seq_as_tuple, set_item, widen)
 from .pathvalues import os_join, os_path_fn, path_attr, path_join, path_method, path_new
 from .strvalues import concat, flatten_parts, format_value, mkstr, str_format
-from .flow import Alternatives, ImportsOK, LoopRuns, Tagged, is_classmethod, loop_steps, step_name as _step_name
+from .flow import Alternatives, ImportsOK, LoopRuns, Returns, Tagged, is_classmethod, loop_steps, step_name as _step_name
 from .index import OPAQUE, Opaque, Qual, Unpack
 from .values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
                      PathValue, Seq, SourceModule, Tensor, Union, join, options)
@@ -771,6 +771,8 @@ class Evaluator:
             return node.value
         if isinstance(node, ImportsOK):
             return self._imports_ok(node)
+        if isinstance(node, Returns):
+            return self._returns(node.call)
         if isinstance(node, LoopRuns):
             v = self.eval(node.iter)
             items = as_items(v)
@@ -1330,6 +1332,29 @@ class Evaluator:
             self.memo[mkey] = (v, self.touched)
         self.touched |= touched
         return v
+
+    def _returns(self, call: cst.Call):
+        """Does this call of one of the file's functions return here (False: every path
+        through it ends the run in this world, ``pytest.skip`` for a feature the GPU lacks)?"""
+        fn = self.eval(call.func)
+        if not isinstance(fn, Function) or not isinstance(fn.node, cst.FunctionDef) or self.model is None:
+            return UNKNOWN
+        node = fn.node
+        key = ("invoke", id(node))
+        if key in self._active or len(self._active) > 24:
+            return UNKNOWN
+        scope = self._m(node).scope(node)
+        b = self._keep(Binding(call, self.loc, self.bindings, fn.owner))
+        self._active.add(key)
+        saved = self.bindings
+        self.bindings = {**saved, id(scope): b}
+        try:
+            if any(self._feasible(conds, scope) for _expr, _stmt, conds in scope.returns):
+                return True
+            return bool(scope.falls_through and self._feasible(scope.final_conds, scope))
+        finally:
+            self.bindings = saved
+            self._active.discard(key)
 
     def call_with(self, fn_node: cst.FunctionDef, given: dict):
         """What the file's function returns when its parameters have the ``given``

@@ -122,9 +122,10 @@ class Scope:
 
 
 class _Builder:
-    def __init__(self, scope: Scope, is_exit: Callable[[cst.Call], bool]) -> None:
+    def __init__(self, scope: Scope, is_exit: Callable[[cst.Call], bool], may_exit=None) -> None:
         self.scope = scope
         self.is_exit = is_exit
+        self.may_exit = may_exit or (lambda call: False)
 
     def d(self, kind, node, stmt, conds, extra=None) -> Def:
         return Def(kind, node, self.scope, stmt, conds, extra)
@@ -172,6 +173,9 @@ class _Builder:
                 self.scope.env_at[id(small)] = env
                 self.scope.conds_at[id(small)] = conds
                 env = self.small(small, stmt, dict(env), conds)
+                if env is not None and isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                        and self.may_exit(small.value):
+                    conds = conds + ((Returns(small.value), True, stmt),)  # what follows runs where it returned
             return env, conds
         if isinstance(stmt, cst.If):
             return self.if_(stmt, env, conds)
@@ -424,10 +428,11 @@ def _del_names(node) -> list[str]:
     return []
 
 
-def build_scope(node, parent: Scope | None, is_exit: Callable[[cst.Call], bool], method: bool = False) -> Scope:
+def build_scope(node, parent: Scope | None, is_exit: Callable[[cst.Call], bool], method: bool = False,
+                may_exit=None) -> Scope:
     """Reaching definitions for one module, class body or function body."""
     scope = Scope(node, parent)
-    b = _Builder(scope, is_exit)
+    b = _Builder(scope, is_exit, may_exit)
     env: Env = {}
     if isinstance(node, cst.FunctionDef):
         ps = node.params
@@ -479,6 +484,14 @@ def loop_steps(loop: cst.For) -> list | None:
             elif not isinstance(small, cst.Pass):
                 return None
     return steps
+
+
+@dataclass(frozen=True, eq=False)
+class Returns:
+    """A flow condition standing for "this call of a helper that may end the run
+    (``pytest.skip`` inside it) returned": the code after it runs only there."""
+
+    call: Any
 
 
 @dataclass(frozen=True, eq=False)

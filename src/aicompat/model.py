@@ -29,6 +29,23 @@ class FileModel:
         self._calls: list | None = None  # (Call, enclosing def or module, statement)
         self._by_name: dict[str, list] | None = None  # callee name or attribute -> entries of _calls
         self._class_attrs: dict[int, dict[str, list[Def]]] = {}
+        self._exits: dict[int, bool] = {}  # id(FunctionDef) -> does its body hold an exit call?
+        self._funcs: dict[str, Any] | None = None  # names bound once, by a module-level def
+
+    def may_exit(self, call: cst.Call) -> bool:
+        """Is ``call`` a call of a module-level function of this file whose body may end the
+        run (``pytest.skip`` under a condition: ``maybe_skip_quantization("mxfp8")``)?"""
+        if not isinstance(call.func, cst.Name):
+            return False
+        if self._funcs is None:
+            self._funcs = _module_functions(self.module)
+        fn = self._funcs.get(call.func.value)
+        if fn is None:
+            return False
+        hit = self._exits.get(id(fn))
+        if hit is None:
+            hit = self._exits[id(fn)] = _holds_exit(fn.body, self.is_exit)
+        return hit
 
     # -- structure -----------------------------------------------------------
     def parent_of(self, node) -> Any:
@@ -57,7 +74,7 @@ class FileModel:
         s = self._scopes.get(id(node))
         if s is None:
             if isinstance(node, cst.Module):
-                s = build_scope(node, None, self.is_exit)
+                s = build_scope(node, None, self.is_exit, may_exit=self.may_exit)
             else:
                 owner = self.parent_of(node)
                 parent = self.scope(owner)
@@ -66,7 +83,8 @@ class FileModel:
                 while isinstance(parent.node, cst.ClassDef):
                     parent = parent.parent
                 s = build_scope(node, parent, self.is_exit,
-                                method=isinstance(owner, cst.ClassDef) and isinstance(node, cst.FunctionDef))
+                                method=isinstance(owner, cst.ClassDef) and isinstance(node, cst.FunctionDef),
+                                may_exit=self.may_exit)
                 s.owner_class = owner if isinstance(owner, cst.ClassDef) else None
             self._scopes[id(node)] = s
         return s
@@ -169,3 +187,33 @@ def _collect_calls(node, owner, stmt, out: list) -> None:
         kids = list(children(n))
         kids.reverse()
         stack.extend([(child, own, st) for child in kids])
+
+
+def _module_functions(module: cst.Module) -> dict[str, Any]:
+    """Module-level ``def`` names bound by nothing else at the top level."""
+    defs: dict[str, Any] = {}
+    other: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            if stmt.name.value in defs:
+                other.add(stmt.name.value)
+            defs[stmt.name.value] = stmt
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+                other.update(t.value for t in targets if isinstance(t, cst.Name))
+    return {k: v for k, v in defs.items() if k not in other}
+
+
+def _holds_exit(node, is_exit) -> bool:
+    """A call ``is_exit`` accepts inside ``node``, nested definitions and lambdas aside."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and is_exit(n):
+            return True
+        for c in children(n):
+            if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                stack.append(c)
+    return False
