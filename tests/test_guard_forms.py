@@ -1074,3 +1074,41 @@ def test_a_skip_helper_called_with_the_scheme_the_test_runs_is_a_guard():
 
 def test_a_skip_helper_called_with_another_scheme_guards_nothing_here():
     assert failing(SKIP_HELPER.replace("{scheme}", "fp8"), gpus=("H100", "B200")) == ["H100"]
+
+
+# -- a backend class its project's registry creates only on another platform ---------------------
+# sglang 0.5.10.post1: XPUAttentionBackend (sglang/srt/layers/attention/xpu_backend.py) is created
+# by the "intel_xpu" registry entry, which server_args picks only when device == "xpu".
+XPU_BACKEND = '''
+import torch
+from sgl_kernel.flash_attn import flash_attn_with_kvcache
+
+
+class {cls}:
+    def __init__(self, num_heads: int, head_dim: int):
+        self.num_heads, self.head_dim = num_heads, head_dim
+        self.scale = head_dim ** -0.5
+
+    def forward_decode(self, q, k_cache, v_cache, page_table, cache_seqlens):
+        return flash_attn_with_kvcache(q, k_cache, v_cache, page_table=page_table,
+                                       cache_seqlens=cache_seqlens, softmax_scale=self.scale, causal=True)
+'''
+
+
+def _lint_at(tmp_path, rel, code, gpus):
+    from aicompat import Target, lint_source
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(code)
+    diags = lint_source(code, Target(gpus=list(gpus)), path=str(path))
+    return [(d.code, d.line) for d in diags]
+
+
+def test_sglangs_intel_xpu_backend_never_runs_on_an_nvidia_fleet(tmp_path):
+    code = XPU_BACKEND.replace("{cls}", "XPUAttentionBackend")
+    assert _lint_at(tmp_path, "sglang/srt/layers/attention/xpu_backend.py", code, ("A100", "H100")) == []
+
+
+def test_the_same_decode_in_another_backend_class_is_reported(tmp_path):
+    code = XPU_BACKEND.replace("{cls}", "FlashAttentionBackend")
+    assert _lint_at(tmp_path, "sglang/srt/layers/attention/xpu_backend.py", code, ("A100", "H100")) == [("AIC106", 12)]

@@ -154,9 +154,21 @@ def _other_platform_method(node: cst.FunctionDef, fc) -> bool:
     return False
 
 
+def _other_platform_class(node: cst.ClassDef, fc) -> bool:
+    """A class its project's registry creates only on another platform (dispatch.toml
+    ``platform_class``: sglang's Intel XPU attention backend)."""
+    path = (getattr(fc, "path", "") or "").replace("\\", "/")
+    for e in fc.matrix.section("dispatch.toml", "platform_class").values():
+        if node.name.value in e["classes"] and path.endswith("/" + e["path_suffix"]):
+            return True
+    return False
+
+
 def class_worlds(node: cst.ClassDef, fc) -> frozenset | None:
     """The worlds a class body runs in (None: unchanged); records the worlds of
     its methods when a support check rules worlds out."""
+    if _other_platform_class(node, fc):
+        return frozenset()
     exprs = [d.decorator for d in node.decorators] + list(_class_pytestmark(node)) + _module_marks(node, fc)
     worlds = narrow_by_marks(exprs, fc, fc.ctx.worlds) if exprs else None
     _record_selected_methods(node, fc, fc.ctx.worlds if worlds is None else worlds)
