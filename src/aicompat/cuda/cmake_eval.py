@@ -668,6 +668,30 @@ class Interpreter:
         scope["CMAKE_CUDA_FLAGS"] = tuple(dict.fromkeys(f"{b} {a}" for b in base for a in add))
 
 
+    def cmd_target_compile_definitions(self, c, scope, path, certain) -> None:
+        alts = self.args(c, scope)
+        w = alts[0]
+        if not w:
+            return
+        t = self.model.targets.setdefault(w[0], Target(w[0], path=path, line=c.line))
+        vals = tuple(tuple(x for x in words[1:] if x not in ("PRIVATE", "PUBLIC", "INTERFACE")) for words in alts)
+        t.options.append(self.recorded(_definitions(vals), path, c.line))
+
+    def cmd_add_compile_definitions(self, c, scope, path, certain) -> None:
+        alts = self.args(c, scope)
+        add = [" ".join(_definitions((tuple(w),))[0]) for w in alts]
+        base = scope.get("CMAKE_CUDA_FLAGS", ("",))
+        scope["CMAKE_CUDA_FLAGS"] = tuple(dict.fromkeys(f"{b} {a}" for b in base for a in add))
+
+    # add_definitions(-DFOO) takes compile flags, as add_compile_options does.
+    cmd_add_definitions = cmd_add_compile_options
+
+
+def _definitions(vals: tuple) -> tuple[tuple[str, ...], ...]:
+    """COMPILE_DEFINITIONS items (``FOO``, ``BAR=1``, CUDA generator expressions) as -D flags."""
+    return tuple(tuple(f if f == UNK or f.startswith("-D") else f"-D{f}" for f in flags) for flags in _flags(vals))
+
+
 def _flags(vals: tuple) -> tuple[tuple[str, ...], ...]:
     """Compile options as nvcc flags: generator expressions for CUDA unwrapped, for
     other languages dropped; COMPILE_FLAGS strings split on spaces."""

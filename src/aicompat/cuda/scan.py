@@ -278,6 +278,8 @@ class CudaSource:
         if not funcs:
             return True  # not inside a function we can see: do not claim it vanishes
         open_line, close_line, _ = min(funcs, key=lambda b: b[1] - b[0])
+        if pp.live.get(open_line, True) is False:
+            return True  # the #if holds the whole function: it is not compiled at all, not emptied
         for ln, text in logical_lines(self.clean):
             if open_line < ln < close_line and ";" in text and pp.live.get(ln, True) is not False \
                     and not text.lstrip().startswith("#"):
@@ -287,6 +289,15 @@ class CudaSource:
     # Where the source lives and how it is built (include dirs, -D flags, -rdc): set by
     # the caller; None for a string compiled from Python (a translation unit of its own).
     context: Context | None = None
+
+    def with_context(self, context: Context) -> "CudaSource":
+        """The same source (its occurrences are shared) built in another context, with
+        verdicts of its own: the -D flags of one build."""
+        other = object.__new__(CudaSource)
+        other.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_pp", "_not_emitted", "_builds")})
+        other._pp = {}
+        other.context = context
+        return other
 
     def preprocessed(self, target: str) -> Preprocessed:
         if target not in self._pp:

@@ -150,11 +150,6 @@ class InlineCudaArch(Rule):
             self._verifier = Verifier(opts, self.notes)
         return self._verifier
 
-    def cu_targets(self, arch: str, path: str, cuda: str | None) -> list[str]:
-        """The compile targets whose code a GPU of ``arch`` may run for the CUDA file ``path``:
-        today every candidate the toolkit knows (the file's build is not read yet)."""
-        return candidates(arch, self.matrix, cuda)
-
     def known_names(self) -> set[str]:
         return set(MECHANISMS)
 
@@ -495,10 +490,10 @@ class InlineCudaArch(Rule):
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
         live kernels do not reach is not emitted (cuda/tu.py). The header's own verdict when the
         unit cannot be built."""
-        v = src.verdict(target)
+        v = _built(src, origin).verdict(target)
         if v.status == "ok" or not origin.via or not path.endswith(_HEADERS):
             return v
-        unit = self._unit(origin.via, cuda)
+        unit = self._unit(origin.via, cuda, origin)
         if unit is None:
             return v
         tu_src, lines = unit
@@ -514,16 +509,17 @@ class InlineCudaArch(Rule):
         out.status = "fail" if out.failing else "empty" if out.dropped else "ok"
         return out
 
-    def _unit(self, via: str, cuda: str | None):
+    def _unit(self, via: str, cuda: str | None, origin):
         """(CudaSource of the unit, {header path: {unit line: header line}}) for the source
-        ``via``, built once per run; None past tu.py's bounds."""
+        ``via`` with the -D flags of ``origin``'s build, built once per run; None past tu.py's bounds."""
         cache = self.__dict__.setdefault("_units", {})
-        if via not in cache:
-            cache[via] = None
+        key = (via, origin.defines, origin.defines_known)
+        if key not in cache:
+            cache[key] = None
             ctx = default_context(via, toolkit=_toolkit(cuda))
             # The includer is what gets compiled: a build's .cu, or a JIT front-end's source
             # (DeepGEMM compiles a unit around impls/sm90_*.cuh).
-            ctx = dataclasses.replace(ctx, translation_unit=True)
+            ctx = dataclasses.replace(ctx, translation_unit=True, **_build_defines(origin))
             unit = tu.inline(Path(via), ctx.root or Path(via).parent, ctx.include_dirs) if ctx.path else None
             if unit is not None:
                 tu_src = CudaSource(unit.text, self.features)
@@ -531,8 +527,8 @@ class InlineCudaArch(Rule):
                 by_file: dict[str, dict[int, int]] = {}
                 for i, (f, ln) in enumerate(unit.where, 1):
                     by_file.setdefault(os.path.normpath(os.path.abspath(f)), {})[i] = ln
-                cache[via] = (tu_src, by_file)
-        return cache[via]
+                cache[key] = (tu_src, by_file)
+        return cache[key]
 
     def _exact_file(self, src, text: str, target, nvcc: dict, ver) -> list:
         """Findings from nvcc's verdicts per GPU (exact mode): they replace the static ones."""
@@ -563,6 +559,23 @@ class InlineCudaArch(Rule):
 
 
 _HEADERS = (".cuh", ".h", ".hpp", ".hh", ".inl", ".cuinl")
+
+
+def _build_defines(origin) -> dict:
+    """The preprocessor Context fields for the -D flags of ``origin``'s build."""
+    d = dict(origin.defines)
+    return {"defines": d} if origin.defines_known else {"some_defines": d or None}
+
+
+def _built(src: CudaSource, origin) -> CudaSource:
+    """``src`` as the build of ``origin`` compiles it (its -D flags), one copy per build."""
+    if not origin.defines and not origin.defines_known or src.context is None:
+        return src
+    cache = src.__dict__.setdefault("_builds", {})
+    key = (origin.defines, origin.defines_known)
+    if key not in cache:
+        cache[key] = src.with_context(dataclasses.replace(src.context, **_build_defines(origin)))
+    return cache[key]
 
 
 def _shown(target: str, build: Build | None) -> str:
