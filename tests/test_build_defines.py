@@ -230,3 +230,74 @@ def test_cmake_define_in_cmake_cuda_flags(tmp_path):
     flags = 'set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} --expt-relaxed-constexpr -DDISABLE_SM90_KERNELS")'
     assert cmake_run(tmp_path, vllm(directory=flags)) == []
     assert cmake_run(tmp_path, vllm(directory=flags.replace("-DDISABLE", "-UDISABLE"))) == BOTH_FAIL
+
+
+# -- JIT front-ends: SGLang's load_jit passes -DSGL_CUDA_ARCH of the running GPU -------------------
+
+SGL_UTILS_PY = """\
+    import os
+    from contextlib import contextmanager
+
+
+    @contextmanager
+    def _jit_compile_context():
+        env_key = "TVM_FFI_CUDA_ARCH_LIST"
+        os.environ[env_key] = get_jit_cuda_arch().target_name
+        yield
+"""
+
+SGL_UTILS_CUH = """\
+    #pragma once
+    #include <cuda_runtime.h>
+
+    #define SGL_DEVICE __forceinline__ __device__
+
+    #if !defined(USE_ROCM)
+    #if !defined(SGL_CUDA_ARCH)
+    #error "SGL_CUDA_ARCH is not defined. JIT compilation must inject -DSGL_CUDA_ARCH via load_jit()."
+    #endif
+    #define SGL_ARCH_HOPPER_OR_GREATER (SGL_CUDA_ARCH >= 900)
+    #else  // USE_ROCM
+    #define SGL_ARCH_HOPPER_OR_GREATER 0
+    #endif
+
+    template <bool kUsePDL>
+    SGL_DEVICE void PDLWaitPrimary() {
+    #if SGL_ARCH_HOPPER_OR_GREATER
+      if constexpr (kUsePDL) {
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+      }
+    #endif
+    }
+"""
+
+SGL_KERNEL = """\
+    #include <sgl_kernel/utils.cuh>
+
+    template <bool kUsePDL>
+    __global__ void fused_add_rmsnorm_kernel(float* out) {
+      PDLWaitPrimary<kUsePDL>();
+      out[threadIdx.x] = 0.f;
+    }
+
+    template __global__ void fused_add_rmsnorm_kernel<true>(float*);
+"""
+
+
+def sgl_tree(tmp_path, guard: str = "#if SGL_ARCH_HOPPER_OR_GREATER"):
+    write(tmp_path, {"setup.py": "from setuptools import setup\nsetup(name='sglang')\n",
+                     "sglang/jit_kernel/utils.py": SGL_UTILS_PY,
+                     "sglang/jit_kernel/include/sgl_kernel/utils.cuh": SGL_UTILS_CUH.replace(
+                         "#if SGL_ARCH_HOPPER_OR_GREATER", guard),
+                     "sglang/jit_kernel/csrc/elementwise/fused_add_rmsnorm.cuh": SGL_KERNEL})
+    return short(run(tmp_path, ["A100", "H100"]))
+
+
+def test_sglang_jit_arch_define_guards_hopper_instructions(tmp_path):
+    # SGL_CUDA_ARCH comes from load_jit (cuda_jit.toml defines); USE_ROCM is never set for NVIDIA
+    # builds (cuda_macros.toml [never]); an emptied device helper is no empty kernel.
+    assert sgl_tree(tmp_path) == []
+
+
+def test_sglang_jit_unguarded_hopper_instruction_fails_on_ampere(tmp_path):
+    assert sgl_tree(tmp_path, "#if 1") == [("sglang/jit_kernel/include/sgl_kernel/utils.cuh", 19, "AIC301", ["A100"])]

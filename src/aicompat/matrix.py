@@ -91,7 +91,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "cuda_jit.toml": {
         "jit": {"marker": (str, True), "marker_text": (str, True), "sources": (_LIST, True), "per_arch": (_LIST, False),
-                "running": (str, False)},
+                "running": (str, False), "defines": (dict, False)},
     },
     "build.toml": {
         "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},

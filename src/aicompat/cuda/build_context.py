@@ -332,7 +332,8 @@ def _jit_origin(path: Path, base: Path, name: str, e: dict, matrix, cuda, fleet:
                 target = pa["older"]
             archs = frozenset(a for a in fleet if int(a[3:]) // 10 == pa["major"])
             return Origin("target", f"{label} compiles {pa['prefix']}* files for {target}, only on "
-                                    f"compute capability {pa['major']}.x GPUs", target=target, archs=archs)
+                                    f"compute capability {pa['major']}.x GPUs", target=target, archs=archs,
+                          defines=_jit_defines(e))
     return None
 
 
@@ -342,7 +343,8 @@ def _jit_running(name: str, e: dict, matrix, cuda, fleet: list[str]) -> list[Ori
     major, else sm_XYa; a GPU with neither gets no code)."""
     label = f"{name}'s JIT ({e['marker']})"
     if e.get("running") == "plain":
-        return [Origin("plain", f"{label} compiles it for the running GPU's own target (sm_XY, no 'a' features)")]
+        return [Origin("plain", f"{label} compiles it for the running GPU's own target (sm_XY, no 'a' features)",
+                       defines=_jit_defines(e))]
     if e.get("running") != "arch":
         return []
     out = []
@@ -353,8 +355,14 @@ def _jit_running(name: str, e: dict, matrix, cuda, fleet: list[str]) -> list[Ori
         t = t or (f"{arch}a" if f"{arch}a" in matrix.targets else None)
         if t is not None:
             out.append(Origin("target", f"{label} compiles it for the running GPU's arch-specific target, {t} on "
-                                        f"{arch}", target=t, archs=frozenset([arch])))
+                                        f"{arch}", target=t, archs=frozenset([arch]), defines=_jit_defines(e)))
     return out
+
+
+def _jit_defines(e: dict) -> tuple:
+    """The -D flags the front-end passes to every compile (cuda_jit.toml ``defines``; a value
+    may name a macro nvcc defines per target, ``__CUDA_ARCH__``). Others a call adds are not read."""
+    return tuple(sorted((k, str(v)) for k, v in e.get("defines", {}).items()))
 
 
 def _ver(v: str) -> tuple:
