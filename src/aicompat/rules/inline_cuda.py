@@ -12,7 +12,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..cuda import exact, tu
+from ..cuda import cxx, exact, host_gate, tu
 from ..cuda.build_context import context_for, groups
 from ..cuda.preprocessor import default_context
 from ..cuda.scan import CudaSource, Verdict, load_features
@@ -453,6 +453,10 @@ class InlineCudaArch(Rule):
                     if arch not in drops:
                         drops[arch] = next(v for v in verdicts if v.status == "empty")
                         built[arch] = (targets, every, origin)
+        if drops and path.endswith(".cu"):
+            # Run-time effects only where main() launches the kernels; the build still compiles them all.
+            away = self._turned_away(src, next(iter(drops.values())).target, list(drops))
+            drops = {a: v for a, v in drops.items() if a not in away}
         unverified = exact.first_unverified(seen.values())
         suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         for occ, archs in _per_occurrence(fails, "failing"):
@@ -485,6 +489,12 @@ class InlineCudaArch(Rule):
             out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_drop), "warning"))
         out.extend(self._exact_file(src, text, target, nvcc, ver))
         return out
+
+    def _turned_away(self, src: CudaSource, target: str, archs: list[str]) -> set[str]:
+        """The fleet GPUs the program's main() returns on before launching a kernel (cuda/host_gate.py)."""
+        conds = host_gate.gates(cxx.mask(src.clean, src.preprocessed(target)))
+        return {a for a in archs if conds and a in self.matrix.archs
+                and host_gate.turned_away(conds, tuple(self.matrix.archs[a].capability[:2]))}
 
     def _verdict_via(self, src: CudaSource, target: str, origin, path: str, cuda: str | None) -> Verdict:
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
