@@ -301,3 +301,21 @@ def test_sglang_jit_arch_define_guards_hopper_instructions(tmp_path):
 
 def test_sglang_jit_unguarded_hopper_instruction_fails_on_ampere(tmp_path):
     assert sgl_tree(tmp_path, "#if 1") == [("sglang/jit_kernel/include/sgl_kernel/utils.cuh", 19, "AIC301", ["A100"])]
+
+
+def test_header_macro_defined_by_its_includer_before_the_include(tmp_path):
+    # The build's -D flags are all known, but ENABLE_SM90 comes from the includer's own #define:
+    # the header alone must not call it undefined.
+    header = SM90_ATTN.split("__global__ void quant")[0].replace(
+        "__global__ void qk_int8_sv_f8_accum_f32_attn_sm90(float* out)",
+        "__device__ __forceinline__ void warpgroup_arrive(float* out)")
+    unit = """\
+        #define ENABLE_SM90
+        #include "wgmma.cuh"
+
+        __global__ void attn(float* out) {
+          warpgroup_arrive(out);
+        }
+    """
+    write(tmp_path, {"setup.py": sage(), "csrc/qattn/wgmma.cuh": header, "csrc/qattn/attn_cuda.cu": unit})
+    assert short(run(tmp_path, ["A100", "H100"])) == [("csrc/qattn/wgmma.cuh", 6, "AIC301", ["A100"])]

@@ -500,7 +500,10 @@ class InlineCudaArch(Rule):
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
         live kernels do not reach is not emitted (cuda/tu.py). The header's own verdict when the
         unit cannot be built."""
-        v = _built(src, origin).verdict(target)
+        # A header alone does not see the macros its includer defines before the #include:
+        # there the build's -D flags only add, the unit below knows them all.
+        alone = dataclasses.replace(origin, defines_known=False) if origin.via else origin
+        v = _built(src, alone).verdict(target)
         if v.status == "ok" or not origin.via or not path.endswith(_HEADERS):
             return v
         unit = self._unit(origin.via, cuda, origin)
