@@ -447,6 +447,18 @@ def test_shell_value_changed_in_an_if_is_not_known_after_it(tmp_path):
     assert aic302(tmp_path, "Dockerfile", text, ["H100", "B200"]) == []
 
 
+def test_shell_position_after_a_command_substitution_spanning_lines(tmp_path):
+    # vLLM's docker/Dockerfile.efa: a $(...) continued over lines, then a multi-line quoted
+    # $(python3 -c "...") before the export; the finding was 2 lines above the export.
+    text = ("FROM vllm/vllm-openai:latest\nARG DEEPEP_CUDA_ARCH_LIST=\"9.0a;10.0a;10.3a\"\n"
+            "RUN CUDA_PKG_VERSION=$(nvcc --version \\\n        | grep release) ; \\\n"
+            "    NCCL_ROOT=\"$(python3 -c \"import os; \\\nprint(os.getcwd())\")/nccl\"; \\\n"
+            "    export TORCH_CUDA_ARCH_LIST=\"${DEEPEP_CUDA_ARCH_LIST}\"; \\\n    pip install deep_ep\n")
+    found = aic302(tmp_path, "Dockerfile", text, ["A100", "H100"])
+    assert [(p, line) for p, line, _m in found] == [("Dockerfile", 7)]
+    assert text.split("\n")[6].lstrip().startswith("export TORCH_CUDA_ARCH_LIST=")
+
+
 def test_shell_value_set_on_every_path_is_known(tmp_path):
     text = ("FROM nvidia/cuda:12.9.1-devel-ubuntu22.04\nRUN DEEPEP_ARCH_LIST='9.0a' && \\\n"
             "    export TORCH_CUDA_ARCH_LIST=\"$DEEPEP_ARCH_LIST\" && \\\n    pip install deep_ep\n")
