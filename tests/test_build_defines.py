@@ -77,6 +77,11 @@ def short(found):
     return [(p, line, code, targets) for p, line, code, targets, _m in found]
 
 
+# The guarded wgmma as a device helper in a header (SageAttention's csrc/wgmma.cuh shape).
+WGMMA_HELPER = SM90_ATTN.split("__global__ void quant")[0].replace(
+    "__global__ void qk_int8_sv_f8_accum_f32_attn_sm90(float* out)",
+    "__device__ __forceinline__ void warpgroup_arrive(float* out)")
+
 FAILS_ON_A100 = [("csrc/qattn/attn_cuda.cu", 6, "AIC301", ["A100"])]
 
 
@@ -131,9 +136,7 @@ def test_fstring_define_is_a_define_of_unknown_value(tmp_path):
 
 
 def test_header_behind_the_define_is_judged_in_its_unit(tmp_path):
-    header = SM90_ATTN.split("__global__ void quant")[0].replace(
-        "__global__ void qk_int8_sv_f8_accum_f32_attn_sm90(float* out)",
-        "__device__ __forceinline__ void warpgroup_arrive(float* out)")
+    header = WGMMA_HELPER
     unit = """\
         #include "wgmma.cuh"
 
@@ -306,9 +309,7 @@ def test_sglang_jit_unguarded_hopper_instruction_fails_on_ampere(tmp_path):
 def test_header_macro_defined_by_its_includer_before_the_include(tmp_path):
     # The build's -D flags are all known, but ENABLE_SM90 comes from the includer's own #define:
     # the header alone must not call it undefined.
-    header = SM90_ATTN.split("__global__ void quant")[0].replace(
-        "__global__ void qk_int8_sv_f8_accum_f32_attn_sm90(float* out)",
-        "__device__ __forceinline__ void warpgroup_arrive(float* out)")
+    header = WGMMA_HELPER
     unit = """\
         #define ENABLE_SM90
         #include "wgmma.cuh"

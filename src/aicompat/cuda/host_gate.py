@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from .cxx import _match_close as _close
 from .ppexpr import UNKNOWN, Env, evaluate
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
@@ -26,18 +27,6 @@ _IF = re.compile(r"\bif\s*\(")
 _FIELD = re.compile(r"\b[A-Za-z_]\w*\s*(?:\.|->)\s*(major|minor)\b")
 _DEFINED_FN = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\([^;{}]*\)\s*(?:const\s*)?\{")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\(")
-
-
-def _close(s: str, i: int, open_ch: str, close_ch: str) -> int:
-    depth = 0
-    for k in range(i, len(s)):
-        if s[k] == open_ch:
-            depth += 1
-        elif s[k] == close_ch:
-            depth -= 1
-            if depth == 0:
-                return k
-    return -1
 
 
 def gates(masked: str) -> list[str]:
