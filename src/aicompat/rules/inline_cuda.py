@@ -16,6 +16,7 @@ from ..cuda import cxx, exact, host_gate, tu
 from ..cuda.build_context import context_for, groups
 from ..cuda.preprocessor import default_context
 from ..cuda.scan import CudaSource, Verdict, load_features
+from ..cuda.setup_py import UNKNOWN_VALUE
 from ..cuda.strings import Resolved, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
 from ..cuda.verify import Verifier, device_flags
@@ -429,7 +430,7 @@ class InlineCudaArch(Rule):
             if cands:
                 static_ok = {t for c in cands.values() for t in c if src.verdict(t).status == "ok"}
                 folder = Path(path).resolve().parent
-                nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, (), folder,
+                nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, _define_flags(ctx), folder,
                                            exact.tree_of(folder))
         fails: dict[str, Verdict] = {}
         drops: dict[str, Verdict] = {}
@@ -572,6 +573,14 @@ class InlineCudaArch(Rule):
 
 
 _HEADERS = (".cuh", ".h", ".hpp", ".hh", ".inl", ".cuinl")
+
+
+def _define_flags(ctx) -> tuple[str, ...]:
+    """-D flags for exact mode: those every origin of the file's build passes alike (one nvcc
+    command serves them all); values not known here are left out."""
+    sets = [set(o.defines) for o in ctx.origins]
+    common = set.intersection(*sets) if sets else set()
+    return device_flags([f"-D{k}={v}" for k, v in sorted(common) if v != UNKNOWN_VALUE])
 
 
 def _build_defines(origin) -> dict:
