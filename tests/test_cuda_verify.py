@@ -349,3 +349,41 @@ def test_compile_results_of_another_user_or_a_commit_are_never_used(tmp_path, mo
     before = verify.COMPILES
     _lint(tmp_path, "ext.py", code, ["H100"])
     assert verify.COMPILES > before
+
+
+# SageAttention-style: the Hopper kernel is compiled only where the build passes -DENABLE_SM90.
+GUARDED_SM90_CU = '''\
+#include <cuda_runtime.h>
+
+#ifdef ENABLE_SM90
+__global__ void qk_int8_sv_f8_attn_sm90(float* out) {
+  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+  out[threadIdx.x] = 0.f;
+}
+#endif
+
+__global__ void quant_per_block(float* out) { out[threadIdx.x] = 1.f; }
+'''
+
+DEFINE_SETUP = '''\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(name="sageattention", ext_modules=[CUDAExtension(
+    name="sageattention._qattn", sources=["csrc/attn.cu"],
+    extra_compile_args={"cxx": ["-O3"], "nvcc": ["-O3", "-gencode", "arch=compute_80,code=sm_80", FLAGS]})],
+    cmdclass={"build_ext": BuildExtension})
+'''
+
+
+def test_exact_mode_compiles_with_the_build_define_flags(tmp_path):
+    (tmp_path / "csrc").mkdir()
+    cu = tmp_path / "csrc" / "attn.cu"
+    cu.write_text(GUARDED_SM90_CU)
+    for flag, want in (('"-DENABLE_SM90"', ["A100"]), ('"-DENABLE_BF16"', [])):
+        (tmp_path / "setup.py").write_text(DEFINE_SETUP.replace("FLAGS", flag))
+        res = _linter(["A100"], tmp_path).lint_bytes(GUARDED_SM90_CU.encode(), str(cu))
+        got = [(d.line, d.targets) for d in res.diagnostics]
+        assert got == ([(5, want)] if want else []), (flag, [d.message for d in res.diagnostics])
+        if want:
+            assert res.diagnostics[0].message.startswith(f"nvcc {NVCC.release} rejects line 5")

@@ -11,7 +11,16 @@ theirs. What each answer means for a fleet GPU is ``groups()``:
 - a known build: the one target whose code the GPU runs (code_for), or nothing
   when the build has no code for it; alternatives that disagree are unknown;
 - the user's arch list (TORCH_CUDA_ARCH_LIST, CMake's default): every target
-  that can run on the GPU, failing only where all of them fail;
+  that can run on the GPU, failing only where all of them fail. Unlike a known
+  build, one target that fails does not fail the build for the whole fleet:
+  torch builds for TORCH_CUDA_ARCH_LIST, or without it for the archs of the build
+  machine's visible GPUs (torch 2.13.0 cpp_extension.py _get_cuda_arch_flags
+  L2693-2714), so one wheel for the fleet (the whole build fails) and one build
+  per machine (only that machine's archs) are both possible; which one is not
+  known, so only what fails for every choice is reported. CMake's default is the
+  same kind of choice: CUDAARCHS from the environment, else nvcc's own default
+  arch (CMake 3.25 Help/variable/CMAKE_CUDA_ARCHITECTURES.rst; sm_75 for nvcc
+  13.0, ``nvcc --dryrun``);
 - a JIT front-end: the running GPU's target, on the GPUs it compiles for.
 
 A file no build is found for is still judged, on the stated assumption that it
@@ -25,6 +34,7 @@ judged on those only, and the message says so.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -32,7 +42,7 @@ from pathlib import Path
 
 from . import includes
 from .cmake_eval import UNK, evaluate
-from .setup_py import Extension, extensions
+from .setup_py import UNKNOWN_VALUE, Extension, extensions, nvcc_defines
 from .targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
 
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py")
@@ -52,6 +62,8 @@ class Origin:
     target: str = ""  # kind "target"
     archs: frozenset | None = None  # GPUs it is compiled for at all; None: every one
     via: str = ""  # a header's: the source that includes it (its translation unit)
+    defines: tuple = ()  # (name, value) of the -D flags the build passes
+    defines_known: bool = False  # those are all of them: any other macro is undefined
 
 
 @dataclass
@@ -174,6 +186,28 @@ def _setup_origins(setup: Path, root: Path, fleet_caps, matrix, proj: _Project) 
 
 
 def _extension_origin(ext: Extension, where: str, matrix) -> Origin | None:
+    o = _extension_archs(ext, where, matrix)
+    if o is None or o.kind == "unknown":
+        return o
+    return dataclasses.replace(o, defines=tuple(sorted(_torch_defines(ext, matrix).items())),
+                               defines_known=ext.defines_known)
+
+
+def _torch_defines(ext: Extension, matrix) -> dict[str, str]:
+    """The -D flags of the extension's nvcc compiles: torch's own (build.toml), then the extension's."""
+    known = matrix.section("build.toml", "torch_extension_defines") if matrix is not None else {}
+    out: dict[str, str] = {}
+    if known:
+        rules = max(known.items(), key=lambda kv: _ver(kv[0]))[1]
+        out.update({d: "1" for d in rules["defines"]})
+        out[rules["name_define"]] = ext.name.split(".")[-1]
+        if ext.limited_api:
+            out[rules["limited_api_define"]] = UNKNOWN_VALUE
+    out.update(ext.defines)
+    return out
+
+
+def _extension_archs(ext: Extension, where: str, matrix) -> Origin | None:
     at = f"{where} line {ext.line} ({ext.name})"
     if ext.flags is None:  # flags that cannot be read: what is built is unknown
         return Origin("unknown", f"{at} builds it with flags not known here")
@@ -226,6 +260,10 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
         if not recs and not targets:
             continue
         builds, unknown, fleet = [], False, False
+        # -D flags every alternative passes (additive only: an imported target's INTERFACE
+        # definitions, e.g. torch's or CUTLASS's, are not read, so the rest stay possible).
+        defs = [nvcc_defines(list(a)) for a in alts if not any(UNK in f for f in a)]
+        common = {k: v for k, v in defs[0].items() if all(d.get(k) == v for d in defs)} if defs else {}
         for a in alts:
             for ta in tarch:
                 if any(UNK in f for f in a) or (ta is not None and UNK in ta):
@@ -255,6 +293,8 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
             bs = tuple(uniq.values())
             desc = _describe(bs[0]) if len(bs) == 1 else " or ".join(_describe(b) for b in bs)
             o = Origin("build", f"{where} builds it for {desc}", builds=bs)
+        if o.kind in ("build", "fleet") and common:
+            o = dataclasses.replace(o, defines=tuple(sorted(common.items())))
         proj.sources.setdefault(s, []).append(o)
     for s, (where_path, line) in model.skipped.items():
         if s.suffix in CUDA_EXT and s not in proj.sources:
@@ -292,7 +332,8 @@ def _jit_origin(path: Path, base: Path, name: str, e: dict, matrix, cuda, fleet:
                 target = pa["older"]
             archs = frozenset(a for a in fleet if int(a[3:]) // 10 == pa["major"])
             return Origin("target", f"{label} compiles {pa['prefix']}* files for {target}, only on "
-                                    f"compute capability {pa['major']}.x GPUs", target=target, archs=archs)
+                                    f"compute capability {pa['major']}.x GPUs", target=target, archs=archs,
+                          defines=_jit_defines(e))
     return None
 
 
@@ -302,7 +343,8 @@ def _jit_running(name: str, e: dict, matrix, cuda, fleet: list[str]) -> list[Ori
     major, else sm_XYa; a GPU with neither gets no code)."""
     label = f"{name}'s JIT ({e['marker']})"
     if e.get("running") == "plain":
-        return [Origin("plain", f"{label} compiles it for the running GPU's own target (sm_XY, no 'a' features)")]
+        return [Origin("plain", f"{label} compiles it for the running GPU's own target (sm_XY, no 'a' features)",
+                       defines=_jit_defines(e))]
     if e.get("running") != "arch":
         return []
     out = []
@@ -313,8 +355,14 @@ def _jit_running(name: str, e: dict, matrix, cuda, fleet: list[str]) -> list[Ori
         t = t or (f"{arch}a" if f"{arch}a" in matrix.targets else None)
         if t is not None:
             out.append(Origin("target", f"{label} compiles it for the running GPU's arch-specific target, {t} on "
-                                        f"{arch}", target=t, archs=frozenset([arch])))
+                                        f"{arch}", target=t, archs=frozenset([arch]), defines=_jit_defines(e)))
     return out
+
+
+def _jit_defines(e: dict) -> tuple:
+    """The -D flags the front-end passes to every compile (cuda_jit.toml ``defines``; a value
+    may name a macro nvcc defines per target, ``__CUDA_ARCH__``). Others a call adds are not read."""
+    return tuple(sorted((k, str(v)) for k, v in e.get("defines", {}).items()))
 
 
 def _ver(v: str) -> tuple:
@@ -393,7 +441,7 @@ def _through_includers(ctx: Context, path: Path, root: Path, sources: dict, jit_
                 continue
             seen.add(key)
             ctx.origins.append(Origin(o.kind, f"included by {_rel(s, root)}, which: {o.how}", o.builds, o.target,
-                                      o.archs, str(s)))
+                                      o.archs, str(s), o.defines, o.defines_known))
             if str(s) not in ctx.reads:
                 ctx.reads.append(str(s))
 

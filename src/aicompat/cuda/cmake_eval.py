@@ -17,63 +17,19 @@ both are the fleet under "you build for the GPUs you run on".
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
 from .cmake import Arg, Command, split_list, tokenize, unescape
 from .cmake_cond import UNK, Condition
+from .cmake_files import FileCommands, _read
+from .cmake_records import MAX_ALTS, Alts, Model, Recorded
+from .cmake_targets import _TARGET_COMMANDS, TargetCommands
+from .cmake_vars import VariableCommands, _string_output
 
-MAX_ALTS = 8
 MAX_FILES = 200
-MAX_GLOB = 5000
 MAX_STEPS = 200_000
-
-Alts = tuple  # tuple[str, ...]: the alternative values of a variable (CMake list strings)
-
-
-@dataclass
-class Setting:
-    """An arch setting a CMake file makes, for AIC302."""
-
-    path: Path
-    line: int
-    col: int
-    what: str  # "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES" | "CMAKE_CUDA_FLAGS" | "target_compile_options"
-    values: list[str]  # the list items (arch list) or flags
-    certain: bool  # reached on every path of the default build
-
-
-@dataclass
-class Recorded:
-    """Options a source or target gets: alternatives of flag lists, where they were set."""
-
-    alts: tuple[tuple[str, ...], ...]
-    path: Path
-    line: int
-
-
-@dataclass
-class Target:
-    name: str
-    sources: list[Path] = field(default_factory=list)
-    archs: Alts | None = None  # CUDA_ARCHITECTURES (None: not set)
-    options: list[Recorded] = field(default_factory=list)
-    scope: dict | None = None  # the directory scope (its final CMAKE_CUDA_FLAGS apply)
-    path: Path | None = None
-    line: int = 0
-
-
-@dataclass
-class Model:
-    settings: list[Setting] = field(default_factory=list)
-    targets: dict[str, Target] = field(default_factory=dict)
-    source_options: dict[Path, list[Recorded]] = field(default_factory=dict)
-    reads: list[str] = field(default_factory=list)
-    fleet_used: bool = False
-    skipped: dict[Path, tuple[Path, int]] = field(default_factory=dict)  # sources only in branches not taken
 
 
 class _Stop(Exception):
@@ -81,10 +37,12 @@ class _Stop(Exception):
 
 
 _VAR_REF = re.compile(r"\$(ENV|CACHE)?\{([^${}]*)\}")
-_GENEX_LANG = re.compile(r"\$<\$<COMPILE_LANGUAGE:(\w+)>:(.*)>$", re.S)
 
 
-class Interpreter:
+class Interpreter(VariableCommands, FileCommands, TargetCommands):
+    """The commands of cmake.py over alternative values; the command families live in
+    cmake_vars.py, cmake_files.py and cmake_targets.py."""
+
     def __init__(self, root: Path, fleet_caps: list[str] | None, cuda: str | None, model: Model) -> None:
         self.root = root
         self.fleet_caps = fleet_caps  # ["8.0", "9.0"]: the user's arch list, when known
@@ -364,343 +322,6 @@ class Interpreter:
                 if re.fullmatch(r"[A-Za-z_]\w*", w) and w in scope:
                     scope[w] = (UNK,)
 
-    def cmd_set(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        if not alts or not alts[0]:
-            return
-        var = alts[0][0]
-        if UNK in var:
-            return
-        values = []
-        cache = force = False
-        for words in alts:
-            vals = words[1:]
-            if "PARENT_SCOPE" in vals:
-                return  # a function's result: no effect at this level
-            if "CACHE" in vals:
-                k = vals.index("CACHE")
-                cache, force = True, "FORCE" in vals[k:]
-                vals = vals[:k]
-            values.append(";".join(vals))
-        if cache and var in scope and not force:
-            return
-        if all(v == "" for v in values) and not cache:
-            scope.pop(var, None)
-        else:
-            scope[var] = tuple(dict.fromkeys(values))
-        self.note_setting(c, var, scope, path, certain)
-
-    def note_setting(self, c, var, scope, path, certain) -> None:
-        if var not in ("CMAKE_CUDA_ARCHITECTURES", "CMAKE_CUDA_FLAGS") or var not in scope:
-            return
-        vals = scope[var]
-        if len(vals) != 1 or UNK in vals[0]:
-            return
-        line, col = (c.args[1].line, c.args[1].col) if len(c.args) > 1 else (c.line, c.col)
-        items = split_list(vals[0]) if var == "CMAKE_CUDA_ARCHITECTURES" else vals[0].split()
-        self.model.settings.append(Setting(path, line, col, var, items, certain))
-
-    def cmd_unset(self, c, scope, path, certain) -> None:
-        if c.args:
-            scope.pop(c.args[0].text, None)
-
-    def cmd_list(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        words0 = alts[0]
-        if len(words0) < 2:
-            return
-        op, var = words0[0].upper(), words0[1]
-        cur = scope.get(var, ("",))
-        out_var = None
-        if op in ("APPEND", "PREPEND", "REMOVE_ITEM", "REMOVE_DUPLICATES", "INSERT", "FILTER", "SORT", "REVERSE",
-                  "TRANSFORM", "REMOVE_AT", "POP_BACK", "POP_FRONT"):
-            new = []
-            for base in cur:
-                for words in alts:
-                    new.append(_list_op(op, split_list(base), words[2:]))
-            if op == "POP_BACK" or op == "POP_FRONT":
-                for w in words0[2:]:
-                    scope[w] = (UNK,)
-            scope[var] = tuple(dict.fromkeys(new))
-            self.note_setting(c, var, scope, path, certain)  # the value it now has (the last one counts)
-            return
-        if op in ("FIND", "LENGTH", "GET", "JOIN", "SUBLIST"):
-            out_var = words0[-1]
-            results = []
-            for base in cur:
-                for words in alts:
-                    results.append(_list_query(op, split_list(base), words[2:-1]))
-            scope[out_var] = tuple(dict.fromkeys(results))
-
-    def cmd_string(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        w = alts[0]
-        if not w:
-            return
-        op = w[0].upper()
-        if op in ("APPEND", "PREPEND") and len(w) >= 2:
-            var = w[1]
-            new = []
-            for base in scope.get(var, ("",)):
-                for words in alts:
-                    add = "".join(words[2:])
-                    new.append(base + add if op == "APPEND" else add + base)
-            scope[var] = tuple(dict.fromkeys(new))
-            self.note_setting(c, var, scope, path, certain)
-            return
-        if op == "CONCAT" and len(w) >= 2:
-            scope[w[1]] = tuple(dict.fromkeys("".join(words[2:]) for words in alts))
-            return
-        # Everything else (REPLACE, REGEX ..., TOUPPER, SUBSTRING, ...): the output is
-        # unknown, except that rewriting an empty input gives an empty output.
-        out = _string_output(w)
-        if out is None:
-            return
-        if op in ("STRIP", "TOUPPER", "TOLOWER") and len(w) == 3 and all(UNK not in words[1] for words in alts):
-            f = {"STRIP": str.strip, "TOUPPER": str.upper, "TOLOWER": str.lower}[op]
-            scope[out] = tuple(dict.fromkeys(f(words[1]) for words in alts))
-            return
-        if op in ("REPLACE", "REGEX") and all(not "".join(words[(5 if op == "REGEX" else 4):]) for words in alts):
-            scope[out] = ("",)
-            return
-        scope[out] = (UNK,)
-
-    def cmd_include(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        if len(alts) != 1 or not alts[0]:
-            return
-        name = alts[0][0]
-        if UNK in name:
-            return
-        here = Path(scope.get("CMAKE_CURRENT_SOURCE_DIR", (str(path.parent),))[0])
-        cands = [Path(name)] if os.path.isabs(name) else [here / name, path.parent / name]
-        for p in cands:
-            p = Path(os.path.normpath(p))
-            if p.suffix == ".cmake" or p.name == "CMakeLists.txt":
-                if _inside(p, self.root) and p.is_file():
-                    self.run_file(p, scope, certain)
-                    return
-
-    def cmd_add_subdirectory(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        if len(alts) != 1 or not alts[0] or UNK in alts[0][0]:
-            return
-        here = Path(scope.get("CMAKE_CURRENT_SOURCE_DIR", (str(path.parent),))[0])
-        d = Path(os.path.normpath(here / alts[0][0]))
-        f = d / "CMakeLists.txt"
-        if _inside(f, self.root) and f.is_file():
-            sub = dict(scope)
-            sub["CMAKE_CURRENT_SOURCE_DIR"] = (str(d),)
-            self.run_file(f, sub, certain)
-
-    def cmd_file(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        w = alts[0]
-        if len(w) < 2:
-            return
-        op = w[0].upper()
-        if op not in ("GLOB", "GLOB_RECURSE"):
-            if op in ("READ", "STRINGS", "MD5", "SHA256", "RELATIVE_PATH", "TO_CMAKE_PATH", "REAL_PATH") and len(w) >= 3:
-                scope[w[2] if op != "RELATIVE_PATH" else w[1]] = (UNK,)
-            return
-        var = w[1]
-        if len(alts) != 1:
-            scope[var] = (UNK,)
-            return
-        here = Path(scope.get("CMAKE_CURRENT_SOURCE_DIR", (str(path.parent),))[0])
-        found: list[str] = []
-        rel = None
-        rest = w[2:]
-        k = 0
-        while k < len(rest):
-            p = rest[k]
-            if p == "RELATIVE" and k + 1 < len(rest):
-                rel = rest[k + 1]
-                k += 2
-                continue
-            if p in ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS", "LIST_DIRECTORIES") or p in ("true", "false"):
-                k += 1
-                continue
-            if UNK in p:
-                scope[var] = (UNK,)
-                return
-            base = Path(p) if os.path.isabs(p) else here / p
-            if not _inside(Path(os.path.normpath(base.parent)), self.root):
-                k += 1
-                continue
-            pattern = base.name
-            parent = Path(os.path.normpath(base.parent))
-            try:
-                it = parent.rglob(pattern) if op == "GLOB_RECURSE" else parent.glob(pattern)
-                for n, f in enumerate(sorted(it)):
-                    if n > MAX_GLOB:
-                        scope[var] = (UNK,)
-                        return
-                    found.append(os.path.relpath(f, rel) if rel else str(f))
-            except (OSError, ValueError):
-                scope[var] = (UNK,)
-                return
-            k += 1
-        scope[var] = (";".join(found),)
-
-    def add_target(self, c, scope, path) -> None:
-        alts = self.args(c, scope)
-        w = alts[0]
-        if not w or UNK in w[0]:
-            return
-        t = self.model.targets.setdefault(w[0], Target(w[0], path=path, line=c.line))
-        t.scope = scope
-        words = w[1:]
-        if "SOURCES" in words:  # vLLM-style define_extension_target(NAME ... SOURCES ... ARCHITECTURES ...)
-            words = _keyword_values(words, "SOURCES", _KEYWORDS)
-            archs = _keyword_values(w[1:], "ARCHITECTURES", _KEYWORDS)
-            if archs:
-                t.archs = (";".join(archs),)
-        for s in words:
-            p = self.source_path(s, scope, path)
-            if p is not None:
-                t.sources.append(p)
-        if t.archs is None and "CMAKE_CUDA_ARCHITECTURES" in scope:
-            t.archs = scope["CMAKE_CUDA_ARCHITECTURES"]
-
-    def cmd_target_sources(self, c, scope, path, certain) -> None:
-        w = self.args(c, scope)[0]
-        if not w or w[0] not in self.model.targets:
-            return
-        t = self.model.targets[w[0]]
-        for s in w[1:]:
-            if s not in ("PRIVATE", "PUBLIC", "INTERFACE"):
-                p = self.source_path(s, scope, path)
-                if p is not None:
-                    t.sources.append(p)
-
-    def source_path(self, s: str, scope: dict, path: Path) -> Path | None:
-        if UNK in s or s.upper() in _KEYWORDS or not s or s.startswith("$<"):
-            return None
-        here = Path(scope.get("CMAKE_CURRENT_SOURCE_DIR", (str(path.parent),))[0])
-        return Path(os.path.normpath(Path(s) if os.path.isabs(s) else here / s))
-
-    def cmd_set_target_properties(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        w = alts[0]
-        if "PROPERTIES" not in w:
-            return
-        k = w.index("PROPERTIES")
-        names, props = w[:k], w[k + 1:]
-        for j in range(0, len(props) - 1, 2):
-            key, val = props[j], props[j + 1]
-            if key == "CUDA_ARCHITECTURES":
-                vals = tuple(dict.fromkeys(words[k + 1:][j + 1] for words in alts if len(words) > k + j + 2 - 1))
-                for n in names:
-                    t = self.model.targets.setdefault(n, Target(n, path=path, line=c.line))
-                    t.archs = vals
-                self._arch_setting(c, val, "CUDA_ARCHITECTURES", path, certain, len(alts) == 1)
-
-    def _arch_setting(self, c, val, what, path, certain, single) -> None:
-        arg = next((a for a in c.args if a.text == "CUDA_ARCHITECTURES"), None)
-        if single and UNK not in val:
-            line, col = (arg.line, arg.col) if arg else (c.line, c.col)
-            self.model.settings.append(Setting(path, line, col, what, split_list(val), certain))
-
-    def cmd_set_property(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        w = alts[0]
-        if not w or "PROPERTY" not in w:
-            return
-        kind = w[0].upper()
-        k = w.index("PROPERTY")
-        names = [x for x in w[1:k] if x != "APPEND" and x != "APPEND_STRING"]
-        if "DIRECTORY" in names:
-            names = names[:names.index("DIRECTORY")]
-        prop = w[k + 1] if k + 1 < len(w) else ""
-        vals = tuple(tuple(words[words.index("PROPERTY") + 2:]) for words in alts if "PROPERTY" in words)
-        if kind == "SOURCE" and prop in ("COMPILE_OPTIONS", "COMPILE_FLAGS"):
-            for n in names:
-                p = self.source_path(n, scope, path)
-                if p is not None:
-                    self.model.source_options.setdefault(p, []).append(self.recorded(_flags(vals), path, c.line))
-        elif kind == "TARGET" and prop == "CUDA_ARCHITECTURES":
-            for n in names:
-                t = self.model.targets.setdefault(n, Target(n, path=path, line=c.line))
-                t.archs = tuple(";".join(v) for v in vals)
-        elif kind == "TARGET" and prop == "COMPILE_OPTIONS":
-            for n in names:
-                t = self.model.targets.setdefault(n, Target(n, path=path, line=c.line))
-                t.options.append(self.recorded(_flags(vals), path, c.line))
-
-    def cmd_set_source_files_properties(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        w = alts[0]
-        if "PROPERTIES" not in w:
-            return
-        k = w.index("PROPERTIES")
-        names = w[:k]
-        for kw in ("DIRECTORY", "TARGET_DIRECTORY"):
-            if kw in names:
-                names = names[:names.index(kw)]
-        props = w[k + 1:]
-        for j in range(0, len(props) - 1, 2):
-            if props[j] in ("COMPILE_OPTIONS", "COMPILE_FLAGS"):
-                vals = tuple((words[k + 1 + j + 1],) for words in alts if len(words) > k + 1 + j + 1)
-                for n in names:
-                    p = self.source_path(n, scope, path)
-                    if p is not None:
-                        self.model.source_options.setdefault(p, []).append(self.recorded(_flags(vals), path, c.line))
-
-    def cmd_target_compile_options(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        w = alts[0]
-        if not w:
-            return
-        t = self.model.targets.setdefault(w[0], Target(w[0], path=path, line=c.line))
-        vals = tuple(tuple(x for x in words[1:] if x not in ("PRIVATE", "PUBLIC", "INTERFACE", "BEFORE"))
-                     for words in alts)
-        rec = self.recorded(_flags(vals), path, c.line)
-        t.options.append(rec)
-        if len(rec.alts) == 1 and any("arch" in f for f in rec.alts[0]):
-            self.model.settings.append(Setting(path, c.line, c.col, "target_compile_options", list(rec.alts[0]),
-                                               certain))
-
-    def cmd_add_compile_options(self, c, scope, path, certain) -> None:
-        alts = self.args(c, scope)
-        add = [" ".join(_flags((tuple(w),))[0]) for w in alts]
-        base = scope.get("CMAKE_CUDA_FLAGS", ("",))
-        scope["CMAKE_CUDA_FLAGS"] = tuple(dict.fromkeys(f"{b} {a}" for b in base for a in add))
-
-
-def _flags(vals: tuple) -> tuple[tuple[str, ...], ...]:
-    """Compile options as nvcc flags: generator expressions for CUDA unwrapped, for
-    other languages dropped; COMPILE_FLAGS strings split on spaces."""
-    out = []
-    for v in vals:
-        flags: list[str] = []
-        for item in v:
-            m = _GENEX_LANG.match(item)
-            if m:
-                if m.group(1) != "CUDA":
-                    continue
-                item = m.group(2)
-            elif item.startswith("$<"):
-                flags.append(UNK)
-                continue
-            flags.extend(item.split())
-        out.append(tuple(flags))
-    return tuple(dict.fromkeys(out))
-
-
-def _read(path: Path) -> str | None:
-    from .includes import read
-
-    return read(path)
-
-
-def _inside(p: Path, root: Path) -> bool:
-    try:
-        p.resolve().relative_to(root.resolve())
-    except (ValueError, OSError, RuntimeError):
-        return False
-    return True
-
 
 def _matching(cmds, i, opener, closer) -> int:
     depth = 0
@@ -729,58 +350,6 @@ def _assigned(body: list[Command]) -> set[str]:
     return {v for v in out if re.fullmatch(r"[A-Za-z_]\w*", v)}
 
 
-def _string_output(w: list[str]) -> str | None:
-    op = w[0].upper() if w else ""
-    if op == "REGEX" and len(w) >= 2:
-        sub = w[1].upper()
-        k = {"MATCH": 3, "MATCHALL": 3, "REPLACE": 4}.get(sub)
-        return w[k] if k is not None and len(w) > k else None
-    k = {"REPLACE": 3, "APPEND": 1, "PREPEND": 1, "CONCAT": 1, "JOIN": 2, "FIND": 3, "SUBSTRING": 4}.get(op)
-    if k is not None:
-        return w[k] if len(w) > k else None
-    if op in ("TOUPPER", "TOLOWER", "LENGTH", "STRIP", "MD5", "SHA1", "SHA256", "GENEX_STRIP", "REPEAT", "MAKE_C_IDENTIFIER"):
-        return w[-1] if len(w) >= 3 else None
-    return None
-
-
-def _list_op(op: str, items: list[str], args: list[str]) -> str:
-    if any(UNK in a for a in args) and op not in ("SORT", "REVERSE", "REMOVE_DUPLICATES"):
-        return UNK if op not in ("APPEND", "PREPEND") else ";".join(items + [UNK] if op == "APPEND" else [UNK] + items)
-    if op == "APPEND":
-        items = items + args
-    elif op == "PREPEND":
-        items = args + items
-    elif op == "REMOVE_ITEM":
-        items = [x for x in items if x not in args]
-    elif op == "REMOVE_DUPLICATES":
-        items = list(dict.fromkeys(items))
-    elif op == "REVERSE":
-        items = items[::-1]
-    elif op == "SORT":
-        items = sorted(items)
-    elif op == "FILTER" and len(args) >= 3 and args[1] == "REGEX":
-        rx = re.compile(args[2])
-        keep = args[0] == "INCLUDE"
-        items = [x for x in items if bool(rx.search(x)) == keep]
-    else:
-        return UNK
-    return ";".join(items)
-
-
-def _list_query(op: str, items: list[str], args: list[str]) -> str:
-    if any(UNK in x for x in items) or any(UNK in a for a in args):
-        return UNK
-    if op == "FIND":
-        return str(items.index(args[0])) if args and args[0] in items else "-1"
-    if op == "LENGTH":
-        return str(len(items))
-    if op == "GET":
-        return ";".join(items[int(k)] for k in args)
-    if op == "JOIN":
-        return (args[0] if args else "").join(items)
-    return UNK
-
-
 def _substitute(cmd: Command, sub: dict[str, str]) -> Command:
     """A macro's body with ``${param}`` replaced by the call's argument text."""
     def rep(text: str) -> str:
@@ -806,29 +375,6 @@ def _merge(scope: dict, results: list[dict]) -> None:
             scope.pop(k, None)
             continue
         scope[k] = tuple(vals) if len(vals) <= MAX_ALTS else (UNK,)
-
-
-_KEYWORDS = {"DESTINATION", "LANGUAGE", "SOURCES", "ARCHITECTURES", "COMPILE_FLAGS", "INCLUDE_DIRECTORIES",
-             "LIBRARIES", "USE_SABI", "WITH_SOABI", "STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE",
-             "EXCLUDE_FROM_ALL", "IMPORTED", "GLOBAL", "ALIAS", "WIN32", "MACOSX_BUNDLE", "NO_EXTRAS", "THIN_LTO",
-             "OPT_SIZE", "NB_STATIC", "NB_SHARED", "STABLE_ABI", "NOMINSIZE", "NB_DOMAIN", "PROTECT_STACK", "LTO",
-             "NOSTRIP", "NB_SUPPRESS_WARNINGS", "DEVICE_LINK"}
-
-
-def _keyword_values(words: list[str], key: str, keywords: set[str]) -> list[str]:
-    if key not in words:
-        return []
-    out = []
-    for w in words[words.index(key) + 1:]:
-        if w in keywords:
-            break
-        out.append(w)
-    return out
-
-
-_TARGET_COMMANDS = {"add_library", "add_executable", "cuda_add_library", "cuda_add_executable", "pybind11_add_module",
-                    "python_add_library", "nanobind_add_module", "define_gpu_extension_target",
-                    "define_extension_target"}
 
 
 def evaluate(path: Path, root: Path, fleet_caps: list[str] | None = None, cuda: str | None = None) -> Model:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .cmake import split_list
 from .cmake_cond import UNK, version
-from .cmake_eval import MAX_ALTS, _keyword_values
+from .cmake_records import MAX_ALTS
+from .cmake_targets import _keyword_values
 
 
 def _loose_intersection(src: list[str], tgt: list[str]) -> list[str]:

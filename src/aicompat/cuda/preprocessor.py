@@ -74,7 +74,8 @@ class Context:
     path: Path | None = None  # the file; None for a string compiled from Python
     root: Path | None = None  # includes are followed only inside this tree
     include_dirs: tuple = ()
-    defines: dict[str, str] | None = None  # the build's -D flags; None: not known
+    defines: dict[str, str] | None = None  # the build's -D flags, all of them; None: not known
+    some_defines: dict[str, str] | None = None  # -D flags the build passes when the rest are not known
     toolkit: tuple[int, int] | None = None  # nvcc's version, when known
     translation_unit: bool = True  # compiled by itself (.cu, a load_inline string), not only included
     relocatable: bool | None = None  # -rdc=true: extern __device__ functions are emitted even unused
@@ -251,7 +252,7 @@ class _Env(Env):
         self.target_macros = target.macros()
         self.ctx = ctx
         self.defines: dict[str, Macro | bool] = {}
-        for name, body in (ctx.defines or {}).items():
+        for name, body in {**(ctx.some_defines or {}), **(ctx.defines or {})}.items():
             self.defines[name] = Macro(name, None, str(body))
         self.own: set[str] = set()
         self.overridable: set[str] = set()

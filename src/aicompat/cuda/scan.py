@@ -277,7 +277,15 @@ class CudaSource:
         funcs = [b for b in self._blocks() if b[0] <= line <= b[1] and _FUNC_HEADER.search(b[2])]
         if not funcs:
             return True  # not inside a function we can see: do not claim it vanishes
-        open_line, close_line, _ = min(funcs, key=lambda b: b[1] - b[0])
+        open_line, close_line, header = min(funcs, key=lambda b: b[1] - b[0])
+        if pp.live.get(open_line, True) is False:
+            return True  # the #if holds the whole function: it is not compiled at all, not emptied
+        code = "\n".join(ln for ln in header.split("\n") if not ln.lstrip().startswith("#"))
+        if "__global__" not in code:
+            # A device helper emptied for some targets is often a deliberate no-op there (SGLang's
+            # PDLWaitPrimary: "on older architectures this is a no-op"); what its kernels still do
+            # is not known here, so only an emptied kernel is claimed.
+            return True
         for ln, text in logical_lines(self.clean):
             if open_line < ln < close_line and ";" in text and pp.live.get(ln, True) is not False \
                     and not text.lstrip().startswith("#"):
@@ -287,6 +295,15 @@ class CudaSource:
     # Where the source lives and how it is built (include dirs, -D flags, -rdc): set by
     # the caller; None for a string compiled from Python (a translation unit of its own).
     context: Context | None = None
+
+    def with_context(self, context: Context) -> "CudaSource":
+        """The same source (its occurrences are shared) built in another context, with
+        verdicts of its own: the -D flags of one build."""
+        other = object.__new__(CudaSource)
+        other.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_pp", "_not_emitted", "_builds")})
+        other._pp = {}
+        other.context = context
+        return other
 
     def preprocessed(self, target: str) -> Preprocessed:
         if target not in self._pp:

@@ -11,6 +11,7 @@ known only as "the arch list the user builds with".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,9 @@ class Extension:
     include_dirs: list[Path]
     arch_env: bool  # the file reads TORCH_CUDA_ARCH_LIST or the build machine's GPUs
     env_arch_list: str | None  # a literal os.environ["TORCH_CUDA_ARCH_LIST"] = "..." it sets
+    defines: dict[str, str] = field(default_factory=dict)  # -D macros nvcc gets (value "" for a bare -DX: 1)
+    defines_known: bool = False  # every -D nvcc gets is in ``defines`` (besides torch's own)
+    limited_api: bool = False  # py_limited_api= is given (torch then adds -DPy_LIMITED_API=...)
 
 
 class _Reader:
@@ -244,7 +248,9 @@ def extensions(path: Path, text: str) -> list[Extension]:
             nv = [el.value for el in args.elements if isinstance(el, cst.DictElement)
                   and isinstance(el.key, cst.SimpleString) and el.key.evaluated_value == "nvcc"]
             flags = r.flags(nv[0], scope) if nv else Flags()
-        elif args is not None and not isinstance(args, (cst.List, cst.Tuple)):
+        elif isinstance(args, (cst.List, cst.Tuple, cst.BinaryOperation)):
+            flags = r.flags(args, scope)  # a plain list goes to every compiler, nvcc included
+        elif args is not None:
             flags = None
         inc = []
         inc_expr = _arg(node, 99, "include_dirs")
@@ -254,7 +260,113 @@ def extensions(path: Path, text: str) -> list[Extension]:
                 if p is not None:
                     inc.append(p)
         line = r.lines[node].start.line
-        out.append(Extension(name, line, sources, flags, inc, arch_env, env_list))
+        defines, known = _defines(r, node, scope, flags)
+        lim = _arg(node, 99, "py_limited_api")
+        limited = lim is not None and not (isinstance(lim, cst.Name) and lim.value == "False")
+        out.append(Extension(name, line, sources, flags, inc, arch_env, env_list, defines, known, limited))
+    return out
+
+
+_DEFINE_TEXT = re.compile(r"""^[rRbBuUfF]*["']-D\s*([A-Za-z_]\w*)""")
+_ARCH_TEXT = re.compile(r"arch|gencode|sm_|compute_")
+UNKNOWN_VALUE = "__aicompat_unknown__"  # the preprocessor reads it as a value not known here
+
+
+def _defines(r: _Reader, call: cst.Call, scope: int, flags: Flags | None) -> tuple[dict[str, str], bool]:
+    """The -D macros of the device compile: ``define_macros`` (torch passes them to nvcc
+    too, as ``pp_opts``) then the nvcc flags, in that order; and whether that is all of
+    them (no flag built at run time that may be a -D)."""
+    out: dict[str, str] = {}
+    known = flags is not None
+    macros = _arg(call, 99, "define_macros")
+    if macros is not None:
+        pairs = _macro_pairs(r, macros, scope)
+        if pairs is None:
+            known = False
+        else:
+            out.update(pairs)
+    undef = _arg(call, 99, "undef_macros")
+    for u in (r.strings(undef, scope) or []) if undef is not None else []:
+        out.pop(u, None)
+    if flags is None:
+        return out, False
+    out.update(nvcc_defines(flags.strings))
+    for d in flags.dynamic:
+        m = _DEFINE_TEXT.match(d)
+        if m:
+            out[m.group(1)] = UNKNOWN_VALUE  # f"-D_GLIBCXX_USE_CXX11_ABI={ABI}"
+        elif not _ARCH_TEXT.search(d):
+            known = False  # os.getenv("NVCC_APPEND_FLAGS").split(): may hold any -D
+    return out, known
+
+
+def nvcc_defines(flags: list[str]) -> dict[str, str]:
+    """``-DX``, ``-DX=v``, ``-D X``, ``--define-macro=X`` and ``-UX`` of an nvcc command, in
+    order, also inside ``-Xcompiler``/``--compiler-options``: nvcc 13.0 passes those to the
+    ``gcc -E`` that preprocesses the device pass too (``nvcc --dryrun -Xcompiler -DX``)."""
+    out: dict[str, str] = {}
+    toks = []
+    for t in (t for f in flags for t in f.split()):
+        host = next((o for o in ("-Xcompiler=", "--compiler-options=") if t.startswith(o)), None)
+        if toks and toks[-1] in ("-Xcompiler", "--compiler-options"):
+            toks[-1:] = t.strip("'\"").split(",")
+        elif host is not None:
+            toks.extend(t[len(host):].strip("'\"").split(","))
+        else:
+            toks.append(t)
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        val = None
+        for opt in ("--define-macro", "-D", "--undefine-macro", "-U"):
+            if t == opt and i + 1 < len(toks):
+                val, i = (opt, toks[i + 1]), i + 1
+            elif t.startswith(opt + "=") or (opt in ("-D", "-U") and t.startswith(opt)):
+                val = (opt, t[len(opt):].lstrip("="))
+            if val is not None:
+                break
+        i += 1
+        if val is None or not val[1]:
+            continue
+        opt, body = val
+        mname, _, mval = body.partition("=")
+        if not re.fullmatch(r"[A-Za-z_]\w*", mname):
+            continue
+        if opt in ("-U", "--undefine-macro"):
+            out.pop(mname, None)
+        else:
+            out[mname] = mval if "=" in body else "1"
+    return out
+
+
+def _macro_pairs(r: _Reader, expr, scope: int, depth: int = 0) -> dict[str, str] | None:
+    """``[("FOO", None), ("BAR", "1")]`` (setuptools' define_macros); None when not literal."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        entries = r.bindings.get(scope, {}).get(expr.value, []) + r.bindings.get(0, {}).get(expr.value, [])
+        if [k for k, _e in entries] != ["set"]:
+            return None  # rebound or extended: not read
+        return _macro_pairs(r, entries[0][1], scope, depth + 1)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        a, b = _macro_pairs(r, expr.left, scope, depth + 1), _macro_pairs(r, expr.right, scope, depth + 1)
+        return {**a, **b} if a is not None and b is not None else None
+    if not isinstance(expr, (cst.List, cst.Tuple)):
+        return None
+    out: dict[str, str] = {}
+    for el in expr.elements:
+        t = el.value
+        if not isinstance(t, cst.Tuple) or len(t.elements) != 2:
+            return None
+        k, v = t.elements[0].value, t.elements[1].value
+        if not isinstance(k, cst.SimpleString) or not isinstance(k.evaluated_value, str):
+            return None
+        if isinstance(v, cst.Name) and v.value == "None":
+            out[k.evaluated_value] = "1"
+        elif isinstance(v, cst.SimpleString) and isinstance(v.evaluated_value, str):
+            out[k.evaluated_value] = v.evaluated_value
+        else:
+            out[k.evaluated_value] = UNKNOWN_VALUE
     return out
 
 

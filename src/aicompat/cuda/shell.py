@@ -79,7 +79,7 @@ class _Lexer:
                 yield (op, None, line, col)
                 i += len(op)
                 continue
-            start = i
+            start, start_line = i, line
             parts: list[tuple[str, str]] = []
             lit: list[str] = []
             while i < n:
@@ -99,7 +99,7 @@ class _Lexer:
                     j = s.find("'", i + 1)
                     j = n if j < 0 else j
                     lit.append(s[i + 1:j])
-                    line += s.count("\n", i, j)
+                    line, line_start = _lines(s, i, j, line, line_start)
                     i = j + 1
                     continue
                 if c == '"':
@@ -123,19 +123,23 @@ class _Lexer:
                             continue
                         lit.append(s[j])
                         j += 1
-                    line += s.count("\n", i, j)
+                    line, line_start = _lines(s, i, j, line, line_start)
                     i = j + 1
                     continue
                 if c == "$":
                     if lit:
                         parts.append(("lit", "".join(lit)))
                         lit = []
-                    kind, text, i = _dollar(s, i)
+                    kind, text, j = _dollar(s, i)
+                    line, line_start = _lines(s, i, j, line, line_start)  # $(cmd \<newline> | grep ...)
+                    i = j
                     parts.append((kind, text))
                     continue
                 if c == "`":
                     k = s.find("`", i + 1)
-                    i = n if k < 0 else k + 1
+                    j = n if k < 0 else k + 1
+                    line, line_start = _lines(s, i, j, line, line_start)
+                    i = j
                     parts.append(("unknown", ""))
                     continue
                 lit.append(c)
@@ -143,7 +147,13 @@ class _Lexer:
             if lit:
                 parts.append(("lit", "".join(lit)))
             out += 1
-            yield (s[start:i], parts, line, col)
+            yield (s[start:i], parts, start_line, col)  # a word spanning lines is where it starts
+
+
+def _lines(s: str, i: int, j: int, line: int, line_start: int) -> tuple[int, int]:
+    """(line, start of that line) after the text s[i:j] that a word spans."""
+    nl = s.rfind("\n", i, j)
+    return (line + s.count("\n", i, j), nl + 1) if nl >= 0 else (line, line_start)
 
 
 def _dollar(s: str, i: int) -> tuple[str, str, int]:

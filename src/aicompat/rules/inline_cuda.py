@@ -12,10 +12,11 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..cuda import exact, tu
+from ..cuda import cxx, exact, host_gate, tu
 from ..cuda.build_context import context_for, groups
 from ..cuda.preprocessor import default_context
 from ..cuda.scan import CudaSource, Verdict, load_features
+from ..cuda.setup_py import UNKNOWN_VALUE
 from ..cuda.strings import Resolved, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
 from ..cuda.verify import Verifier, device_flags
@@ -149,11 +150,6 @@ class InlineCudaArch(Rule):
         if self._verifier is None or self._verifier.options is not opts:
             self._verifier = Verifier(opts, self.notes)
         return self._verifier
-
-    def cu_targets(self, arch: str, path: str, cuda: str | None) -> list[str]:
-        """The compile targets whose code a GPU of ``arch`` may run for the CUDA file ``path``:
-        today every candidate the toolkit knows (the file's build is not read yet)."""
-        return candidates(arch, self.matrix, cuda)
 
     def known_names(self) -> set[str]:
         return set(MECHANISMS)
@@ -434,7 +430,7 @@ class InlineCudaArch(Rule):
             if cands:
                 static_ok = {t for c in cands.values() for t in c if src.verdict(t).status == "ok"}
                 folder = Path(path).resolve().parent
-                nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, (), folder,
+                nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, _define_flags(ctx), folder,
                                            exact.tree_of(folder))
         fails: dict[str, Verdict] = {}
         drops: dict[str, Verdict] = {}
@@ -458,6 +454,10 @@ class InlineCudaArch(Rule):
                     if arch not in drops:
                         drops[arch] = next(v for v in verdicts if v.status == "empty")
                         built[arch] = (targets, every, origin)
+        if drops and path.endswith(".cu"):
+            # Run-time effects only where main() launches the kernels; the build still compiles them all.
+            away = self._turned_away(src, next(iter(drops.values())).target, list(drops))
+            drops = {a: v for a, v in drops.items() if a not in away}
         unverified = exact.first_unverified(seen.values())
         suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         for occ, archs in _per_occurrence(fails, "failing"):
@@ -491,14 +491,23 @@ class InlineCudaArch(Rule):
         out.extend(self._exact_file(src, text, target, nvcc, ver))
         return out
 
+    def _turned_away(self, src: CudaSource, target: str, archs: list[str]) -> set[str]:
+        """The fleet GPUs the program's main() returns on before launching a kernel (cuda/host_gate.py)."""
+        conds = host_gate.gates(cxx.mask(src.clean, src.preprocessed(target)))
+        return {a for a in archs if conds and a in self.matrix.archs
+                and host_gate.turned_away(conds, tuple(self.matrix.archs[a].capability[:2]))}
+
     def _verdict_via(self, src: CudaSource, target: str, origin, path: str, cuda: str | None) -> Verdict:
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
         live kernels do not reach is not emitted (cuda/tu.py). The header's own verdict when the
         unit cannot be built."""
-        v = src.verdict(target)
+        # A header alone does not see the macros its includer defines before the #include:
+        # there the build's -D flags only add, the unit below knows them all.
+        alone = dataclasses.replace(origin, defines_known=False) if origin.via else origin
+        v = _built(src, alone).verdict(target)
         if v.status == "ok" or not origin.via or not path.endswith(_HEADERS):
             return v
-        unit = self._unit(origin.via, cuda)
+        unit = self._unit(origin.via, cuda, origin)
         if unit is None:
             return v
         tu_src, lines = unit
@@ -514,16 +523,17 @@ class InlineCudaArch(Rule):
         out.status = "fail" if out.failing else "empty" if out.dropped else "ok"
         return out
 
-    def _unit(self, via: str, cuda: str | None):
+    def _unit(self, via: str, cuda: str | None, origin):
         """(CudaSource of the unit, {header path: {unit line: header line}}) for the source
-        ``via``, built once per run; None past tu.py's bounds."""
+        ``via`` with the -D flags of ``origin``'s build, built once per run; None past tu.py's bounds."""
         cache = self.__dict__.setdefault("_units", {})
-        if via not in cache:
-            cache[via] = None
+        key = (via, origin.defines, origin.defines_known)
+        if key not in cache:
+            cache[key] = None
             ctx = default_context(via, toolkit=_toolkit(cuda))
             # The includer is what gets compiled: a build's .cu, or a JIT front-end's source
             # (DeepGEMM compiles a unit around impls/sm90_*.cuh).
-            ctx = dataclasses.replace(ctx, translation_unit=True)
+            ctx = dataclasses.replace(ctx, translation_unit=True, **_build_defines(origin))
             unit = tu.inline(Path(via), ctx.root or Path(via).parent, ctx.include_dirs) if ctx.path else None
             if unit is not None:
                 tu_src = CudaSource(unit.text, self.features)
@@ -531,8 +541,8 @@ class InlineCudaArch(Rule):
                 by_file: dict[str, dict[int, int]] = {}
                 for i, (f, ln) in enumerate(unit.where, 1):
                     by_file.setdefault(os.path.normpath(os.path.abspath(f)), {})[i] = ln
-                cache[via] = (tu_src, by_file)
-        return cache[via]
+                cache[key] = (tu_src, by_file)
+        return cache[key]
 
     def _exact_file(self, src, text: str, target, nvcc: dict, ver) -> list:
         """Findings from nvcc's verdicts per GPU (exact mode): they replace the static ones."""
@@ -563,6 +573,31 @@ class InlineCudaArch(Rule):
 
 
 _HEADERS = (".cuh", ".h", ".hpp", ".hh", ".inl", ".cuinl")
+
+
+def _define_flags(ctx) -> tuple[str, ...]:
+    """-D flags for exact mode: those every origin of the file's build passes alike (one nvcc
+    command serves them all); values not known here are left out."""
+    sets = [set(o.defines) for o in ctx.origins]
+    common = set.intersection(*sets) if sets else set()
+    return device_flags([f"-D{k}={v}" for k, v in sorted(common) if v != UNKNOWN_VALUE])
+
+
+def _build_defines(origin) -> dict:
+    """The preprocessor Context fields for the -D flags of ``origin``'s build."""
+    d = dict(origin.defines)
+    return {"defines": d} if origin.defines_known else {"some_defines": d or None}
+
+
+def _built(src: CudaSource, origin) -> CudaSource:
+    """``src`` as the build of ``origin`` compiles it (its -D flags), one copy per build."""
+    if not origin.defines and not origin.defines_known or src.context is None:
+        return src
+    cache = src.__dict__.setdefault("_builds", {})
+    key = (origin.defines, origin.defines_known)
+    if key not in cache:
+        cache[key] = src.with_context(dataclasses.replace(src.context, **_build_defines(origin)))
+    return cache[key]
 
 
 def _shown(target: str, build: Build | None) -> str:
