@@ -50,6 +50,7 @@ class FileContext:
         self.attr_exists = attr_exists
         self.scopes: list[dict[str, Any]] = []
         self.all_worlds = target.worlds()
+        self.trial = False  # a worlds_monotone rule is being tried in every world (Walker._checked)
         self.ctx = Ctx(world_set=self.all_worlds, handlers=matrix.handlers)
         self.current_class: cst.ClassDef | None = None
         # Annotations that never run: all of them under ``from __future__ import
@@ -192,6 +193,8 @@ class FileContext:
         """Can the current statement run in ``world`` under ``bindings`` (one scenario)?
         False when a branch it sits in, or an early exit before it (``pytest.skip``,
         ``return``), rules it out there, or rules out the call that made the scenario."""
+        if self.trial:  # a monotone rule's first try: "may run" only adds findings, checked again for real
+            return True
         node = self.def_stack[-1] if self.def_stack else self.module
         stmt = self.loc[1]
         if not bindings:  # asked by every API call of the statement: its answer once per world
@@ -772,12 +775,14 @@ class Walker(cst.CSTVisitor):
         ctx = self.fc.ctx
         if rule.worlds_monotone and type(ctx.world_set) is not frozenset and ctx.world_set.value is None:
             self.fc.ctx = replace(ctx, world_set=self.fc.all_worlds)
+            self.fc.trial = True
             try:
                 found = check(*args)
             except Exception:  # noqa: BLE001 -- judged again below, where a failure is recorded
                 found = True
             finally:
                 self.fc.ctx = ctx
+                self.fc.trial = False
             if not found:
                 return
         if ctx.worlds:
