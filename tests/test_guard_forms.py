@@ -1112,3 +1112,58 @@ def test_sglangs_intel_xpu_backend_never_runs_on_an_nvidia_fleet(tmp_path):
 def test_the_same_decode_in_another_backend_class_is_reported(tmp_path):
     code = XPU_BACKEND.replace("{cls}", "FlashAttentionBackend")
     assert _lint_at(tmp_path, "sglang/srt/layers/attention/xpu_backend.py", code, ("A100", "H100")) == [("AIC106", 12)]
+
+
+# -- a parametrize table whose rows depend on the GPU --------------------------------------------
+# TransformerEngine tests/pytorch/test_grouped_mlp.py: the MXFP8 row exists only where MXFP8 does.
+GROUPED_MLP = """
+from typing import Optional
+
+import pytest
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common.recipe import Float8CurrentScaling, MXFP8BlockScaling
+
+fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+mxfp8_available, reason_for_no_mxfp8 = te.is_mxfp8_available(return_reason=True)
+
+
+def make_recipe(name: Optional[str]):
+    if name == "fp8_current_scaling":
+        return Float8CurrentScaling()
+    if name == "mxfp8":
+        return MXFP8BlockScaling()
+    return None
+
+
+class TestGroupedMLP:
+    @pytest.mark.parametrize("dtype", (torch.bfloat16, torch.float16))
+    @pytest.mark.parametrize(
+        "quantization",
+        [None]
+        + (["fp8_current_scaling"] if fp8_available else [])
+        + ({mxfp8_row}),
+    )
+    def test_grouped_linear(self, *, dtype: torch.dtype, quantization: Optional[str]) -> None:
+        recipe = make_recipe(quantization)
+        layer = te.GroupedLinear(4, 128, 128, params_dtype=dtype)
+        x = torch.randn(512, 128, dtype=dtype, device="cuda")
+
+        def train_step(inp):
+            with te.autocast(enabled=quantization is not None, recipe=recipe):
+                out = layer(inp, [128] * 4)
+            out.sum().backward()
+            return out
+
+        train_step(x)
+"""
+
+
+def test_a_row_the_table_has_only_where_mxfp8_is_runs_only_there():
+    code = GROUPED_MLP.replace("{mxfp8_row}", '["mxfp8"] if mxfp8_available else []')
+    assert failing(code, gpus=("H100", "B200")) == []
+
+
+def test_a_row_the_table_always_has_is_reported_where_mxfp8_is_missing():
+    code = GROUPED_MLP.replace("{mxfp8_row}", '["mxfp8"]')
+    assert failing(code, gpus=("H100", "B200")) == ["H100"]

@@ -95,16 +95,31 @@ def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
             if live is not None:
                 out[-1][ROW_WORLDS] = live
         return out
-    v = ev.eval(values_node)  # a table kept in a variable: its length here, its cells per world
-    n = len(v.items) if isinstance(v, Seq) and v.exact else len(v) if isinstance(v, tuple) else None
+    # A table kept in a variable or built by an expression: its cells are read per world,
+    # and so is its length (``[None] + (["mxfp8"] if mxfp8_available else [])`` has the
+    # MXFP8 row only on the GPUs that have it): row r runs where the table has r+1 rows.
+    n = _length(ev.eval(values_node))
     if n is None:
         return None
-    for r in range(n):
+    lengths = {}
+    for w in fc.ctx.worlds:
+        if w != world:
+            lengths[w] = _length(fc.evaluator(w, loc=loc).eval(values_node))
+    lengths[world] = n
+    longest = max(m for m in lengths.values() if m is not None)
+    for r in range(longest):
         if len(names) == 1:
             out.append({names[0]: Deferred(values_node, loc, (r,))})
         else:
             out.append({name: Deferred(values_node, loc, (r, i)) for i, name in enumerate(names)})
+        live = frozenset(w for w, m in lengths.items() if m is None or r < m)
+        if len(live) != len(lengths):
+            out[-1][ROW_WORLDS] = live
     return out
+
+
+def _length(v) -> int | None:
+    return len(v.items) if isinstance(v, Seq) and v.exact else len(v) if isinstance(v, tuple) else None
 
 
 def _row_worlds(node, fc) -> frozenset | None:
