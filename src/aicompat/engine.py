@@ -658,11 +658,9 @@ class Walker(cst.CSTVisitor):
         func = node.func
         if self._marks:
             self._mark_call(node)
-        if isinstance(func, cst.Name) and isinstance(self.fc.lookup(func.value), cst.FunctionDef):
-            if self.fc.index.bindings.get(func.value) is self.fc.lookup(func.value):
-                by_owner = self.calls.setdefault(func.value, {})
-                by_owner.setdefault(self._owner, set()).update(self.fc.ctx.worlds)
-                self._handed(node)
+        if isinstance(func, cst.Name) and self._module_function(func.value):
+            self._called(func.value)
+            self._handed(node)
         tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         rules = self._call_rules.get(tail) if tail else None
         rules = list(rules or ()) + list(self._call_rules.get("*", ()))
@@ -698,13 +696,19 @@ class Walker(cst.CSTVisitor):
         their cases)."""
         for a in node.args:
             v = a.value
-            if a.star or not isinstance(v, cst.Name):
-                continue
-            if isinstance(self.fc.lookup(v.value), cst.FunctionDef) and \
-                    self.fc.index.bindings.get(v.value) is self.fc.lookup(v.value):
+            if not a.star and isinstance(v, cst.Name) and self._module_function(v.value):
                 self.handed[v.value] = self.handed.get(v.value, 0) + 1
-                by_owner = self.calls.setdefault(v.value, {})
-                by_owner.setdefault(self._owner, set()).update(self.fc.ctx.worlds)
+                self._called(v.value)
+
+    def _module_function(self, name: str) -> bool:
+        """Does ``name`` here mean a module-level function of this file?"""
+        fn = self.fc.lookup(name)
+        return isinstance(fn, cst.FunctionDef) and self.fc.index.bindings.get(name) is fn
+
+    def _called(self, name: str) -> None:
+        """Record that module function ``name`` runs here, in the worlds that reach here."""
+        by_owner = self.calls.setdefault(name, {})
+        by_owner.setdefault(self._owner, set()).update(self.fc.ctx.worlds)
 
     def _splat(self, arg: cst.Arg):
         """The constant items of a ``*``/``**`` argument as expressions, or None."""
@@ -765,15 +769,15 @@ class Walker(cst.CSTVisitor):
 
     def _dead(self) -> bool:
         """No world reaches here, as far as is decided: guards not yet asked count as live."""
-        w = self.fc.ctx.world_set
-        return not w if type(w) is frozenset or w.value is not None else False
+        w = self.fc.ctx.decided
+        return w is not None and not w
 
     def _checked(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
         """``_run`` where some world reaches the node; a rule whose findings only shrink with
         the worlds is first tried in every world of the target, leaving the guards undecided
         when it finds nothing there."""
         ctx = self.fc.ctx
-        if rule.worlds_monotone and type(ctx.world_set) is not frozenset and ctx.world_set.value is None:
+        if rule.worlds_monotone and ctx.decided is None:
             self.fc.ctx = replace(ctx, world_set=self.fc.all_worlds)
             self.fc.trial = True
             try:

@@ -1339,22 +1339,15 @@ class Evaluator:
         fn = self.eval(call.func)
         if not isinstance(fn, Function) or not isinstance(fn.node, cst.FunctionDef) or self.model is None:
             return UNKNOWN
-        node = fn.node
-        key = ("invoke", id(node))
+        key = ("invoke", id(fn.node))
         if key in self._active or len(self._active) > 24:
             return UNKNOWN
-        scope = self._m(node).scope(node)
-        b = self._keep(Binding(call, self.loc, self.bindings, fn.owner))
-        self._active.add(key)
-        saved = self.bindings
-        self.bindings = {**saved, id(scope): b}
-        try:
+
+        def ends(scope):
             if any(self._feasible(conds, scope) for _expr, _stmt, conds in scope.returns):
                 return True
             return bool(scope.falls_through and self._feasible(scope.final_conds, scope))
-        finally:
-            self.bindings = saved
-            self._active.discard(key)
+        return self._in_body(fn, call, key, None, ends)
 
     def call_with(self, fn_node: cst.FunctionDef, given: dict):
         """What the file's function returns when its parameters have the ``given``
@@ -1364,16 +1357,12 @@ class Evaluator:
 
     def _invoke_uncached(self, fn: Function, call, key, b: Binding | None = None):
         node = fn.node
-        scope = self._m(node).scope(node)
-        if scope.is_generator or any(isinstance(d.decorator, cst.Name) and d.decorator.value == "contextmanager"
-                                     for d in node.decorators):
+        if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "contextmanager" for d in node.decorators):
             return UNKNOWN
-        if b is None:
-            b = self._keep(Binding(call, self.loc, self.bindings, fn.owner))
-        self._active.add(key)
-        saved = self.bindings
-        self.bindings = {**saved, id(scope): b}
-        try:
+
+        def value(scope):
+            if scope.is_generator:
+                return UNKNOWN
             vals = []
             for expr, stmt, conds in scope.returns:
                 if not self._feasible(conds, scope):
@@ -1385,6 +1374,18 @@ class Evaluator:
             if scope.falls_through and self._feasible(scope.final_conds, scope):
                 vals.append(None)
             return join(vals) if vals else UNKNOWN
+        return self._in_body(fn, call, key, b, value)
+
+    def _in_body(self, fn: Function, call, key, b: Binding | None, read):
+        """``read(scope)`` with ``fn``'s parameters bound by ``call`` (or by ``b``)."""
+        scope = self._m(fn.node).scope(fn.node)
+        if b is None:
+            b = self._keep(Binding(call, self.loc, self.bindings, fn.owner))
+        self._active.add(key)
+        saved = self.bindings
+        self.bindings = {**saved, id(scope): b}
+        try:
+            return read(scope)
         finally:
             self.bindings = saved
             self._active.discard(key)

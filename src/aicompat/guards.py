@@ -54,6 +54,12 @@ class Ctx:
         w = self.world_set
         return w if type(w) is frozenset else w()
 
+    @property
+    def decided(self) -> frozenset[World] | None:
+        """The worlds, if already decided; None while a guard above is still unasked."""
+        w = self.world_set
+        return w if type(w) is frozenset else w.value
+
     def narrowed(self, worlds) -> "Ctx":
         """This context in ``worlds`` (a frozenset or a Lazy)."""
         return replace(self, world_set=worlds)
