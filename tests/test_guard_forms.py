@@ -1167,3 +1167,110 @@ def test_a_row_the_table_has_only_where_mxfp8_is_runs_only_there():
 def test_a_row_the_table_always_has_is_reported_where_mxfp8_is_missing():
     code = GROUPED_MLP.replace("{mxfp8_row}", '["mxfp8"]')
     assert failing(code, gpus=("H100", "B200")) == ["H100"]
+
+
+# -- a helper whose FP8 default is used only by tests that skip without FP8, while other
+# tests call it with fp8=False (TransformerEngine tests/pytorch/debug/test_numerics.py @ fa33183:
+# _run_forward_backward(..., fp8=True) called 10 times, some from a function nested in a test
+# below its skip, run_logging_zero_numel_tensor with fp8=False) ---------------------------------
+HELPER_CALLERS = """
+import pytest
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common.recipe import DelayedScaling
+
+fp8_available, reason_for_no_fp8 = te.is_fp8_available(return_reason=True)
+FP8_RECIPE = DelayedScaling()
+
+
+def _run_forward_backward(x, model, loss_scale=1.0, fp8=True):
+    with te.autocast(enabled=fp8, recipe=FP8_RECIPE):
+        y = model(x)
+    (y.sum() * loss_scale).backward()
+    return y
+
+
+def test_zero_numel():
+    model = te.Linear(16, 16)
+    x = torch.randn(4, 16, device="cuda", requires_grad=True)
+    _run_forward_backward(x[:0], model, fp8=False)
+    _run_forward_backward(x, model, fp8=False)
+
+
+def test_microbatching():
+{skip}
+    def run_microbatching_test(x):
+        def init_and_warmup():
+            model = te.Linear(16, 16)
+            _run_forward_backward(x[:2], model, loss_scale=0.5)
+            _run_forward_backward(x[2:], model, loss_scale=0.5)
+            return model
+
+        model = init_and_warmup()
+        y1 = _run_forward_backward(x[:2], model, loss_scale=0.5)
+        y2 = _run_forward_backward(x[2:], model, loss_scale=0.5)
+        return torch.cat([y1, y2])
+
+    run_microbatching_test(torch.randn(4, 16, device="cuda", requires_grad=True))
+{more}
+"""
+
+_SKIP = "    if not fp8_available:\n        pytest.skip(reason_for_no_fp8)\n"
+_MORE_TESTS = "".join(f"""
+
+def test_scaling_{i}():
+{{skip}}    _run_forward_backward(torch.randn(4, 16, device="cuda"), te.Linear(16, 16))
+""" for i in range(4))
+
+
+def test_helper_called_from_a_function_nested_below_the_skip():
+    assert failing(HELPER_CALLERS.format(skip=_SKIP, more="")) == []
+    assert failing(HELPER_CALLERS.format(skip="", more="")) == ["A100"]
+
+
+def test_helper_with_many_call_sites_all_fp8_ones_below_skips():
+    # 10 calls of the helper: each way it is called is judged, not its default alone.
+    assert failing(HELPER_CALLERS.format(skip=_SKIP, more=_MORE_TESTS.format(skip=_SKIP))) == []
+    assert failing(HELPER_CALLERS.format(skip=_SKIP, more=_MORE_TESTS.format(skip=""))) == ["A100"]
+
+
+# -- an option whose default is None, tested with ``is not None``, from a parser built in
+# another module of the project (TransformerEngine examples/jax/collective_gemm @ fa33183:
+# common.py cgemm_parser adds --quantize-recipe with default=None; test_gemm.py runs
+# autocast(enabled=args.quantize_recipe is not None, ...)) ---------------------------------------
+CGEMM_COMMON = '''
+import argparse
+
+
+def cgemm_parser(description):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--collective-type", type=str, default="all_gather")
+    parser.add_argument("--quantize-recipe", type=str, default={default},
+                        choices=["DelayedScaling", "MXFP8BlockScaling"])
+    return parser
+'''
+
+CGEMM_TEST = '''
+import sys
+
+from common import cgemm_parser
+from transformer_engine.jax.quantize import autocast, get_quantization_recipe
+
+
+def run_gemm_tests(args, step):
+    use_quantization = args.quantize_recipe is not None
+    recipe = get_quantization_recipe(args.quantize_recipe) if use_quantization else None
+    with autocast(enabled=use_quantization, recipe=recipe):
+        return step()
+
+
+if __name__ == "__main__":
+    args = cgemm_parser("Collective GEMM test").parse_args()
+    run_gemm_tests(args, lambda: None)
+'''
+
+
+@pytest.mark.parametrize("default, expected", [("None", []), ('"DelayedScaling"', [("AIC102", 11)])])
+def test_option_off_unless_given_in_a_parser_of_another_module(tmp_path, default, expected):
+    (tmp_path / "common.py").write_text(CGEMM_COMMON.format(default=default))
+    assert _lint_at(tmp_path, "test_gemm.py", CGEMM_TEST, ("A100", "H100")) == expected

@@ -170,7 +170,7 @@ class FileContext:
                 if scope.owner_class is not None and scope.self_name else None
             out = [(None, {id(scope): Binding(None, None, {}, recv, row)}) for row in table]
         else:
-            sites = self.evaluator(w).call_bindings(fn)
+            sites = self._sites_anywhere(fn, w)
             out = [(b.call, {id(scope): b}) for b in sites] if sites else [(None, None)]
             if sites and depth < 2:
                 nested = []
@@ -188,6 +188,18 @@ class FileContext:
                     out = nested
         self.state[key] = out
         return out
+
+    def _sites_anywhere(self, fn: cst.FunctionDef, first: World) -> list:
+        """The calls of ``fn`` found in any world of the target, ``first``'s bindings first.
+        A function defined after a skip (``def run_case(): ...`` nested in a test below
+        ``if not fp8_available: pytest.skip()``) is bound, and so called, only in the worlds
+        that pass the skip; looked for in one world alone, it would seem called by nothing."""
+        found = {id(b.call): b for b in self.evaluator(first).call_bindings(fn)}
+        for w in sorted(self.target.worlds(), key=_world_key):
+            if w != first:
+                for b in self.evaluator(w).call_bindings(fn):
+                    found.setdefault(id(b.call), b)
+        return list(found.values())
 
     def reachable(self, world: World, bindings=None) -> bool:
         """Can the current statement run in ``world`` under ``bindings`` (one scenario)?

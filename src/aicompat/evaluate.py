@@ -93,7 +93,7 @@ class Binding:
 
 # Methods of torch.nn.Module that return the module itself (version_matrix/returns_self.toml).
 MODULE_RETURNS_SELF = returns_self.methods("torch.nn.Module")
-_MAX_SITES = 8
+_MAX_SITES = 16
 # Tensor methods whose result shape their arguments give in full (no input dims needed).
 SHAPING_METHODS = frozenset({"view", "reshape", "new_empty", "new_zeros", "new_ones", "new_full"})
 
