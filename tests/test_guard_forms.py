@@ -1274,3 +1274,40 @@ if __name__ == "__main__":
 def test_option_off_unless_given_in_a_parser_of_another_module(tmp_path, default, expected):
     (tmp_path / "common.py").write_text(CGEMM_COMMON.format(default=default))
     assert _lint_at(tmp_path, "test_gemm.py", CGEMM_TEST, ("A100", "H100")) == expected
+
+
+# -- TransformerEngine JAX: skips on is_scaling_mode_supported(<mode>) (tests/jax/
+# test_recipe_characteristics.py @ fa33183: each test's recipe goes through two helper methods) --
+JAX_RECIPES = """
+import unittest
+
+from transformer_engine.common.recipe import DelayedScaling, MXFP8BlockScaling
+from transformer_engine.jax.quantize import ScalingMode, autocast, is_scaling_mode_supported
+from transformer_engine.jax.sharding import MeshResource
+
+is_fp8_supported, reason = is_scaling_mode_supported(ScalingMode.DELAYED_TENSOR_SCALING)
+is_mxfp8_supported, mxfp8_reason = is_scaling_mode_supported(ScalingMode.MXFP8_1D_SCALING)
+
+
+class TestFP8Functions(unittest.TestCase):
+    def _test_recipe(self, quantization_recipe):
+        self._test_recipe_autocast(quantization_recipe)
+
+    def _test_recipe_autocast(self, quantization_recipe):
+        with autocast(enabled=True, recipe=quantization_recipe, mesh_resource=MeshResource()):
+            pass
+
+    @unittest.skipIf(not is_fp8_supported, reason=reason)
+    def test_autocast_delayed_scaling(self):
+        self._test_recipe(DelayedScaling())
+
+    @unittest.skipIf(not {mxfp8_probe}, reason=mxfp8_reason)
+    def test_autocast_mxfp8_block_scaling(self):
+        self._test_recipe(MXFP8BlockScaling())
+"""
+
+
+def test_te_jax_scaling_mode_probe_guards_each_recipe():
+    assert failing(JAX_RECIPES.format(mxfp8_probe="is_mxfp8_supported"), gpus=("A100", "H100", "B200")) == []
+    # the MXFP8 test skipped on the FP8 probe still runs on the H100, where MXFP8 fails
+    assert failing(JAX_RECIPES.format(mxfp8_probe="is_fp8_supported"), gpus=("A100", "H100", "B200")) == ["H100"]

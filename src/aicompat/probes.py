@@ -21,7 +21,7 @@ from .errors import MatrixError
 from .toml_compat import tomllib
 from .values import UNKNOWN
 
-_KINDS = {"table", "constant", "at_least", "equals", "same_major", "dist_version"}
+_KINDS = {"table", "constant", "at_least", "equals", "same_major", "dist_version", "by_argument"}
 _RETURNS = {"bool", "pair", "bool_or_pair"}
 _SPEC = re.compile(r"^(>=|<=|==|<|>)(\d+)\.(\d+)$")
 _OPS = {
@@ -64,6 +64,17 @@ class Probe:
         self.value = e.get("value")
         if self.kind == "constant" and self.value not in (True, False, "None"):
             raise MatrixError(f"{where}: a constant needs value = true, false or \"None\"")
+        # kind = "by_argument": the table of the case its argument names (a string, or the
+        # last name of a library constant such as ScalingMode.MXFP8_1D_SCALING)
+        self.argument = e.get("argument", [0, None])
+        self.cases = {}
+        if self.kind == "by_argument":
+            if not isinstance(e.get("cases"), dict) or not e["cases"]:
+                raise MatrixError(f"{where}: by_argument needs a 'cases' table")
+            for name, c in e["cases"].items():
+                self.cases[name] = ([_parse_range(r, where) for r in c.get("true", [])],
+                                    [_parse_range(r, where) for r in c.get("false", [])])
+            self.default_case = e.get("default_case")
         self.cuda_min = None
         if "cuda_min" in e:
             try:
@@ -85,11 +96,20 @@ class Probe:
             if self.kind == "same_major":  # 100 -> 10.x; (10, 0) -> 10.x
                 return cap[0] == (want // 10 if isinstance(want, int) else want[0])
             return mine >= want if self.kind == "at_least" else mine == want
-        ok = self._table(cap, cuda)
+        ok = self._case(cap, args) if self.kind == "by_argument" else self._table(cap, cuda)
         pair = self.returns == "pair" or (self.returns == "bool_or_pair" and kwargs.get("return_reason") is True)
         if self.returns == "bool_or_pair" and kwargs.get("return_reason", False) not in (True, False):
             return UNKNOWN
         return (ok, UNKNOWN) if pair else ok
+
+    def _case(self, cap, args):
+        v = args[0] if args else self.default_case
+        name = v if isinstance(v, str) else getattr(v, "name", None) or getattr(v, "qualname", None)
+        case = self.cases.get(name.rsplit(".", 1)[-1]) if isinstance(name, str) else None
+        if case is None:
+            return UNKNOWN
+        true, false = case
+        return False if any(p(cap) for p in false) else True if any(p(cap) for p in true) else UNKNOWN
 
     def _table(self, cap, cuda):
         if any(p(cap) for p in self.false):
@@ -146,6 +166,11 @@ def call_value(q: str, cap: tuple[int, int], cuda: str | None, pos, kw, eval_arg
     if p is None or p.kind == "dist_version":
         return NotImplemented
     args = [eval_arg(a) for a in pos] if p.kind in ("at_least", "equals", "same_major") else []
+    if p.kind == "by_argument":
+        index, keyword = p.argument
+        given = kw.get(keyword) if keyword else None
+        given = given if given is not None else pos[index] if len(pos) > index else None
+        args = [eval_arg(given)] if given is not None else []
     kwargs = {k: eval_arg(v) for k, v in kw.items()}
     return p.answer(cap, cuda, args, kwargs)
 
