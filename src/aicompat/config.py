@@ -299,6 +299,7 @@ def build_settings(
 
     where_gpus = "--gpu" if sources["gpus"].startswith("--gpu") else f"{pyproject}: [tool.aicompat] gpus"
     members = resolve_members(gpus, matrix, where_gpus)
+    _rename_pins(pins, sources, alternatives, matrix)
     releases = {}
     declared_notes: list[str] = []
     for name, spec in list(pins.items()):
@@ -423,6 +424,19 @@ def _merge_declared(declared: list[Pin], pins: dict[str, SpecifierSet], sources:
             alt.append((g, ", ".join(dict.fromkeys(p.where for p in group))))
         alternatives[name] = [(spec, sources[f"pin:{name}"])] + (alt if len(alt) > 1 else [])
     return alternatives
+
+
+def _rename_pins(pins: dict, sources: dict, alternatives: dict, matrix) -> None:
+    """A pin of a package under its earlier name (``sgl-kernel==0.3.16``; releases.toml
+    ``renamed_from``) pins the one release line it shares with the current name."""
+    for new, entry in matrix.section("releases.toml", "package").items():
+        for old in entry.get("renamed_from", []):
+            if old in pins and new not in pins:
+                pins[new] = pins.pop(old)
+                if f"pin:{old}" in sources:
+                    sources[f"pin:{new}"] = sources.pop(f"pin:{old}")
+                if old in alternatives:
+                    alternatives[new] = alternatives.pop(old)
 
 
 def _declared_releases(name: str, options: list[tuple[SpecifierSet, str]], matrix) -> tuple[list | None, str, bool]:

@@ -141,7 +141,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "names_removed": (dict, False)},
     },
     "releases.toml": {
-        "package": {"releases": (_LIST, True), "import": (_LIST, False)},
+        "package": {"releases": (_LIST, True), "import": (_LIST, False), "renamed_from": (_LIST, False)},
     },
     "attention.toml": {
         "vhead": {

@@ -1,6 +1,6 @@
 """Decode step in the style of SGLang's FlashAttention backend: paged KV cache read by
-sgl-kernel's flash_attn_with_kvcache, which sgl-kernel builds for sm_90a only: other
-GPUs take PyTorch's SDPA over the gathered pages."""
+sgl-kernel's flash_attn_with_kvcache, whose kernels sgl-kernel builds for compute capability
+8.x and 9.x only: other GPUs (Blackwell) take PyTorch's SDPA over the gathered pages."""
 import torch
 from sgl_kernel.flash_attn import flash_attn_with_kvcache
 
@@ -12,7 +12,7 @@ class FlashAttentionDecode:
         self.scale = head_dim ** -0.5
 
     def forward_decode(self, q, k_cache, v_cache, page_table, cache_seqlens):
-        if torch.cuda.get_device_capability()[0] != 9:
+        if torch.cuda.get_device_capability()[0] not in (8, 9):
             return self.forward_decode_sdpa(q, k_cache, v_cache, page_table)
         return flash_attn_with_kvcache(
             q, k_cache, v_cache,

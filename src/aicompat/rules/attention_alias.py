@@ -10,7 +10,7 @@ import libcst as cst
 from packaging.version import Version
 
 from ..index import dotted
-from .attention_spans import matches
+from .attention_spans import matches, releases_in_scope, span_of
 
 
 class Aliases:
@@ -21,12 +21,13 @@ class Aliases:
                 self.by_call[call] = e
 
         self.vendored = list(matrix.section("attention.toml", "vendored").values())
-        # a wrapper's own device check, for every release (sgl-kernel's major == 9)
-        self.own_accept: dict[str, list[str]] = {}
+        # a wrapper's own device check (sgl-kernel's is_fa3_supported), per release of its package
+        self.own_checks: dict[str, list[dict]] = {}
         for e in matrix.section("attention.toml", "limit").values():
-            if e["kind"] == "capability" and all("releases" not in s for s in e["spans"]):
+            if e["kind"] == "capability":
                 for call in e["calls"]:
-                    self.own_accept[call] = [a for s in e["spans"] for a in s["accept"]]
+                    if call in self.by_call:
+                        self.own_checks.setdefault(call, []).append(e)
 
     def names(self) -> set[str]:
         return set(self.by_call)
@@ -41,10 +42,10 @@ class Aliases:
             copy = self._vendored(site, qualname, fc)
             return [copy + (fc.ctx.worlds,)] if copy else [(qualname, None, fc.ctx.worlds)]
         release = {p: Version(v) for p, v in e.get("as_release", {}).items()}
-        accept = self.own_accept.get(qualname)
-        if accept is not None:  # GPUs the wrapper refuses before its kernel runs: reported once, as that
+        own = self.own_checks.get(qualname)
+        if own is not None:  # GPUs the wrapper refuses before its kernel runs: reported once, as that
             worlds = frozenset(w for w in fc.ctx.worlds
-                               if w.arch in fc.matrix.archs and matches(accept, fc.matrix.archs[w.arch]))
+                               if w.arch in fc.matrix.archs and self._passes(own, fc.matrix.archs[w.arch], fc))
             return [(e["calls"][qualname], release, worlds)]
         sel = e.get("select")
         if sel is None:
@@ -58,6 +59,14 @@ class Aliases:
                 groups.setdefault(target, set()).add(w)
         return [(t, release, frozenset(ws)) for t, ws in sorted(groups.items())]
 
+
+    @staticmethod
+    def _passes(checks: list[dict], arch, fc) -> bool:
+        """Does some release in scope let this GPU past every one of the wrapper's checks?"""
+        for v_checks in zip(*([span_of(e, v) for v in releases_in_scope(fc, e["package"])] for e in checks)):
+            if all(s is None or matches(s["accept"], arch) for s in v_checks):
+                return True
+        return False
 
     def _vendored(self, site, qualname: str, fc):
         """(canonical qualname, releases) when the call's function lives in a project module

@@ -10,7 +10,8 @@ from ..ruleapi import Example, Finding, Rule
 from ..values import UNKNOWN, Tensor
 from .attention_alias import Aliases, narrowed
 from .attention_heads import backward_head_dim, sdpa_head_dim
-from .attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, span_of as _span
+from .attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, \
+    releases_in_scope, span_of as _span
 
 _FA2 = "from flash_attn import flash_attn_func\n\n\n"
 
@@ -164,16 +165,31 @@ class AttentionKernelLimits(Rule):
     _SGL = ("import torch\nfrom sgl_kernel.flash_attn import flash_attn_with_kvcache\n\n\n"
             "def decode(q, k_cache, v_cache, cache_seqlens):\n"
             "{guard}    return flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=cache_seqlens, causal=True)\n")
-    VALID += [Example(_SGL.format(guard="    if torch.cuda.get_device_capability()[0] != 9:\n"
-                                        "        raise NotImplementedError('sgl-kernel FA3 needs sm_90')\n"),
-                      gpus=["A100", "H100"])]
+    VALID += [
+        # sgl-kernel 0.1.2 and later: no device check, kernels for 8.x and 9.x
+        Example(_SGL.format(guard=""), gpus=["A100", "H100"]),
+        Example(_SGL.format(guard="    if torch.cuda.get_device_capability()[0] >= 10:\n"
+                                  "        raise NotImplementedError('sgl-kernel FA3 has no Blackwell kernels')\n"),
+                gpus=["H100", "B200"]),
+    ]
     INVALID += [
-        Example(_SGL.format(guard=""), gpus=["A100", "H100"],
+        Example(_SGL.format(guard=""), gpus=["H100", "B200"],
                 findings=[
-                    (6, 12, "flash_attn_with_kvcache: sgl-kernel FlashAttention 3 (sgl-kernel) refuses sm_80 (A100): "
-                            "\"flash_attn at sgl-kernel is only supported on sm90 and cu123 above\"; its device check "
-                            "accepts compute capability 9.x; fails on sm_80 (A100). sgl-kernel builds its FlashAttention 3 "
-                            "for sm_90a only: use another attention backend elsewhere"),
+                    (6, 12, "flash_attn_with_kvcache: sgl-kernel FlashAttention 3 (sglang-kernel 0.4.10) refuses "
+                            "sm_100 (B200): \"no kernel image is available for execution on the device\"; the wheel's "
+                            "flash_ops library holds kernels for sm_80, sm_86 and sm_90 only (flash_attn_with_kvcache "
+                            "has no device check of its own); fails on sm_100 (B200). sgl-kernel builds its "
+                            "FlashAttention 3 for compute capability 8.x and 9.x only: use another attention backend "
+                            "elsewhere"),
+                ]),
+        # sgl-kernel 0.1.0 (published under its earlier name) ran FA3 on 9.x only.
+        Example(_SGL.format(guard=""), gpus=["A100", "H100"], pins={"sgl-kernel": "0.1.0"},
+                findings=[
+                    (6, 12, "flash_attn_with_kvcache: sgl-kernel FlashAttention 3 (sglang-kernel 0.1.0) refuses "
+                            "sm_80 (A100): \"flash_attn at sgl-kernel is only supported on sm90 and cu123 above\"; "
+                            "its device check accepts compute capability 9.x; fails on sm_80 (A100). sgl-kernel 0.1.1 "
+                            "and later also run FlashAttention 3 on compute capability 8.x; use another attention "
+                            "backend elsewhere"),
                 ]),
     ]
 
@@ -244,12 +260,7 @@ class AttentionKernelLimits(Rule):
         return refused
 
     def _releases(self, fc, package: str):
-        if package in self._as_release:  # a wrapper whose kernels carry this release's checks
-            rel = self._as_release[package]
-            return [rel] if rel is not None else []  # a vendored copy of an unknown tag: no per-release check
-        pinned = sorted(fc.target.releases.get(package) or [])
-        # unpinned: the newest; a package without modelled releases: None (spans without releases)
-        return pinned or sorted(fc.matrix.releases(package))[-1:] or [None]
+        return releases_in_scope(fc, package, self._as_release)
 
     def _capability(self, site, qualname, e, fc):
         short = qualname.rsplit(".", 1)[-1]
@@ -269,9 +280,11 @@ class AttentionKernelLimits(Rule):
             "compute capability " + _accepted(span)
         archs = frozenset(failing)
         label = e["package"] if v is None else f"{e['package']} {v}"
+        # a span without a device check of its own says why the GPU fails (no kernel built for it)
+        why = span.get("why", f"its device check accepts {accepts}")
         msg = (f"{short}: {e['library']} ({label}) refuses {fc.describe(archs)}: "
-               f"\"{span.get('error', e['error'])}\"; "
-               f"its device check accepts {accepts}; fails on {fc.describe(archs)}. {span['fix']}")
+               f"\"{span.get('error', e.get('error', ''))}\"; "
+               f"{why}; fails on {fc.describe(archs)}. {span['fix']}")
         return Finding(site.node, msg, archs)
 
     def _dtype_capability(self, site, qualname, e, fc):

@@ -23,6 +23,17 @@ def span_of(e: dict, v) -> dict | None:
     return None
 
 
+def releases_in_scope(fc, package: str, as_release: dict | None = None) -> list:
+    """The releases of ``package`` a call is judged for: a wrapper's kernels carry the release
+    ``as_release`` names; else the pinned ones, unpinned the newest, and ``[None]`` for a
+    package without modelled releases (its entry then has one span for every release)."""
+    if as_release and package in as_release:
+        rel = as_release[package]
+        return [rel] if rel is not None else []  # a vendored copy of an unknown tag: no per-release check
+    pinned = sorted(fc.target.releases.get(package) or [])
+    return pinned or sorted(fc.matrix.releases(package))[-1:] or [None]
+
+
 def q_values(site, e: dict, fc):
     """(world, value of the call's q) for every caller scenario and world that reaches the call."""
     for w, _bindings, val in q_values_with_bindings(site, e, fc):
