@@ -155,3 +155,16 @@ def test_vllm_sdist_gets_its_torch_pin():
     assert "2.14.0" in pins["torch"]["releases"]
     assert "requirements/cuda.txt:7" in pins["torch"]["source"]
     assert pins["transformers"]["releases"] and "requirements/common.txt:11" in pins["transformers"]["source"]
+
+
+def test_a_pin_under_a_packages_earlier_name(tmp_path):
+    """sgl-kernel was renamed sglang-kernel at 0.4.0 (one release line): an older project's
+    ``sgl-kernel==0.1.0`` pins that line; sglang 0.5.10.post1 writes ``sglang-kernel==0.4.1``."""
+    _tree(tmp_path, {".git/HEAD": "ref: refs/heads/main\n",
+                     "requirements.txt": "torch\nsgl-kernel==0.1.0\n",
+                     "serve.py": "import sgl_kernel\n"})
+    pins, notes = _target(tmp_path / "serve.py")
+    assert pins["sglang-kernel"]["releases"] == ["0.1.0"] and "sgl-kernel" not in pins
+    (tmp_path / "requirements.txt").write_text("torch\nsglang-kernel==0.4.1\n")
+    pins, notes = _target(tmp_path / "serve.py")
+    assert pins["sglang-kernel"]["releases"] == ["0.4.1"]
