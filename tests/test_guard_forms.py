@@ -1312,3 +1312,28 @@ def test_te_jax_scaling_mode_probe_guards_each_recipe():
     assert failing(JAX_RECIPES.format(mxfp8_probe="is_mxfp8_supported"), gpus=("A100", "H100", "B200")) == []
     # the MXFP8 test skipped on the FP8 probe still runs on the H100, where MXFP8 fails
     assert failing(JAX_RECIPES.format(mxfp8_probe="is_fp8_supported"), gpus=("A100", "H100", "B200")) == ["H100"]
+
+
+# -- TransformerEngine JAX's capability number (docs/features/low_precision_training/introduction/
+# autocast_jax.py @ fa33183: an assert on it before the first FP8 autocast) ---------------------------
+JAX_DOC = """
+import jax
+import jax.numpy as jnp
+import transformer_engine.jax as te
+from transformer_engine.common.recipe import DelayedScaling
+from transformer_engine.jax.flax import DenseGeneral
+from transformer_engine.jax.quantize import get_device_compute_capability
+
+assert get_device_compute_capability() >= {minimum}, "This example requires SM89 (Ada) or newer"
+
+recipe = DelayedScaling()
+layer = DenseGeneral(features=1024)
+x = jax.random.normal(jax.random.PRNGKey(0), (32, 1024), dtype=jnp.bfloat16)
+with te.autocast(enabled=True, recipe=recipe):
+    params = layer.init(jax.random.PRNGKey(1), x)
+"""
+
+
+def test_assert_on_te_jax_capability_number():
+    assert failing(JAX_DOC.format(minimum=89)) == []
+    assert failing(JAX_DOC.format(minimum=80)) == ["A100"]

@@ -21,7 +21,7 @@ from .errors import MatrixError
 from .toml_compat import tomllib
 from .values import UNKNOWN
 
-_KINDS = {"table", "constant", "at_least", "equals", "same_major", "dist_version", "by_argument"}
+_KINDS = {"table", "constant", "at_least", "equals", "same_major", "dist_version", "by_argument", "capability_number"}
 _RETURNS = {"bool", "pair", "bool_or_pair"}
 _SPEC = re.compile(r"^(>=|<=|==|<|>)(\d+)\.(\d+)$")
 _OPS = {
@@ -85,6 +85,8 @@ class Probe:
     def answer(self, cap: tuple[int, int], cuda: str | None, args: list, kwargs: dict):
         if self.kind == "constant":
             return None if self.value == "None" else self.value
+        if self.kind == "capability_number":  # 10 * major + minor (90 on an H100)
+            return cap[0] * 10 + cap[1]
         if self.kind in ("at_least", "equals", "same_major"):
             want = args[0] if args else kwargs.get("capability", UNKNOWN)
             if isinstance(want, int) and not isinstance(want, bool):
