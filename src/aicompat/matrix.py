@@ -177,6 +177,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                           "exception": (str, False)},
         "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False)},
         "te_autocast": {"recipe_kw": (str, True), "enabled_default": (bool, True)},
+        "operands": {"call": (str, True), "args": (_LIST, True), "match": (str, True), "dtypes": (_LIST, True),
+                     "releases": (str, True), "feature": (str, False), "summary": (str, True), "error": (str, True),
+                     "exceptions": (_LIST, True), "fix": (str, True)},
     },
 }
 
@@ -387,6 +390,7 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         ("fp8.toml", "op", "feature"),
         ("fp8.toml", "compiled_cast", "feature"),
         ("fp8.toml", "te_recipe", "feature"),
+        ("fp8.toml", "operands", "feature"),
     ):
         for name, e in files[fname].get(section, {}).items():
             if key in e and e[key] not in m.features:
