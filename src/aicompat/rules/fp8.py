@@ -171,6 +171,11 @@ class Fp8Unsupported(Rule):
             for k, e in matrix.section("fp8.toml", sec).items():
                 archs = ", ".join(matrix.by_capability(matrix.feature_archs(e["feature"])))
                 lines.append(f"- {k}: runs on {archs}; error: {e['error']}; source: {e['source']}")
+        lines.append("operand dtypes refused (on GPUs that pass the op's own check):")
+        for k, e in matrix.section("fp8.toml", "operands").items():
+            runs = ", ".join(matrix.by_capability(matrix.feature_archs(e["feature"]))) if "feature" in e else "none"
+            lines.append(f"- {e['call']} {k} ({e['match']} of {', '.join(e['dtypes'])}), torch {e['releases']}: "
+                         f"runs on {runs}; error: {e['error']}; source: {e['source']}")
         return "\n".join(lines)
 
     def known_names(self) -> set[str]:
