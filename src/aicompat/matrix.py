@@ -180,7 +180,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "te_autocast": {"recipe_kw": (str, True), "enabled_default": (bool, True)},
         "operands": {"call": (str, True), "args": (_LIST, True), "match": (str, True), "dtypes": (_LIST, True),
                      "releases": (str, True), "feature": (str, False), "summary": (str, True), "error": (str, True),
-                     "exceptions": (_LIST, True), "fix": (str, True)},
+                     "exceptions": (_LIST, True), "fix": (str, True), "role": (str, False)},
     },
 }
 

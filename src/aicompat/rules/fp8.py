@@ -236,7 +236,7 @@ class Fp8Unsupported(Rule):
         """Operand dtypes the op refuses (fp8.toml [operands.*]) on the GPUs that pass its
         capability check: NVFP4 before Blackwell, e5m2 x e5m2, the ROCm fnuz formats."""
         capable = self.matrix.feature_archs(op_feature)
-        out = []
+        out, reported = [], set()
         for e in self.operands.values():
             if e["call"] != qualname or any(fc.ctx.caught(x) for x in e["exceptions"]):
                 continue
@@ -253,9 +253,12 @@ class Fp8Unsupported(Rule):
                     if hit:
                         failing.add(w.arch)
                         shown |= hit
+            failing -= reported  # one finding per GPU (MXFP4: FP4 operands and e8m0 scales)
             if failing:
+                reported |= failing
                 dts = sorted(shown)
-                what = " x ".join(dts * len(e["args"])) if e["match"] == "both" else ", ".join(dts) + " operands"
+                role = e.get("role", "operands")
+                what = " x ".join(dts * len(e["args"])) if e["match"] == "both" else f"{', '.join(dts)} {role}"
                 # the C++ ScalarType torch names in its message (torch.float8_e4m3fnuz -> Float8_e4m3fnuz)
                 error = e["error"].format(scalar_type=dts[0].split(".")[-1].capitalize())
                 out.append(Finding(site.node, f'{qualname}: {what} {e["summary"]} ("{error}"); fails on '
