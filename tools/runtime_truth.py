@@ -53,6 +53,30 @@ FACTS: dict[str, tuple[str, str, str]] = {
         out = torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
         print(json.dumps({"value": list(out.shape)}))
     """),
+    "fp8_scaled_mm_nvfp4": ("cuda", "fp8.toml operands.nvfp4: FP4 operands fail below 10.0", """
+        import torch
+        a = torch.zeros(128, 64, dtype=torch.uint8, device="cuda").view(torch.float4_e2m1fn_x2)
+        b = torch.zeros(128, 64, dtype=torch.uint8, device="cuda").view(torch.float4_e2m1fn_x2).t()
+        s = torch.ones(128 * 8, device="cuda").to(torch.float8_e4m3fn)  # 1x16 blocks, swizzled size
+        out = torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16)
+        print(json.dumps({"value": list(out.shape)}))
+    """),
+    "fp8_scaled_mm_mx_scales": ("cuda", "fp8.toml operands.mx_scales: e8m0 block scales fail below 10.0", """
+        import torch
+        a = torch.randn(128, 128, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(128, 128, device="cuda").to(torch.float8_e4m3fn).t()
+        s = torch.ones(128 * 4, device="cuda").to(torch.float8_e8m0fnu)  # 1x32 blocks, swizzled size
+        out = torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16)
+        print(json.dumps({"value": list(out.shape)}))
+    """),
+    "fp8_scaled_mm_fnuz": ("cuda", "fp8.toml operands.fnuz: the ROCm fnuz dtypes fail on every NVIDIA GPU", """
+        import torch
+        a = torch.randn(32, 32, device="cuda").to(torch.float8_e4m3fnuz)
+        b = torch.randn(32, 32, device="cuda").to(torch.float8_e4m3fnuz).t()
+        one = torch.ones((), device="cuda")
+        out = torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        print(json.dumps({"value": list(out.shape)}))
+    """),
     "sdpa_flash_head_dim_512": ("cuda", "attention.toml vhead.sdpa: the flash backend takes head dims up to 256", """
         import torch
         from torch.nn.attention import SDPBackend, sdpa_kernel

@@ -1586,7 +1586,8 @@ class Evaluator:
 def _binop(op: str, a, b):
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         if a is UNKNOWN or b is UNKNOWN:
-            return UNKNOWN
+            # still a tensor, of unknown shape and dtype (x / torch.finfo(dt).max); .to(dt) then names its dtype
+            return Tensor(None, None)
         v = shapes.matmul(a, b) if op == "MatrixMultiply" else shapes.binary(a, b)
         return UNKNOWN if v is NotImplemented else v
     if a is UNKNOWN or b is UNKNOWN:

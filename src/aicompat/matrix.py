@@ -163,7 +163,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "limit": {"library": (str, True), "package": (str, True), "calls": (_LIST, True), "kind": (str, True),
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
                   "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
-                  "backend_added": (dict, False), "dropout_arg": (dict, False)},
+                  "backend_added": (dict, False), "dropout_arg": (dict, False), "errors": (dict, False),
+                  "fixed_in": (str, False)},
         "alias": {"calls": (dict, True), "select": (dict, False), "as_release": (dict, False)},
         "vendored": {"module": (str, True), "extensions": (_LIST, True)},
         "training": {"methods": (_LIST, True), "calls": (_LIST, True), "keywords": (_LIST, True),
@@ -177,6 +178,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                           "exception": (str, False)},
         "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False)},
         "te_autocast": {"recipe_kw": (str, True), "enabled_default": (bool, True)},
+        "operands": {"call": (str, True), "args": (_LIST, True), "match": (str, True), "dtypes": (_LIST, True),
+                     "releases": (str, True), "feature": (str, False), "summary": (str, True), "error": (str, True),
+                     "exceptions": (_LIST, True), "fix": (str, True), "role": (str, False)},
     },
 }
 
@@ -387,6 +391,7 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         ("fp8.toml", "op", "feature"),
         ("fp8.toml", "compiled_cast", "feature"),
         ("fp8.toml", "te_recipe", "feature"),
+        ("fp8.toml", "operands", "feature"),
     ):
         for name, e in files[fname].get(section, {}).items():
             if key in e and e[key] not in m.features:

@@ -30,7 +30,7 @@ DTYPE_SIZES = {
     "torch.int64": 8, "torch.int32": 4, "torch.int16": 2, "torch.int8": 1, "torch.uint8": 1,
     "torch.uint16": 2, "torch.uint32": 4, "torch.uint64": 8, "torch.bool": 1,
     "torch.float8_e4m3fn": 1, "torch.float8_e5m2": 1, "torch.float8_e4m3fnuz": 1, "torch.float8_e5m2fnuz": 1,
-    "torch.float8_e8m0fnu": 1,
+    "torch.float8_e8m0fnu": 1, "torch.float4_e2m1fn_x2": 1,  # one byte holds two packed e2m1 values
 }
 DTYPE_ALIASES = {
     "torch.float": "torch.float32", "torch.double": "torch.float64", "torch.half": "torch.float16",

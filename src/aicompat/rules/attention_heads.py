@@ -40,6 +40,51 @@ def only_backend(e: dict, fc, rel) -> bool:
     return present == {e.get("backend") or e.get("sdpa_backend")}
 
 
+def sdpa_capability(site, qualname, e, fc):
+    """SDPA with only backends enabled whose GPU range (per torch release) leaves this GPU out."""
+    allowed = fc.ctx.facts.get("sdpa_backends")
+    if allowed is None:
+        return None  # unforced: the math fallback runs on every GPU
+    failing, shown = set(), None
+    for w in fc.ctx.worlds:
+        rel = release(e, w, fc)
+        span = span_of(e, rel) if rel is not None else None
+        arch = fc.matrix.archs.get(w.arch)
+        if span is None or arch is None:
+            continue
+        present = [b for b in allowed if not (b in e.get("backend_added", {})
+                                               and rel < Version(e["backend_added"][b]))]
+        ranges = span["ranges"]
+        # any backend without a range here (math, or one not read) may run
+        if not present or any(b not in ranges for b in present):
+            continue
+        cap = tuple(arch.capability)
+        if all(not (_cap(ranges[b][0]) <= cap <= _cap(ranges[b][1])) for b in present):
+            failing.add(w.arch)
+            shown = shown or (rel, span, sorted(present))
+    if not failing:
+        return None
+    rel, span, present = shown
+    said = "; ".join(e["errors"][b].format(lo=_sm(span["ranges"][b][0]), hi=_sm(span["ranges"][b][1]))
+                     for b in present)
+    short = qualname.rsplit(".", 1)[-1]
+    names = ", ".join(f"SDPBackend.{b}" for b in present)
+    msg = (f"{short}: in torch {rel} the SDPA backends left enabled ({names}) leave this GPU out: "
+           f"\"{said}\"; then \"{e['error']}\"; fails on {fc.describe(failing)}. Also allow SDPBackend.MATH, "
+           f"or use torch >= {e['fixed_in']}")
+    return Finding(site.node, msg, frozenset(failing))
+
+
+def _cap(s: str) -> tuple:
+    major, minor = s.split(".")
+    return int(major), int(minor)
+
+
+def _sm(s: str) -> str:
+    """'12.1' -> '121', as torch's messages write an SM version."""
+    return s.replace(".", "")
+
+
 def _int_dim(val):
     d = val.last_dim() if isinstance(val, Tensor) else UNKNOWN
     return d if isinstance(d, int) and not isinstance(d, bool) else None

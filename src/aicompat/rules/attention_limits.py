@@ -9,7 +9,7 @@ from ..index import dotted
 from ..ruleapi import Example, Finding, Rule
 from ..values import UNKNOWN, Tensor
 from .attention_alias import Aliases, narrowed
-from .attention_heads import backward_head_dim, sdpa_head_dim
+from .attention_heads import backward_head_dim, sdpa_capability, sdpa_head_dim
 from .attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, \
     releases_in_scope, span_of as _span
 
@@ -193,6 +193,39 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    # The GPU range of each SDPA backend per torch release ([limit.sdpa_backend_range]).
+    _SDPA_RANGE = ("import torch\nimport torch.nn.functional as F\nfrom torch.nn.attention import SDPBackend, "
+                   "sdpa_kernel\n\n\n"
+                   "def attend(q, k, v):\n"
+                   "    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION{more}]):\n"
+                   "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n")
+    VALID += [Example(_SDPA_RANGE.format(more=", SDPBackend.MATH"), gpus=["H100", "B200"], pins={"torch": "2.6.0"}),
+              Example(_SDPA_RANGE.format(more=""), gpus=["H100", "B200"], pins={"torch": "2.8.0"})]
+    INVALID += [
+        Example(_SDPA_RANGE.format(more=""), gpus=["H100", "B200"], pins={"torch": "2.6.0"},
+                findings=[
+                    (8, 16, "scaled_dot_product_attention: in torch 2.6.0 the SDPA backends left enabled "
+                             "(SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION) leave this GPU out: \"cuDNN MHA "
+                             "only supports gpu architectures in the range [sm80, sm90]; Flash attention only supports "
+                             "gpu architectures in the range [sm80, sm90]\"; then \"No available kernel. Aborting "
+                             "execution.\"; fails on sm_100 (B200). Also allow SDPBackend.MATH, or use torch >= 2.8.0"),
+                ]),
+    ]
+
+    # From torch 2.7.0 the flash training filter also covers sm_120/sm_121 (check_..._on_sm86_89_or_120).
+    INVALID += [
+        Example(_SDPA_TRAIN.format(decorator="", tail="    out.float().mean().backward()"),
+                gpus=["RTX 5090", "H100"], pins={"torch": "2.8.0"},
+                findings=[
+                    (16, 20, "scaled_dot_product_attention: training with head dim 200 is refused by the flash "
+                             "backend of torch 2.8.0, and no other SDPA backend is enabled: \"Flash attention "
+                             "currently doesn't support training with head_dim ∈ (192, 224] or (head_dim ∈ (224, "
+                             "256] and dropout > 0.0) on gpu architectures in the range[sm86, sm89].\"; then \"No "
+                             "available kernel. Aborting execution.\"; fails on sm_120 (RTX 5090). Also allow "
+                             "SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
@@ -243,6 +276,7 @@ class AttentionKernelLimits(Rule):
                 self._head_dim(site, qualname, e, fc) if kind == "head_dim_max" else \
                 self._dtype_capability(site, qualname, e, fc) if kind == "dtype_capability" else \
                 sdpa_head_dim(site, qualname, e, fc) if kind == "sdpa_head_dim" else \
+                sdpa_capability(site, qualname, e, fc) if kind == "sdpa_capability" else \
                 backward_head_dim(site, qualname, e, fc, self._refused(entries, e, fc)) \
                 if kind == "backward_head_dim" else None
             if found is not None:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
+from packaging.specifiers import SpecifierSet
+
 from ..evaluate import UNKNOWN, truth
 from ..guard_forms import enabled_worlds, off_switch
 from ..ruleapi import Example, Finding, Rule
-from ..values import LibObject, options
+from ..values import LibObject, Tensor, options
 
 _T = "import torch\n"
 _TE = "import transformer_engine.pytorch as te\nfrom transformer_engine.common import recipe\n"
@@ -100,6 +102,50 @@ class Fp8Unsupported(Rule):
                 ]),
     ]
 
+    # Operand dtypes _scaled_mm refuses on GPUs that pass its capability check (fp8.toml [operands.*]).
+    _NVFP4 = (_T + "\n\ndef quantize_nvfp4(x):\n"
+              "    packed = torch.empty(x.shape[0], x.shape[1] // 2, dtype=torch.uint8, device=x.device)\n"
+              "    scales = torch.empty(x.shape[0], x.shape[1] // 16, dtype=torch.float8_e4m3fn, device=x.device)\n"
+              "    return packed.view(torch.float4_e2m1fn_x2), scales\n\n\n"
+              "def nvfp4_linear(x, w):\n{guard}"
+              "    xq, xs = quantize_nvfp4(x)\n    wq, ws = quantize_nvfp4(w)\n"
+              "    return torch._scaled_mm(xq, wq.t(), xs, ws, out_dtype=torch.bfloat16)\n")
+    _PAIR = (_T + "FWD, BWD = torch.float8_e4m3fn, torch.float8_e5m2\nFP8 = {fp8}\n"
+             "a = torch.randn(64, 64, device='cuda').to({a})\nb = torch.randn(64, 64, device='cuda').to({b})\n"
+             "one = torch.tensor(1.0, device='cuda')\n"
+             "y = torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)\n")
+    VALID += [
+        Example(_NVFP4.format(guard=""), gpus=["B200", "B300"]),
+        Example(_NVFP4.format(guard="    if torch.cuda.get_device_capability() < (10, 0):\n"
+                                    "        return x @ w.t()\n"), gpus=["H100", "B200"]),
+        Example(_PAIR.format(fp8="torch.float8_e4m3fn", a="FWD", b="BWD"), gpus=["H100"], pins={"torch": "2.3.0"}),
+        Example(_PAIR.format(fp8="torch.float8_e4m3fnuz if torch.version.hip else torch.float8_e4m3fn", a="FP8",
+                             b="FP8"), gpus=["L40S", "H100"]),
+    ]
+    INVALID += [
+        Example(_NVFP4.format(guard=""), gpus=["H100", "B200"],
+                findings=[
+                    (13, 12, "torch._scaled_mm: torch.float4_e2m1fn_x2 operands (packed FP4: NVFP4 or MXFP4) need "
+                             "compute capability 10.0+: cuBLASLt has no block-scaled FP4 kernel before Blackwell "
+                             '("CUBLAS_STATUS_NOT_SUPPORTED"); fails on sm_90 (H100). Dequantize, or use FP8 '
+                             "(float8_e4m3fn) operands, below compute capability 10.0"),
+                ]),
+        Example(_PAIR.format(fp8="torch.float8_e4m3fn", a="BWD", b="BWD"), gpus=["H100"], pins={"torch": "2.3.0"},
+                findings=[
+                    (7, 5, "torch._scaled_mm: torch.float8_e5m2 x torch.float8_e5m2 is refused by torch on CUDA: "
+                           'cuBLASLt has no e5m2 x e5m2 kernel ("Multiplication of two Float8_e5m2 matrices is not '
+                           'supported"); fails on sm_90 (H100). Make one operand float8_e4m3fn (e5m2 is meant for '
+                           "gradients: e4m3 x e5m2 is accepted)"),
+                ]),
+        Example(_PAIR.format(fp8="torch.float8_e4m3fnuz", a="FP8", b="FP8"), gpus=["L40S", "H100"],
+                findings=[
+                    (7, 5, "torch._scaled_mm: torch.float8_e4m3fnuz operands are a ROCm (MI300) FP8 format that "
+                           'torch cannot hand to cuBLASLt ("Cannot convert ScalarType Float8_e4m3fnuz to '
+                           'cudaDataType."); fails on sm_89 (L40S), sm_90 (H100). Use torch.float8_e4m3fn / '
+                           "torch.float8_e5m2 on NVIDIA GPUs"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.ops = matrix.section("fp8.toml", "op")
@@ -112,6 +158,8 @@ class Fp8Unsupported(Rule):
         self.attr_tails = frozenset(k.rsplit(".", 1)[-1] for k in self.dtypes)
         self.call_tails = frozenset({k.rsplit(".", 1)[-1] for k in self.ops} | {"to", "fp8_autocast", "autocast"})
         self.default_recipe = next((k for k, e in self.recipes.items() if e.get("default")), None)
+        self.operands = matrix.section("fp8.toml", "operands")
+        self.newest_torch = max(matrix.releases("torch"), default=None)
 
     @classmethod
     def explain_facts(cls, matrix) -> str:
@@ -123,6 +171,11 @@ class Fp8Unsupported(Rule):
             for k, e in matrix.section("fp8.toml", sec).items():
                 archs = ", ".join(matrix.by_capability(matrix.feature_archs(e["feature"])))
                 lines.append(f"- {k}: runs on {archs}; error: {e['error']}; source: {e['source']}")
+        lines.append("operand dtypes refused (on GPUs that pass the op's own check):")
+        for k, e in matrix.section("fp8.toml", "operands").items():
+            runs = ", ".join(matrix.by_capability(matrix.feature_archs(e["feature"]))) if "feature" in e else "none"
+            lines.append(f"- {e['call']} {k} ({e['match']} of {', '.join(e['dtypes'])}), torch {e['releases']}: "
+                         f"runs on {runs}; error: {e['error']}; source: {e['source']}")
         return "\n".join(lines)
 
     def known_names(self) -> set[str]:
@@ -158,8 +211,8 @@ class Fp8Unsupported(Rule):
             if added is not None and fc.ctx.worlds and all(w.torch is not None and w.torch < added
                                                            for w in fc.ctx.worlds):
                 return []  # no release in scope has the op: check_attribute says so
-            return self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}",
-                            op["error"])
+            out = self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}", op["error"])
+            return out + self._operands(site, qualname, op["feature"], fc)
         tail = qualname.rsplit(".", 1)[-1] if qualname else None
         entry = self._autocast(qualname) if tail in ("fp8_autocast", "autocast") else None
         if entry is not None:
@@ -178,6 +231,39 @@ class Fp8Unsupported(Rule):
         if not failing:
             return []
         return [Finding(node, f'{what} ("{error}"); fails on {fc.describe(failing)}', frozenset(failing))]
+
+    def _operands(self, site, qualname, op_feature, fc):
+        """Operand dtypes the op refuses (fp8.toml [operands.*]) on the GPUs that pass its
+        capability check: NVFP4 before Blackwell, e5m2 x e5m2, the ROCm fnuz formats."""
+        capable = self.matrix.feature_archs(op_feature)
+        out, reported = [], set()
+        for e in self.operands.values():
+            if e["call"] != qualname or any(fc.ctx.caught(x) for x in e["exceptions"]):
+                continue
+            runs = self.matrix.feature_archs(e["feature"]) if "feature" in e else frozenset()
+            refusing = SpecifierSet(e["releases"])
+            failing, shown = set(), set()
+            for _call, bindings in fc.scenarios():
+                for w in fc.ctx.worlds:
+                    release = w.torch if w.torch is not None else self.newest_torch
+                    if w.arch not in capable or w.arch in runs or release is None \
+                            or release not in refusing or not fc.reachable(w, bindings):
+                        continue
+                    hit = _matching(site, e, w, bindings, fc)
+                    if hit:
+                        failing.add(w.arch)
+                        shown |= hit
+            failing -= reported  # one finding per GPU (MXFP4: FP4 operands and e8m0 scales)
+            if failing:
+                reported |= failing
+                dts = sorted(shown)
+                role = e.get("role", "operands")
+                what = " x ".join(dts * len(e["args"])) if e["match"] == "both" else f"{', '.join(dts)} {role}"
+                # the C++ ScalarType torch names in its message (torch.float8_e4m3fnuz -> Float8_e4m3fnuz)
+                error = e["error"].format(scalar_type=dts[0].split(".")[-1].capitalize())
+                out.append(Finding(site.node, f'{qualname}: {what} {e["summary"]} ("{error}"); fails on '
+                                   f'{fc.describe(failing)}. {e["fix"]}', frozenset(failing)))
+        return out
 
     def _compiled_cast(self, site, fc, worlds):
         dt = site.arg(0, "dtype")
@@ -249,6 +335,19 @@ class Fp8Unsupported(Rule):
                     if name in self.recipes:
                         out.add(name)
         return out
+
+
+def _matching(site, e, world, bindings, fc) -> set[str]:
+    """The dtypes of ``e`` the call's operands have in this world and scenario: any operand's
+    ("any"), or those every operand may have ("both"); an unknown dtype matches nothing."""
+    per_arg = []
+    for index, name in e["args"]:
+        arg = site.arg(index, name)
+        val = fc.value_of(arg, world, bindings) if arg is not None else UNKNOWN
+        per_arg.append({o.dtype for o in options(val) if isinstance(o, Tensor) and o.dtype in e["dtypes"]})
+    if e["match"] == "both":
+        return set.intersection(*per_arg) if per_arg else set()
+    return set().union(*per_arg)
 
 
 def _may_be_on(v) -> bool:
