@@ -792,14 +792,18 @@ class Walker(cst.CSTVisitor):
 
     def _checked(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
         """``_run`` where some world reaches the node; a rule whose findings only shrink with
-        the worlds is first tried in every world of the target, leaving the guards undecided
-        when it finds nothing there."""
+        the worlds is first tried with every statement taken as reachable (``fc.trial``), in
+        every world of the target while the guards above are undecided, leaving them undecided
+        and the flow conditions of the statement unasked (``fc.reachable``) when it finds
+        nothing there."""
         ctx = self.fc.ctx
         if rule.reach_own and check.__name__ in rule.reach_own:
             self._run(rule, node, check, *args)
             return
-        if rule.worlds_monotone and ctx.decided is None:
-            self.fc.ctx = replace(ctx, world_set=self.fc.all_worlds)
+        decided = ctx.decided
+        if rule.worlds_monotone and (decided is None or decided):
+            if decided is None:
+                self.fc.ctx = replace(ctx, world_set=self.fc.all_worlds)
             self.fc.trial = True
             try:
                 found = check(*args)

@@ -56,6 +56,7 @@ def _kind(tp: type) -> int:
 
 # Nodes with no child to walk: a visitor that reads none of them lists them in ``ignored``.
 LEAF_TYPES: tuple[type, ...] = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
+_LEAF_SET = frozenset(LEAF_TYPES)
 
 
 def walk(node: cst.CSTNode, visitor: Any) -> None:
@@ -126,3 +127,22 @@ def children(node: cst.CSTNode):
             for item in value:
                 if (_KIND.get(type(item)) or _kind(type(item))) == _NODE:
                     yield item
+
+
+def inner_children(node: cst.CSTNode) -> list:
+    """``children(node)`` less the names and literals (``LEAF_TYPES``), as a list: for
+    searches that look for compound nodes (calls) and need not stop at every leaf."""
+    out = []
+    for name in _SOURCE_FIELDS.get(type(node)) or source_fields(node):
+        value = getattr(node, name)
+        tp = type(value)
+        k = _KIND.get(tp) or _kind(tp)
+        if k == _NODE:
+            if tp not in _LEAF_SET:
+                out.append(value)
+        elif k == _SEQ:
+            for item in value:
+                tp = type(item)
+                if (_KIND.get(tp) or _kind(tp)) == _NODE and tp not in _LEAF_SET:
+                    out.append(item)
+    return out
