@@ -828,7 +828,10 @@ def _handler(cls: type, prefix: str, tp: type):
     try:
         return _HANDLERS[key]
     except KeyError:
-        fn = _HANDLERS[key] = getattr(cls, prefix + tp.__name__, None)
+        fn = getattr(cls, prefix + tp.__name__, None)
+        if getattr(fn, "_is_no_op", False):  # CSTVisitor's empty default (libcst's mark_no_op): none to call
+            fn = None
+        _HANDLERS[key] = fn
         return fn
 
 
@@ -958,8 +961,8 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             node = defs.get(name)
             if node is None or not calls:
                 continue
-            if uses is None:
-                uses = _name_uses(text)
+            if uses is None or name not in uses:
+                uses = {**(uses or {}), **_name_uses(text, [n for n in walker.calls if n in defs])}
             # Every occurrence of the name (the def included) is followed by "(".
             refs, called = uses.get(name, (0, 0))
             if refs != called + walker.handed.get(name, 0):
@@ -990,17 +993,15 @@ def _calls_worlds(calls: dict, every: frozenset) -> frozenset:
     return worlds
 
 
-_WORD = re.compile(r"(?<![\w.])(\w+)(\s*\()?")
-
-
-def _name_uses(text: str) -> dict[str, tuple[int, int]]:
-    """Per word of the text not after a dot: how often it occurs, and how often a ``(``
-    follows it. One scan of the file, instead of two per helper and round."""
-    counts: dict[str, list[int]] = {}
-    for m in _WORD.finditer(text):
-        c = counts.get(m.group(1))
-        if c is None:
-            c = counts[m.group(1)] = [0, 0]
+def _name_uses(text: str, names) -> dict[str, tuple[int, int]]:
+    """Per name of ``names``: how often it occurs in the text as a word not after a dot,
+    and how often a ``(`` follows it. One scan of the file for all of them."""
+    counts = {n: [0, 0] for n in names}
+    if not counts:
+        return {}
+    alts = "|".join(re.escape(n) for n in sorted(counts, key=len, reverse=True))
+    for m in re.finditer(r"(?<![\w.])(" + alts + r")(?!\w)(\s*\()?", text):
+        c = counts[m.group(1)]
         c[0] += 1
         if m.group(2) is not None:
             c[1] += 1
