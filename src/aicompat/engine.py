@@ -370,6 +370,7 @@ class Walker(cst.CSTVisitor):
             if hasattr(r, "node_types"):
                 for tp in r.node_types(fc.target):
                     self._node_rules.setdefault(tp, []).append(r)
+        self._plans: dict[type, tuple] = {}  # node type -> _plan_of
         # Names and literals no handler and no syntax rule reads: the walk passes them by.
         self.ignored = frozenset(tp for tp in LEAF_TYPES if tp not in self._node_rules
                                  and _handler(type(self), "visit_", tp) is None
@@ -391,26 +392,32 @@ class Walker(cst.CSTVisitor):
                     self._call_rules[name].append(r)
 
     # -- context push/pop for nodes whose context a parent decided ------------
+    def _plan_of(self, tp: type) -> tuple:
+        """Per node type, once: its location kind, the syntax rules reading it, and the
+        visit_/leave_ handlers (None where there is none)."""
+        kind = _LOC_KIND.get(tp)
+        if kind is None:
+            kind = _loc_kind(tp)
+        plan = self._plans[tp] = (kind, tuple(self._node_rules.get(tp, ())), _handler(type(self), "visit_", tp),
+                                  _handler(type(self), "leave_", tp))
+        return plan
+
     def on_visit(self, node: cst.CSTNode) -> bool:
+        kind, node_rules, fn, _ = self._plans.get(type(node)) or self._plan_of(type(node))
         ctx = self._pending.pop(id(node), None)
         if ctx is not None:
             self._stack.append((id(node), self.fc.ctx))
             self.fc.ctx = ctx
-        kind = _LOC_KIND.get(type(node))
-        if kind is None:
-            kind = _loc_kind(type(node))
         if kind:
             self.fc.stmt_stack.append(node)
             if kind == 2:
                 self.fc.def_stack.append(node)
-        if self._node_rules:
-            for r in self._node_rules.get(type(node), ()):  # syntax: judged whatever the guards say
-                self._run(r, node, r.check_node, node, self.fc)
-        fn = _handler(type(self), "visit_", type(node))
+        for r in node_rules:  # syntax: judged whatever the guards say
+            self._run(r, node, r.check_node, node, self.fc)
         return fn is None or fn(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        fn = _handler(type(self), "leave_", type(original_node))
+        fn = (self._plans.get(type(original_node)) or self._plan_of(type(original_node)))[3]
         if fn is not None:
             fn(self, original_node)
         if self._stack and self._stack[-1][0] == id(original_node):
