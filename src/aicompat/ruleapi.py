@@ -60,7 +60,9 @@ class Finding:
 
 @dataclass
 class CallSite:
-    """One call, its arguments split once for every rule that reacts to it."""
+    """One call, its arguments split once for every rule that reacts to it. With a
+    ``*``/``**`` argument the engine splices it in (the value model's constants) when
+    a rule first reads ``pos``, ``kw`` or ``has_star``: read them after cheaper tests."""
 
     node: cst.Call
     pos: list[cst.BaseExpression]

@@ -169,13 +169,14 @@ class PickleCudaObject(Rule):
                 and isinstance(func.value, cst.Name) and site.pos:
             self._muts(fc).setdefault(func.value.value, []).append((f".{func.attr.value}(...)", site.pos[0], fc.ctx))
             return []
-        if not fc.ctx.worlds:  # a sink no world reaches
-            return []
+        # A queue is known only where some world runs the call (its value is read in one).
         queue = self._queue(func.value, fc) if isinstance(func, cst.Attribute) \
             and func.attr.value in self.put_methods else None
         if qualname not in self.sinks and isinstance(func, cst.Attribute) and func.attr.value in self.context_tails:
             qualname = self._context_sink(func, fc) or qualname
         if qualname in self.sinks:
+            if not fc.ctx.worlds:  # a sink no world reaches
+                return []
             entry = self.sink_entries[qualname]
             if not self._pickles(entry, site, func, fc):
                 return []
