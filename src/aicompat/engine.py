@@ -28,7 +28,7 @@ from .positions import Positions
 from .ruleapi import CallSite, Finding, Rule
 from .target import ResolvedTarget, World
 from .values import UNKNOWN, ClassValue, DictValue, Instance, Seq
-from .walk import walk
+from .walk import LEAF_TYPES, walk
 
 __all__ = ["CallSite", "FileContext", "Walker", "analyse", "check_module", "diagnostics", "internal_error"]
 
@@ -355,7 +355,8 @@ class Walker(cst.CSTVisitor):
         # Findings and calls to module-level functions, by the module-level
         # function they sit in (None: module top level).
         self.findings_by_owner: dict[int | None, list[tuple[Rule, Finding]]] = {}
-        self.calls: dict[str, dict[int | None, set[World]]] = {}
+        # Where each module function is called: its contexts, by caller (decided only if _narrow_helpers asks).
+        self.calls: dict[str, dict[int | None, dict[int, Ctx]]] = {}
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
@@ -383,6 +384,11 @@ class Walker(cst.CSTVisitor):
             if hasattr(r, "node_types"):
                 for tp in r.node_types(fc.target):
                     self._node_rules.setdefault(tp, []).append(r)
+        self._plans: dict[type, tuple] = {}  # node type -> _plan_of
+        # Names and literals no handler and no syntax rule reads: the walk passes them by.
+        self.ignored = frozenset(tp for tp in LEAF_TYPES if tp not in self._node_rules
+                                 and _handler(type(self), "visit_", tp) is None
+                                 and _handler(type(self), "leave_", tp) is None)
 
     def _alias(self, name: str, binding) -> None:
         """``from pkg import fn as f``: calls to ``f`` reach the rules that watch ``fn`` too."""
@@ -400,26 +406,32 @@ class Walker(cst.CSTVisitor):
                     self._call_rules[name].append(r)
 
     # -- context push/pop for nodes whose context a parent decided ------------
+    def _plan_of(self, tp: type) -> tuple:
+        """Per node type, once: its location kind, the syntax rules reading it, and the
+        visit_/leave_ handlers (None where there is none)."""
+        kind = _LOC_KIND.get(tp)
+        if kind is None:
+            kind = _loc_kind(tp)
+        plan = self._plans[tp] = (kind, tuple(self._node_rules.get(tp, ())), _handler(type(self), "visit_", tp),
+                                  _handler(type(self), "leave_", tp))
+        return plan
+
     def on_visit(self, node: cst.CSTNode) -> bool:
+        kind, node_rules, fn, _ = self._plans.get(type(node)) or self._plan_of(type(node))
         ctx = self._pending.pop(id(node), None)
         if ctx is not None:
             self._stack.append((id(node), self.fc.ctx))
             self.fc.ctx = ctx
-        kind = _LOC_KIND.get(type(node))
-        if kind is None:
-            kind = _loc_kind(type(node))
         if kind:
             self.fc.stmt_stack.append(node)
             if kind == 2:
                 self.fc.def_stack.append(node)
-        if self._node_rules:
-            for r in self._node_rules.get(type(node), ()):  # syntax: judged whatever the guards say
-                self._run(r, node, r.check_node, node, self.fc)
-        fn = _handler(type(self), "visit_", type(node))
+        for r in node_rules:  # syntax: judged whatever the guards say
+            self._run(r, node, r.check_node, node, self.fc)
         return fn is None or fn(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        fn = _handler(type(self), "leave_", type(original_node))
+        fn = (self._plans.get(type(original_node)) or self._plan_of(type(original_node)))[3]
         if fn is not None:
             fn(self, original_node)
         if self._stack and self._stack[-1][0] == id(original_node):
@@ -681,6 +693,19 @@ class Walker(cst.CSTVisitor):
         if not rules or self._dead():
             return
         qual = self.fc.resolve(func) or ""
+        if any(a.star for a in node.args):
+            # Spliced when a rule first reads the arguments (most calls with splats are of
+            # the project's own functions, whose arguments no rule reads), as they are here.
+            ctx = self.fc.ctx
+            site: CallSite = _SplicedSite(node, lambda: self._split_args(node, ctx))
+        else:
+            site = CallSite(node, *self._split_args(node, None))
+        for r in rules:
+            self._checked(r, node, r.check_call, site, qual, self.fc)
+
+    def _split_args(self, node: cst.Call, ctx: Ctx | None):
+        """Positional and keyword argument expressions, and whether a splat stayed unknown;
+        ``ctx``: the context at the call (the splats' values are read in its worlds)."""
         pos: list[cst.BaseExpression] = []
         kw: dict[str, cst.BaseExpression] = {}
         has_star = False
@@ -688,7 +713,7 @@ class Walker(cst.CSTVisitor):
             if a.star:
                 # ``**cfg["compile"]``, ``*shape``: spliced in when the value model knows
                 # every key and value as constants, so rules see what the call receives.
-                spliced = self._splat(a)
+                spliced = self._splat(a, ctx)
                 if spliced is None or (a.star == "*" and kw):
                     has_star = True
                 elif a.star == "*":
@@ -699,9 +724,7 @@ class Walker(cst.CSTVisitor):
                 kw[a.keyword.value] = a.value
             else:
                 pos.append(a.value)
-        site = CallSite(node, pos, kw, has_star)
-        for r in rules:
-            self._checked(r, node, r.check_call, site, qual, self.fc)
+        return pos, kw, has_star
 
     def _handed(self, node: cst.Call) -> None:
         """``run_all(test_fp8, ...)`` under a guard, ``run_all`` a function of this module:
@@ -720,15 +743,17 @@ class Walker(cst.CSTVisitor):
         return isinstance(fn, cst.FunctionDef) and self.fc.index.bindings.get(name) is fn
 
     def _called(self, name: str) -> None:
-        """Record that module function ``name`` runs here, in the worlds that reach here."""
+        """Record that module function ``name`` runs here: the context, whose worlds are
+        decided only if ``_narrow_helpers`` needs them (most helpers are used otherwise too)."""
         by_owner = self.calls.setdefault(name, {})
-        by_owner.setdefault(self._owner, set()).update(self.fc.ctx.worlds)
+        ctx = self.fc.ctx
+        by_owner.setdefault(self._owner, {})[id(ctx)] = ctx
 
-    def _splat(self, arg: cst.Arg):
+    def _splat(self, arg: cst.Arg, ctx: Ctx):
         """The constant items of a ``*``/``**`` argument as expressions, or None."""
-        if not self.fc.ctx.worlds:
+        if not ctx.worlds:
             return None
-        world = min(self.fc.ctx.worlds, key=_world_key)
+        world = min(ctx.worlds, key=_world_key)
         v = self.fc.value_of(arg.value, world)
         if arg.star == "**":
             if not isinstance(v, DictValue) or not v.exact:
@@ -788,11 +813,18 @@ class Walker(cst.CSTVisitor):
 
     def _checked(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
         """``_run`` where some world reaches the node; a rule whose findings only shrink with
-        the worlds is first tried in every world of the target, leaving the guards undecided
-        when it finds nothing there."""
+        the worlds is first tried with every statement taken as reachable (``fc.trial``), in
+        every world of the target while the guards above are undecided, leaving them undecided
+        and the flow conditions of the statement unasked (``fc.reachable``) when it finds
+        nothing there."""
         ctx = self.fc.ctx
-        if rule.worlds_monotone and ctx.decided is None:
-            self.fc.ctx = replace(ctx, world_set=self.fc.all_worlds)
+        if rule.reach_own and check.__name__ in rule.reach_own:
+            self._run(rule, node, check, *args)
+            return
+        decided = ctx.decided
+        if rule.worlds_monotone and (decided is None or decided):
+            if decided is None:
+                self.fc.ctx = replace(ctx, world_set=self.fc.all_worlds)
             self.fc.trial = True
             try:
                 found = check(*args)
@@ -817,7 +849,10 @@ def _handler(cls: type, prefix: str, tp: type):
     try:
         return _HANDLERS[key]
     except KeyError:
-        fn = _HANDLERS[key] = getattr(cls, prefix + tp.__name__, None)
+        fn = getattr(cls, prefix + tp.__name__, None)
+        if getattr(fn, "_is_no_op", False):  # CSTVisitor's empty default (libcst's mark_no_op): none to call
+            fn = None
+        _HANDLERS[key] = fn
         return fn
 
 
@@ -845,6 +880,34 @@ def constant_node(v) -> cst.BaseExpression | None:
             return cst.Dict([cst.DictElement(k, n) for k, n in nodes])
         return (cst.List if v.kind == "list" else cst.Set)([cst.Element(n) for _, n in nodes]) if nodes else None
     return None
+
+
+class _SplicedSite(CallSite):
+    """A ``CallSite`` whose arguments (``*``/``**`` splats spliced) are split when a rule
+    first reads ``pos``, ``kw`` or ``has_star``."""
+
+    def __init__(self, node: cst.Call, split) -> None:  # noqa: D107 -- no dataclass fields stored
+        self.node = node
+        self._split = split
+        self._parts = None
+
+    def _args(self):
+        if self._parts is None:
+            self._parts = self._split()
+            self._split = None
+        return self._parts
+
+    @property
+    def pos(self):  # type: ignore[override]
+        return self._args()[0]
+
+    @property
+    def kw(self):  # type: ignore[override]
+        return self._args()[1]
+
+    @property
+    def has_star(self):  # type: ignore[override]
+        return self._args()[2]
 
 
 class ShadowScope(dict):
@@ -919,13 +982,13 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             node = defs.get(name)
             if node is None or not calls:
                 continue
-            if uses is None:
-                uses = _name_uses(text)
+            if uses is None or name not in uses:
+                uses = {**(uses or {}), **_name_uses(text, [n for n in walker.calls if n in defs])}
             # Every occurrence of the name (the def included) is followed by "(".
             refs, called = uses.get(name, (0, 0))
             if refs != called + walker.handed.get(name, 0):
                 continue
-            worlds = frozenset().union(*calls.values())
+            worlds = _calls_worlds(calls, fc.target.worlds())
             if done.get(name) == worlds or worlds >= fc.target.worlds():
                 continue
             done[name] = worlds
@@ -939,17 +1002,27 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             return
 
 
-_WORD = re.compile(r"(?<![\w.])(\w+)(\s*\()?")
+def _calls_worlds(calls: dict, every: frozenset) -> frozenset:
+    """The worlds of the calls' contexts together: the decided ones first, and the
+    others only while those do not already cover every world."""
+    ctxs = [c for by_ctx in calls.values() for c in by_ctx.values()]
+    worlds: frozenset = frozenset()
+    for c in sorted(ctxs, key=lambda c: c.decided is None):
+        if worlds >= every:
+            break
+        worlds |= c.worlds
+    return worlds
 
 
-def _name_uses(text: str) -> dict[str, tuple[int, int]]:
-    """Per word of the text not after a dot: how often it occurs, and how often a ``(``
-    follows it. One scan of the file, instead of two per helper and round."""
-    counts: dict[str, list[int]] = {}
-    for m in _WORD.finditer(text):
-        c = counts.get(m.group(1))
-        if c is None:
-            c = counts[m.group(1)] = [0, 0]
+def _name_uses(text: str, names) -> dict[str, tuple[int, int]]:
+    """Per name of ``names``: how often it occurs in the text as a word not after a dot,
+    and how often a ``(`` follows it. One scan of the file for all of them."""
+    counts = {n: [0, 0] for n in names}
+    if not counts:
+        return {}
+    alts = "|".join(re.escape(n) for n in sorted(counts, key=len, reverse=True))
+    for m in re.finditer(r"(?<![\w.])(" + alts + r")(?!\w)(\s*\()?", text):
+        c = counts[m.group(1)]
         c[0] += 1
         if m.group(2) is not None:
             c[1] += 1

@@ -78,6 +78,16 @@ class Deferred:
     path: tuple = ()
 
 
+@dataclass(frozen=True, eq=False)
+class _Expr:
+    """A call's argument not evaluated yet (``Evaluator._call_args``)."""
+
+    node: Any
+
+
+_NO = object()
+
+
 @dataclass(eq=False)
 class Binding:
     """How one call binds a function's parameters: the call, where it is made
@@ -529,16 +539,17 @@ class Evaluator:
         pos, kw, complete = args
         names = [q.name.value for q in positional]
         if p.star == "*":
-            return tuple(pos[len(names):]) if complete else UNKNOWN
+            return tuple(self._arg(b, v) for v in pos[len(names):]) if complete else UNKNOWN
         if p.star == "**":
             named = set(names) | {q.name.value for q in ps.kwonly_params}
-            return DictValue(tuple((k, v) for k, v in kw.items() if k not in named), None if complete else UNKNOWN)
+            return DictValue(tuple((k, self._arg(b, v)) for k, v in kw.items() if k not in named),
+                             None if complete else UNKNOWN)
         if name in names:
             i = names.index(name)
             if i < len(pos):
-                return pos[i]
+                return self._arg(b, pos[i])
         if name in kw:
-            return kw[name]
+            return self._arg(b, kw[name])
         if not complete:
             return UNKNOWN
         if p.default is not None:
@@ -552,7 +563,9 @@ class Evaluator:
         return v
 
     def _call_args(self, b: Binding):
-        """Positional values, keyword values, and whether splats were all known."""
+        """Positional values, keyword values, and whether splats were all known. A plain
+        argument stays its expression (``_Expr``) until a parameter asks for it (``_arg``):
+        a guard on one parameter needs no other argument of the call evaluated."""
         key = ("args", id(b))
         hit = self.memo.get(key)
         if hit is not None:
@@ -578,14 +591,24 @@ class Evaluator:
                     else:
                         complete = False
                 elif a.keyword is not None:
-                    kw[a.keyword.value] = self.eval(a.value)
+                    kw[a.keyword.value] = _Expr(a.value)
                 else:
-                    pos.append(self.eval(a.value))
+                    pos.append(_Expr(a.value))
             return pos, kw, complete
 
         out = self.at(b.loc, b.outer, ev)
         self.memo[key] = out
         return out
+
+    def _arg(self, b: Binding, v):
+        """A value ``_call_args`` gave: an argument expression is evaluated at the call, once."""
+        if type(v) is not _Expr:
+            return v
+        key = ("arg", id(b), id(v.node))
+        hit = self.memo.get(key, _NO)
+        if hit is _NO:
+            hit = self.memo[key] = self.at(b.loc, b.outer, lambda: self.eval(v.node))
+        return hit
 
     def call_bindings(self, fn_node) -> list:
         """Bindings for each call of the file's function ``fn_node`` (its call sites),
@@ -1161,9 +1184,9 @@ class Evaluator:
             return UNKNOWN
         pos, kw, complete = args
         if attr in kw:
-            return kw[attr]
+            return self._arg(binding, kw[attr])
         if attr in fields and fields.index(attr) < len(pos):
-            return pos[fields.index(attr)]
+            return self._arg(binding, pos[fields.index(attr)])
         return NotImplemented if complete else UNKNOWN
 
     # -- what an instance holds (asked by AIC104) ------------------------------

@@ -127,17 +127,20 @@ def marked_worlds(fn: cst.FunctionDef, fc) -> frozenset:
     return narrow_by_marks(exprs, fc, worlds) if exprs else worlds
 
 
-def function_worlds(node: cst.FunctionDef, fc) -> frozenset:
-    """The worlds a function's body runs in, given its decorators and its class."""
+def function_worlds(node: cst.FunctionDef, fc):
+    """The worlds a function's body runs in, given its decorators and its class: a
+    frozenset, or the enclosing context's Lazy when nothing narrows it."""
     if fc.scopes:  # the scope the engine just opened for this function: enabled= defaults read it
         fc.state.setdefault("scope_fn", {})[id(fc.scopes[-1])] = (fc.scopes[-1], node)
-    worlds = fc.ctx.worlds
     if _other_platform_method(node, fc):
         return frozenset()
     method = fc.state.get("method_worlds", {}).get(id(node))
+    exprs = [d.decorator for d in node.decorators] + _module_marks(node, fc)
+    if method is None and not exprs:
+        return fc.ctx.world_set  # the enclosing worlds, decided when asked (a Lazy while a guard above is unasked)
+    worlds = fc.ctx.worlds
     if method is not None:
         worlds = worlds & method
-    exprs = [d.decorator for d in node.decorators] + _module_marks(node, fc)
     return narrow_by_marks(exprs, fc, worlds) if exprs else worlds
 
 
@@ -264,9 +267,10 @@ def _same(a, b) -> bool:
 
 
 # -- imports inside try ----------------------------------------------------------------
-def after_import(node: cst.Import | cst.ImportFrom, fc) -> frozenset | None:
+def after_import(node: cst.Import | cst.ImportFrom, fc):
     """Inside a ``try`` that catches ImportError, what follows an import runs
-    only where it succeeds: the worlds where every imported name may exist."""
+    only where it succeeds: the worlds where every imported name may exist (a
+    frozenset, a Lazy while the context's worlds are undecided, None: unchanged)."""
     if not fc.ctx.caught("ImportError"):
         return None
     from .index import dotted, import_bindings
@@ -275,11 +279,21 @@ def after_import(node: cst.Import | cst.ImportFrom, fc) -> frozenset | None:
         names = [dotted(a.name) for a in node.names]
     else:
         names = [q.name for n, q in import_bindings(node) if n != "*"]
-    worlds = fc.ctx.worlds
-    for q in names:
-        if q:
-            worlds = frozenset(w for w in worlds if fc.attr_exists(q, w) is not False)
-    return worlds if worlds != fc.ctx.worlds else None
+    ctx, attr_exists = fc.ctx, fc.attr_exists
+
+    def importable():
+        worlds = ctx.worlds
+        for q in names:
+            if q:
+                worlds = frozenset(w for w in worlds if attr_exists(q, w) is not False)
+        return worlds
+
+    if ctx.decided is None:  # a guard above is still unasked: decided with it, when asked
+        from .guards import Lazy
+
+        return Lazy(importable)
+    worlds = importable()
+    return worlds if worlds != ctx.worlds else None
 
 
 # -- enabled= switches -------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from .flow import Def, Scope, build_scope
-from .walk import children
+from .walk import children, inner_children
 
 _DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
 
@@ -184,7 +184,7 @@ def _collect_calls(node, owner, stmt, out: list) -> None:
                 own = n
             if r & 4:
                 st = n
-        kids = list(children(n))
+        kids = inner_children(n)  # leaves hold no call: never pushed
         kids.reverse()
         stack.extend([(child, own, st) for child in kids])
 

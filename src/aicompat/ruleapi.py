@@ -60,7 +60,9 @@ class Finding:
 
 @dataclass
 class CallSite:
-    """One call, its arguments split once for every rule that reacts to it."""
+    """One call, its arguments split once for every rule that reacts to it. With a
+    ``*``/``**`` argument the engine splices it in (the value model's constants) when
+    a rule first reads ``pos``, ``kw`` or ``has_star``: read them after cheaper tests."""
 
     node: cst.Call
     pos: list[cst.BaseExpression]
@@ -179,6 +181,11 @@ class Rule:
     # it first with every world of the target, deciding the guards around the node only
     # when that finds something (most calls are fine everywhere; their guards need no answer).
     worlds_monotone: ClassVar[bool] = False
+    # Hooks (method names) the engine runs wherever their node sits, dead code included,
+    # without deciding the guards around it first: the rule asks ``fc.ctx.worlds`` itself
+    # where the answer matters (a recorder keeps ``fc.ctx`` with each record and asks it
+    # when the record is used), so a guard nobody needs is never evaluated.
+    reach_own: ClassVar[frozenset[str]] = frozenset()
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
 

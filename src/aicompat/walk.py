@@ -54,18 +54,32 @@ def _kind(tp: type) -> int:
     return k
 
 
+# Nodes with no child to walk: a visitor that reads none of them lists them in ``ignored``.
+LEAF_TYPES: tuple[type, ...] = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
+_LEAF_SET = frozenset(LEAF_TYPES)
+
+
 def walk(node: cst.CSTNode, visitor: Any) -> None:
-    """Visit ``node`` and its descendants with a ``CSTVisitor``-style visitor."""
+    """Visit ``node`` and its descendants with a ``CSTVisitor``-style visitor. Leaf node
+    types in the visitor's ``ignored`` set (if it has one) are not visited at all: about
+    half of a module's nodes are names and literals, which most visitors never read."""
+    _walk(node, visitor, getattr(visitor, "ignored", frozenset()))
+
+
+def _walk(node: cst.CSTNode, visitor: Any, ignored: frozenset) -> None:
     if visitor.on_visit(node) is not False:
         for name in _fields(type(node)):
             value = getattr(node, name)
-            k = _KIND.get(type(value)) or _kind(type(value))
+            tp = type(value)
+            k = _KIND.get(tp) or _kind(tp)
             if k == _NODE:
-                walk(value, visitor)
+                if tp not in ignored:
+                    _walk(value, visitor, ignored)
             elif k == _SEQ:
                 for item in value:
-                    if (_KIND.get(type(item)) or _kind(type(item))) == _NODE:
-                        walk(item, visitor)
+                    tp = type(item)
+                    if (_KIND.get(tp) or _kind(tp)) == _NODE and tp not in ignored:
+                        _walk(item, visitor, ignored)
     visitor.on_leave(node)
 
 
@@ -113,3 +127,22 @@ def children(node: cst.CSTNode):
             for item in value:
                 if (_KIND.get(type(item)) or _kind(type(item))) == _NODE:
                     yield item
+
+
+def inner_children(node: cst.CSTNode) -> list:
+    """``children(node)`` less the names and literals (``LEAF_TYPES``), as a list: for
+    searches that look for compound nodes (calls) and need not stop at every leaf."""
+    out = []
+    for name in _SOURCE_FIELDS.get(type(node)) or source_fields(node):
+        value = getattr(node, name)
+        tp = type(value)
+        k = _KIND.get(tp) or _kind(tp)
+        if k == _NODE:
+            if tp not in _LEAF_SET:
+                out.append(value)
+        elif k == _SEQ:
+            for item in value:
+                tp = type(item)
+                if (_KIND.get(tp) or _kind(tp)) == _NODE and tp not in _LEAF_SET:
+                    out.append(item)
+    return out

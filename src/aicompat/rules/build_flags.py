@@ -315,16 +315,25 @@ class BuildArchFlags(Rule):
             return f"({body}{',' if len(items) == 1 else ''})"
         return f"[{body}]"
 
+    # Most ``d[k] = v`` and dict literals set no TORCH_CUDA_ARCH_LIST: the hooks ask where
+    # the node runs only for those that may, so the guards around the others need no answer.
+    reach_own = frozenset({"check_assign", "check_dict"})
+
     def check_assign(self, node: cst.Assign, fc) -> list[Finding]:
         for t in node.targets:
             tgt = t.target
             if isinstance(tgt, cst.Subscript) and fc.resolve(tgt.value) == "os.environ" and len(tgt.slice) == 1:
+                if not fc.ctx.worlds:  # no world runs it
+                    return []
                 sl = tgt.slice[0].slice
                 if isinstance(sl, cst.Index) and fc.value_everywhere(sl.value) == ENV_NAME:
                     return self._env_value(node.value, fc)
         return []
 
     def check_dict(self, node: cst.Dict, fc) -> list[Finding]:
+        if all(not isinstance(el, cst.DictElement) or _other_literal(el.key) for el in node.elements) \
+                or not fc.ctx.worlds:
+            return []
         for el in node.elements:
             if isinstance(el, cst.DictElement):
                 if fc.value_everywhere(el.key) == ENV_NAME:
@@ -446,3 +455,13 @@ def _has_env_dict_literal(fc) -> bool:
 def _describe_build(b: Build) -> str:
     parts = list(b.cubins) + [f"PTX {p.replace('sm_', 'compute_')}" for p in b.ptx]
     return ", ".join(parts) if parts else "nothing"
+
+
+def _other_literal(key) -> bool:
+    """A plain string literal other than TORCH_CUDA_ARCH_LIST (told without the value model)."""
+    if not isinstance(key, cst.SimpleString):
+        return False
+    try:
+        return key.evaluated_value != ENV_NAME
+    except Exception:  # noqa: BLE001 -- a literal LibCST cannot evaluate: leave it to the value model
+        return False

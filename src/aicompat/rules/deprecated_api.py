@@ -108,7 +108,7 @@ class DeprecatedApi(Rule):
         out: list[Finding] = []
         if qualname:
             out += self._call(site, qualname, fc)
-        if site.kw and self._kw_tails:
+        if self._kw_tails and _tail(site.node.func) in self._kw_tails and site.kw:  # the arguments last: splats cost
             out += self._keywords(site, qualname, fc)
         return out
 
@@ -185,8 +185,7 @@ class DeprecatedApi(Rule):
 
     # -- deprecated keywords ---------------------------------------------------------------
     def _keywords(self, site, qualname: str, fc) -> list[Finding]:
-        func = site.node.func
-        tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        tail = _tail(site.node.func)
         out = []
         for kw, value in site.kw.items():
             e = self.keywords.get(kw)
@@ -360,3 +359,8 @@ def _constant(word: str):
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tail(func) -> str | None:
+    """The called name: ``f`` of ``f(...)`` and ``x.f(...)``."""
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None

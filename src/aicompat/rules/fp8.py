@@ -202,8 +202,14 @@ class Fp8Unsupported(Rule):
         return [Finding(node, msg, extra_targets=tuple(f"torch=={v}" for v in missing))]
 
     # -- FP8 compute ---------------------------------------------------------------
+    # Most calls of the watched names (``.to``, ``autocast``) are no FP8 op: where the call
+    # runs is asked only on the branches that judge one (``reach_own``).
+    reach_own = frozenset({"check_call"})
+
     def check_call(self, site, qualname, fc):
         if qualname in self.ops:
+            if not fc.ctx.worlds:
+                return []
             op = self.ops[qualname]
             if fc.ctx.caught(op.get("exception", "RuntimeError")):
                 return []  # a fallback handles the failure
@@ -216,12 +222,16 @@ class Fp8Unsupported(Rule):
         tail = qualname.rsplit(".", 1)[-1] if qualname else None
         entry = self._autocast(qualname) if tail in ("fp8_autocast", "autocast") else None
         if entry is not None:
+            if not fc.ctx.worlds:
+                return []
             # TE asserts on autocast entry (v2.16+ raises RuntimeError from check_recipe_support).
             if fc.ctx.caught("AssertionError") or fc.ctx.caught("RuntimeError"):
                 return []
             return self._te(site, qualname, fc, entry)
         if isinstance(site.node.func, cst.Attribute) and site.node.func.attr.value == "to" \
                 and fc.ctx.facts.get("compiled"):  # marked by AIC103's compile entry points
+            if not fc.ctx.worlds:
+                return []
             return self._compiled_cast(site, fc, fc.ctx.fact_worlds("compiled"))
         return []
 

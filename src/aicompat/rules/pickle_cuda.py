@@ -146,12 +146,17 @@ class PickleCudaObject(Rule):
         return set(self.sinks)
 
     # -- recording d["k"] = v and d.update(...) for the syntactic follower -----------
+    # The recorders run in dead code too (``reach_own``): each record keeps the context it
+    # was made in, and a record is used only where that context runs (``_taint``), so the
+    # guards around every ``d[k] = v`` and ``.append`` need no answer unless a sink asks.
+    reach_own = frozenset({"check_assign", "check_call"})
+
     def check_assign(self, node: cst.Assign, fc) -> list[Finding]:
         for t in node.targets:
             tgt = t.target
             if isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name):
                 key = _key_text(tgt)
-                self._muts(fc).setdefault(tgt.value.value, []).append((f"[{key}]", node.value))
+                self._muts(fc).setdefault(tgt.value.value, []).append((f"[{key}]", node.value, fc.ctx))
         return []
 
     def _muts(self, fc) -> dict:
@@ -162,13 +167,16 @@ class PickleCudaObject(Rule):
         func = site.node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS \
                 and isinstance(func.value, cst.Name) and site.pos:
-            self._muts(fc).setdefault(func.value.value, []).append((f".{func.attr.value}(...)", site.pos[0]))
+            self._muts(fc).setdefault(func.value.value, []).append((f".{func.attr.value}(...)", site.pos[0], fc.ctx))
             return []
+        # A queue is known only where some world runs the call (its value is read in one).
         queue = self._queue(func.value, fc) if isinstance(func, cst.Attribute) \
             and func.attr.value in self.put_methods else None
         if qualname not in self.sinks and isinstance(func, cst.Attribute) and func.attr.value in self.context_tails:
             qualname = self._context_sink(func, fc) or qualname
         if qualname in self.sinks:
+            if not fc.ctx.worlds:  # a sink no world reaches
+                return []
             entry = self.sink_entries[qualname]
             if not self._pickles(entry, site, func, fc):
                 return []
@@ -360,7 +368,9 @@ class PickleCudaObject(Rule):
                 if isinstance(b, cst.BaseExpression) else None
             if s:
                 return s
-            for suffix, value in self._muts(fc).get(name, []):
+            for suffix, value, ctx in self._muts(fc).get(name, []):
+                if not ctx.worlds:  # recorded where no world runs
+                    continue
                 s = self._taint(value, fc, seen, depth + 1, _join(path or name, suffix), skip=skip)
                 if s:
                     return s

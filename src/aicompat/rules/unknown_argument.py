@@ -100,7 +100,7 @@ class UnknownArgument(Rule):
         self.aliases = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "alias").items()}
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
-        if "attn_implementation" in site.kw and qualname.startswith("transformers."):
+        if qualname.startswith("transformers.") and "attn_implementation" in site.kw:
             return self._attn_implementation(site, qualname, fc)
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
