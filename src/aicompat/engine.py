@@ -343,6 +343,7 @@ class Walker(cst.CSTVisitor):
         self.findings_by_owner: dict[int | None, list[tuple[Rule, Finding]]] = {}
         self.calls: dict[str, dict[int | None, set[World]]] = {}
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
+        self.launched: dict[str, set[int]] = {}  # module function -> its ``kernel[grid](...)`` launches (ids)
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
         self.stmt_paths: dict[int, tuple] = {}  # id(finding node) -> enclosing statements, outermost first
@@ -661,6 +662,11 @@ class Walker(cst.CSTVisitor):
         if isinstance(func, cst.Name) and self._module_function(func.value):
             self._called(func.value)
             self._handed(node)
+        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and self._module_function(func.value.value):
+            # A Triton (or Numba) kernel launch, ``kernel[grid](...)``: its body runs where the launch does.
+            self.launched.setdefault(func.value.value, set()).add(id(node))  # a body walked again: same launch
+            self._called(func.value.value)
         tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         rules = self._call_rules.get(tail) if tail else None
         rules = list(rules or ()) + list(self._call_rules.get("*", ()))
@@ -907,9 +913,10 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
                 continue
             if uses is None:
                 uses = _name_uses(text)
-            # Every occurrence of the name (the def included) is followed by "(".
-            refs, called = uses.get(name, (0, 0))
-            if refs != called + walker.handed.get(name, 0):
+            # Every occurrence of the name (the def included) is followed by "(", or by "[" of a launch.
+            refs, called, indexed = uses.get(name, (0, 0, 0))
+            launched = len(walker.launched.get(name, ()))
+            if indexed != launched or refs != called + walker.handed.get(name, 0) + launched:
                 continue
             worlds = frozenset().union(*calls.values())
             if done.get(name) == worlds or worlds >= fc.target.worlds():
@@ -925,21 +932,21 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             return
 
 
-_WORD = re.compile(r"(?<![\w.])(\w+)(\s*\()?")
+_WORD = re.compile(r"(?<![\w.])(\w+)(\s*[(\[])?")
 
 
-def _name_uses(text: str) -> dict[str, tuple[int, int]]:
-    """Per word of the text not after a dot: how often it occurs, and how often a ``(``
-    follows it. One scan of the file, instead of two per helper and round."""
+def _name_uses(text: str) -> dict[str, tuple[int, int, int]]:
+    """Per word of the text not after a dot: how often it occurs, how often a ``(``
+    follows it, and how often a ``[``. One scan of the file, instead of two per helper and round."""
     counts: dict[str, list[int]] = {}
     for m in _WORD.finditer(text):
         c = counts.get(m.group(1))
         if c is None:
-            c = counts[m.group(1)] = [0, 0]
+            c = counts[m.group(1)] = [0, 0, 0]
         c[0] += 1
         if m.group(2) is not None:
-            c[1] += 1
-    return {k: (a, b) for k, (a, b) in counts.items()}
+            c[1 if m.group(2).endswith("(") else 2] += 1
+    return {k: (a, b, n) for k, (a, b, n) in counts.items()}
 
 
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,
