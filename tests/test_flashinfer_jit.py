@@ -237,3 +237,31 @@ def test_cake_sources_are_built_only_on_blackwell(tmp_path):
     # The same kernel outside the Cake folder, with no build found, is taken to be built everywhere.
     (root / "csrc" / "router_gemm_device.cu").write_text(CAKE_CU)
     assert short(run(root)) == [("csrc/router_gemm_device.cu", 2, ["A100"]), ("csrc/router_gemm_device.cu", 4, ["A100"])]
+
+
+APPENDED_GEMM = '''\
+from . import env as jit_env
+from .core import JitSpec, current_compilation_context, gen_jit_spec
+
+
+def gen_group_gemm_module(head_dim: int) -> JitSpec:
+    nvcc_flags = current_compilation_context.get_nvcc_flags_list(supported_major_versions=[10])
+    nvcc_flags.append(f"-I{jit_env.FLASHINFER_CSRC_DIR / 'group_gemm'}")
+    nvcc_flags.append(f"-DHEAD_DIM={head_dim}")
+    FLAGS
+    return gen_jit_spec(
+        "group_gemm",
+        [jit_env.FLASHINFER_CSRC_DIR / "group_gemm_tma.cu"],
+        extra_cuda_cflags=nvcc_flags,
+    )
+'''
+
+
+def test_define_appended_to_the_flag_list_is_read(tmp_path):
+    # xqa.py's shape: the list grows by .append, also with f-strings (-I, -D with a computed value).
+    gemm = APPENDED_GEMM.replace("FLAGS", 'nvcc_flags.append("-DENABLE_FP8_BLOCK_SCALE")')
+    assert short(run(tree(tmp_path, "", kernel=GUARDED_CUH, gemm=gemm))) == [(HEADER, 9, ["B200"])]
+
+
+def test_without_the_appended_define_the_wgmma_is_out(tmp_path):
+    assert run(tree(tmp_path, "", kernel=GUARDED_CUH, gemm=APPENDED_GEMM.replace("FLAGS", "pass"))) == []

@@ -13,10 +13,12 @@ The names it looks for are data (version_matrix/cuda_jit.toml ``specs``).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import includes
+from .setup_py import UNKNOWN_VALUE
 
 MAX_FILES = 400
 MAX_ALTS = 16
@@ -67,6 +69,17 @@ class _Module:
                     kind = child.value if isinstance(child, ast.AnnAssign) else ast.BinOp(
                         ast.Name(child.target.id), ast.Add(), child.value)
                     self.assigns.setdefault(scope, {}).setdefault(child.target.id, []).append(kind)
+            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) \
+                    and isinstance(child.func.value, ast.Name) \
+                    and child.func.attr in ("append", "extend", "insert", "remove", "clear"):
+                # FLAGS.append("-DX"): one more flag; anything else it does is not modelled.
+                name = child.func.value.id
+                if child.func.attr in ("append", "extend") and len(child.args) == 1:
+                    added = ast.List([child.args[0]]) if child.func.attr == "append" else child.args[0]
+                    value = ast.BinOp(ast.Name(name), ast.Add(), added)
+                else:
+                    value = ast.Constant(None)
+                self.assigns.setdefault(scope, {}).setdefault(name, []).append(value)
             elif isinstance(child, ast.ImportFrom) and scope == 0:
                 for a in child.names:
                     self.imports[a.asname or a.name] = "." * child.level + (child.module or "")
@@ -230,6 +243,10 @@ class Reader:
                     sub = self._one_of(el, m, fn, depth)
                 elif self._dict_values(el, m):
                     sub = [Alt((v,)) for v in self._dict_values(el, m)]
+                elif isinstance(el, ast.JoinedStr) and _include_flag(el):
+                    sub = [Alt()]  # f"-I{dir}": names no target and no macro
+                elif isinstance(el, ast.JoinedStr) and _define_prefix(el):
+                    sub = [Alt((_define_prefix(el) + UNKNOWN_VALUE,))]  # f"-DBLOCK={n}": a value not known here
                 else:
                     return None
                 if sub is None:
@@ -248,7 +265,7 @@ class Reader:
                 return self.alts(expr.args[0], m, fn, depth + 1)
             if name == self.e["running_call"]:
                 majors = _arg(expr, 0, "supported_major_versions")
-                if majors is None:
+                if majors is None or (isinstance(majors, ast.Constant) and majors.value is None):
                     return [Alt(running=EVERY)]
                 if isinstance(majors, (ast.List, ast.Tuple)) and all(
                         isinstance(x, ast.Constant) and isinstance(x.value, int) for x in majors.elts):
@@ -339,6 +356,21 @@ def _product(a: list[Alt], b: list[Alt]) -> list[Alt]:
                 (x.running or frozenset()) | (y.running or frozenset())  # EVERY absorbs the others
             out.append(Alt(x.flags + y.flags, run))
     return out[:MAX_ALTS]
+
+
+def _include_flag(expr: ast.JoinedStr) -> bool:
+    first = expr.values[0] if expr.values else None
+    return isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith(("-I", "-isystem"))
+
+
+def _define_prefix(expr: ast.JoinedStr) -> str:
+    """``-DNAME=`` when an f-string is a -D flag with a known name and a computed value."""
+    first = expr.values[0] if expr.values else None
+    if isinstance(first, ast.Constant) and isinstance(first.value, str) and len(expr.values) > 1:
+        m = re.fullmatch(r"-D[A-Za-z_]\w*=", first.value)
+        if m:
+            return first.value
+    return ""
 
 
 def _arg(call: ast.Call, index: int | None, kw: str):
