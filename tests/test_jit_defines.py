@@ -141,7 +141,7 @@ from pathlib import Path
 from torch.utils.cpp_extension import load
 
 _HERE = Path(__file__).parent
-NVCC_FLAGS = ["-O3", "-std=c++17"FLAG]
+NVCC_FLAGS = ["-O3", "-std=c++17"<DEFINE>]
 
 quant_ext = load(
     name="quant_ext",
@@ -154,10 +154,38 @@ quant_ext = load(
 def test_load_of_a_file_reads_the_flags_constant(tmp_path):
     (tmp_path / "csrc").mkdir()
     (tmp_path / "csrc" / "quant.cu").write_text(QUANT_CU.replace("#GUARD", "#ifndef QUANT_NO_FP8_CVT"))
-    assert run(tmp_path, LOAD_FILES.replace("FLAG", ', "-DQUANT_NO_FP8_CVT"')) == []
-    found = run(tmp_path, LOAD_FILES.replace("FLAG", ""))
+    assert run(tmp_path, LOAD_FILES.replace("<DEFINE>", ', "-DQUANT_NO_FP8_CVT"')) == []
+    found = run(tmp_path, LOAD_FILES.replace("<DEFINE>", ""))
     assert [(line, t) for line, _c, t, _m in found] == [(8, ["A100"])]
     assert "quant.cu line 7" in found[0][3]
+
+
+def _lint_tree(tmp_path: Path):
+    diags = lint_paths([tmp_path], target=Target(gpus=["A100", "H100"]), use_config=False, select=["AIC301"])
+    return sorted((Path(d.path).relative_to(tmp_path).as_posix(), d.line, d.targets, d.message) for d in diags)
+
+
+def test_the_loaded_cu_file_is_judged_with_the_loaders_flags(tmp_path):
+    # The .cu file linted on its own: its build is the load() call (cuda/torch_jit.py).
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'quant'\n")
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "quant.cu").write_text(QUANT_CU.replace("#GUARD", "#ifndef QUANT_NO_FP8_CVT"))
+    (tmp_path / "quant_ext.py").write_text(LOAD_FILES.replace("<DEFINE>", ', "-DQUANT_NO_FP8_CVT"'))
+    assert _lint_tree(tmp_path) == []
+    (tmp_path / "quant_ext.py").write_text(LOAD_FILES.replace("<DEFINE>", ""))
+    found = _lint_tree(tmp_path)
+    assert [(p, line, t) for p, line, t, _m in found] == [("csrc/quant.cu", 7, ["A100"]), ("quant_ext.py", 8, ["A100"])]
+    assert found[0][3].startswith("'cvt.rn.satfinite.e4m3x2.f32' (cvt e4m3x2) is rejected by sm_80 (quant_ext.py line 8 "
+                                  "(torch.utils.cpp_extension.load) has no arch flags: built for the GPU it runs on)")
+
+
+def test_a_cu_file_no_loader_names_is_assumed_built_everywhere(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'quant'\n")
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "quant.cu").write_text(QUANT_CU.replace("#GUARD", "#ifndef QUANT_NO_FP8_CVT"))
+    found = _lint_tree(tmp_path)
+    assert [(p, line, t) for p, line, t, _m in found] == [("csrc/quant.cu", 7, ["A100"])]
+    assert "no build found for this file" in found[0][3]
 
 
 CUPY = '''\
@@ -165,13 +193,13 @@ import cupy as cp
 
 _SRC = r"""QUANT_CU"""
 
-_OPTIONS = ("--std=c++17",OPT)
+_OPTIONS = ("--std=c++17",<DEFINE>)
 _quant = cp.RawKernel(_SRC, "quant_kernel", options=_OPTIONS)
 '''
 
 
 def test_cupy_options_define_turns_the_instruction_off(tmp_path):
     text = CUPY.replace("QUANT_CU", QUANT_CU.replace("#GUARD", "#ifndef QUANT_NO_FP8_CVT"))
-    assert run(tmp_path, text.replace("OPT", ' "-DQUANT_NO_FP8_CVT"')) == []
-    found = run(tmp_path, text.replace("OPT", ""))
+    assert run(tmp_path, text.replace("<DEFINE>", ' "-DQUANT_NO_FP8_CVT"')) == []
+    found = run(tmp_path, text.replace("<DEFINE>", ""))
     assert [(line, col, t) for line, col, t, _m in found] == [(9, 8, ["A100"])]

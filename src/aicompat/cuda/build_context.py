@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import includes, jit_specs
+from . import includes, jit_specs, torch_jit
 from .cmake_eval import UNK, evaluate
 from .setup_py import UNKNOWN_VALUE, Extension, extensions, nvcc_defines
 from .targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
@@ -383,6 +383,46 @@ def _project(root: Path, dirs: list[Path], fleet: list[str], matrix, cuda) -> _P
     return proj
 
 
+def _torch_jit_project(root: Path, matrix, cuda) -> _Project:
+    proj = _Project()
+    _torch_jit_origins(root, matrix, cuda, proj)
+    return proj
+
+
+def _torch_jit_origins(root: Path, matrix, cuda, proj: _Project) -> None:
+    """The .cu files the project's Python compiles with torch.utils.cpp_extension.load
+    (cuda/torch_jit.py), with the call's flags and torch's own -D (build.toml [torch_jit_defines]).
+    Arch flags: that build, on every GPU (the whole build fails if one target does); none: the
+    plain target of the GPU it runs on (or TORCH_CUDA_ARCH_LIST: not known here)."""
+    found, reads = torch_jit.loads(root)
+    proj.reads.extend(reads)
+    known = matrix.section("build.toml", "torch_jit_defines") if matrix is not None else {}
+    data = max(known.items(), key=lambda kv: _ver(kv[0]))[1] if known else None
+    for ld in found:
+        at = f"{ld.where} (torch.utils.cpp_extension.load)"
+        text = includes.read(root / ld.where.split(" line ")[0]) or ""
+        origins: list[Origin] = []
+        if ld.alts is None:
+            origins.append(Origin("unknown", f"{at} builds it with flags not known here"))
+        for alt in ld.alts or []:
+            flags = list(alt.flags)
+            defs: dict[str, str] = {}
+            if data is not None:
+                defs.update({d: "1" for d in data["defines"]})
+                defs[data["name_define"]] = ld.name if ld.name is not None else UNKNOWN_VALUE
+            defs.update(nvcc_defines(flags))
+            extra = {"defines": tuple(sorted(defs.items())), "defines_known": data is not None}
+            b = parse_nvcc_flags(flags, matrix, cuda)
+            if any("arch" in f for f in flags) and not b.empty():
+                origins.append(Origin("build", f"{at} builds it for {_describe(b)}", builds=(b,), **extra))
+            elif "TORCH_CUDA_ARCH_LIST" in text or any("arch" in f for f in flags):
+                origins.append(Origin("unknown", f"{at} builds it for archs not known here"))
+            else:
+                origins.append(Origin("plain", f"{at} has no arch flags: built for the GPU it runs on", **extra))
+        for s in ld.sources:
+            proj.sources.setdefault(Path(os.path.normpath(s)), []).extend(origins)
+
+
 def context_for(path: Path, fleet: list[str], matrix, cuda: str | None) -> Context:
     """The build context of the CUDA file at ``path`` for the fleet archs ``fleet``."""
     try:
@@ -428,8 +468,15 @@ def _context(path: Path, root: Path, fleet: list[str], matrix, cuda) -> Context:
     if own:
         ctx.origins.extend(own)
         return ctx
+    loaded = _cached(("torch_jit", str(root), torch_jit.stamps(root), cuda),
+                     lambda: _torch_jit_project(root, matrix, cuda))
+    sources = {**loaded.sources, **proj.sources} if loaded.sources else proj.sources
+    ctx.reads.extend(r for r in loaded.reads if r not in ctx.reads)
+    if loaded.sources.get(path):
+        ctx.origins.extend(loaded.sources[path])
+        return ctx
     # A header (or a .cu that is #included): through the sources that include it.
-    _through_includers(ctx, path, root, proj.sources, {}, proj.include_dirs, [])
+    _through_includers(ctx, path, root, sources, {}, proj.include_dirs, [])
     return ctx if ctx.origins else _assumed(path, fleet, ctx)
 
 
