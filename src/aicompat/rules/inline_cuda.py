@@ -97,7 +97,37 @@ class InlineCudaArch(Rule):
                 '\n#else\n  x[0] = 0.f;\n#endif\n}\n"""\nload_inline("k", "", cuda_sources=[SRC])\n',
                 gpus=["A100", "H100", "B200"]),
     ]
+    VALID += [
+        # The -D flag of extra_cuda_cflags turns the sm_89+ cvt off for the A100 build.
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                'SRC = """\n__global__ void k(unsigned short* y, float a) {\n#ifndef NO_HW_FP8\n'
+                '  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(y[0]) : "f"(a));\n#else\n  y[0] = 0;\n#endif\n}\n"""\n'
+                'FLAGS = ["-O3", "-DNO_HW_FP8"]\nload_inline("k", "", cuda_sources=SRC, extra_cuda_cflags=FLAGS)\n',
+                gpus=["A100"]),
+        # A Triton kernel with sm_89+ PTX, launched only where the GPU is capable.
+        Example("import torch, triton\nimport triton.language as tl\n\n@triton.jit\ndef k(p):\n"
+                "    x = tl.load(p)\n"
+                "    y = tl.inline_asm_elementwise('cvt.rn.satfinite.e4m3x2.f32 $0, $1, $1;', '=h,r', [x],\n"
+                "                                  dtype=tl.int16, is_pure=True, pack=1)\n"
+                "    tl.store(p, y)\n\ndef run(x):\n"
+                "    if torch.cuda.get_device_capability() >= (8, 9):\n        k[(1,)](x)\n",
+                gpus=["A100", "H100"]),
+    ]
     INVALID = [
+        # Its twin above with the flag list's -U: the cvt is compiled again, for the A100's sm_80.
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                'SRC = """\n__global__ void k(unsigned short* y, float a) {\n#ifndef NO_HW_FP8\n'
+                '  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(y[0]) : "f"(a));\n#else\n  y[0] = 0;\n'
+                '#endif\n}\n"""\n'
+                'FLAGS = ["-O3", "-UNO_HW_FP8"]\nload_inline("k", "", cuda_sources=SRC, extra_cuda_cflags=FLAGS)\n',
+                gpus=["A100"],
+                findings=[
+                    (5, 8, "load_inline: 'cvt.rn.satfinite.e4m3x2.f32' (cvt e4m3x2, CUDA line 4) is rejected when "
+                           "built for sm_80 (no arch flags: built for the GPU it runs on): \"Feature 'cvt with "
+                           ".e4m3x2/.e5m2x2' requires .target sm_89 or higher\"; fails on sm_80 (A100). No compile "
+                           "target for sm_80 supports cvt e4m3x2: guard it (#if on __CUDA_ARCH_FEAT_SMxx_ALL / "
+                           "__CUDA_ARCH_FAMILY_SPECIFIC__) and dispatch to a fallback kernel."),
+                ]),
         # Triton builds sm_90a on Hopper (wgmma is fine there) but sm_100a on Blackwell, which has no wgmma.
         Example("import triton.language as tl\n"
                 "def body(x):\n    return tl.inline_asm_elementwise('wgmma.fence.sync.aligned; mov.b32 $0, $1;',\n"
