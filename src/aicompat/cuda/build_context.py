@@ -400,7 +400,7 @@ def _torch_jit_origins(root: Path, matrix, cuda, proj: _Project) -> None:
     data = max(known.items(), key=lambda kv: _ver(kv[0]))[1] if known else None
     for ld in found:
         at = f"{ld.where} (torch.utils.cpp_extension.load)"
-        text = includes.read(root / ld.where.split(" line ")[0]) or ""
+        text = includes.read(ld.path) or ""
         origins: list[Origin] = []
         if ld.alts is None:
             origins.append(Origin("unknown", f"{at} builds it with flags not known here"))

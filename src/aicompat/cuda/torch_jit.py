@@ -28,6 +28,7 @@ _LOADERS = ("torch.utils.cpp_extension.load", "cpp_extension.load")
 @dataclass
 class Load:
     where: str  # "ops/quant.py line 12"
+    path: Path  # the module making the call
     name: str | None
     sources: list[Path]
     alts: list | None  # jit_specs.Alt per way the flags come out; None: not known
@@ -128,7 +129,7 @@ def _file_loads(path: Path, raw: bytes, root: Path) -> list[Load]:
         alts = [jit_specs.Alt()] if flags is None else reader.alts(flags, m, fn, 0)
         name = jit_specs._arg(call, 0, "name")
         name = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
-        out.append(Load(f"{jit_specs.py_rel(path, root)} line {call.lineno}", name, paths, alts))
+        out.append(Load(f"{jit_specs.py_rel(path, root)} line {call.lineno}", path, name, paths, alts))
     return out
 
 
