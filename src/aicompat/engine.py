@@ -358,6 +358,7 @@ class Walker(cst.CSTVisitor):
         # Where each module function is called: its contexts, by caller (decided only if _narrow_helpers asks).
         self.calls: dict[str, dict[int | None, dict[int, Ctx]]] = {}
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
+        self.launched: dict[str, set[int]] = {}  # module function -> its ``kernel[grid](...)`` launches (ids)
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
         self.stmt_paths: dict[int, tuple] = {}  # id(finding node) -> enclosing statements, outermost first
@@ -687,6 +688,11 @@ class Walker(cst.CSTVisitor):
         if isinstance(func, cst.Name) and self._module_function(func.value):
             self._called(func.value)
             self._handed(node)
+        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and self._module_function(func.value.value):
+            # A Triton (or Numba) kernel launch, ``kernel[grid](...)``: its body runs where the launch does.
+            self.launched.setdefault(func.value.value, set()).add(id(node))  # a body walked again: same launch
+            self._called(func.value.value)
         tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         rules = self._call_rules.get(tail) if tail else None
         rules = list(rules or ()) + list(self._call_rules.get("*", ()))
@@ -984,9 +990,10 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
                 continue
             if uses is None or name not in uses:
                 uses = {**(uses or {}), **_name_uses(text, [n for n in walker.calls if n in defs])}
-            # Every occurrence of the name (the def included) is followed by "(".
-            refs, called = uses.get(name, (0, 0))
-            if refs != called + walker.handed.get(name, 0):
+            # Every occurrence of the name (the def included) is followed by "(", or by "[" of a launch.
+            refs, called, indexed = uses.get(name, (0, 0, 0))
+            launched = len(walker.launched.get(name, ()))
+            if indexed != launched or refs != called + walker.handed.get(name, 0) + launched:
                 continue
             worlds = _calls_worlds(calls, fc.target.worlds())
             if done.get(name) == worlds or worlds >= fc.target.worlds():
@@ -1014,19 +1021,20 @@ def _calls_worlds(calls: dict, every: frozenset) -> frozenset:
     return worlds
 
 
-def _name_uses(text: str, names) -> dict[str, tuple[int, int]]:
+def _name_uses(text: str, names) -> dict[str, tuple[int, int, int]]:
     """Per name of ``names``: how often it occurs in the text as a word not after a dot,
-    and how often a ``(`` follows it. One scan of the file for all of them."""
-    counts = {n: [0, 0] for n in names}
+    how often a ``(`` follows it, and how often a ``[`` (a Triton launch ``kernel[grid](...)``).
+    One scan of the file for all of them."""
+    counts = {n: [0, 0, 0] for n in names}
     if not counts:
         return {}
     alts = "|".join(re.escape(n) for n in sorted(counts, key=len, reverse=True))
-    for m in re.finditer(r"(?<![\w.])(" + alts + r")(?!\w)(\s*\()?", text):
+    for m in re.finditer(r"(?<![\w.])(" + alts + r")(?!\w)(\s*[(\[])?", text):
         c = counts[m.group(1)]
         c[0] += 1
         if m.group(2) is not None:
-            c[1] += 1
-    return {k: (a, b) for k, (a, b) in counts.items()}
+            c[1 if m.group(2).endswith("(") else 2] += 1
+    return {k: (a, b, n) for k, (a, b, n) in counts.items()}
 
 
 def check_module(path: str, module: cst.Module, rules: list[Rule], target: ResolvedTarget, matrix: Matrix,

@@ -92,13 +92,15 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "cuda_jit.toml": {
         "jit": {"marker": (str, True), "marker_text": (str, True), "sources": (_LIST, True), "per_arch": (_LIST, False),
-                "running": (str, False), "defines": (dict, False)},
+                "running": (str, False), "defines": (dict, False), "specs": (dict, False)},
     },
     "build.toml": {
         "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
         "torch_extension_defines": {"defines": (_LIST, True), "name_define": (str, True),
                                     "limited_api_define": (str, True)},
+        "torch_jit_defines": {"defines": (_LIST, True), "name_define": (str, True), "prepended": (_LIST, True),
+                              "libraries": (_LIST, True)},
     },
     "symbols.toml": {
         "symbol": {"package": (str, True), "added": (str, True), "removed": (str, False)},

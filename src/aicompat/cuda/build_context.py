@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import includes
+from . import includes, jit_specs, torch_jit
 from .cmake_eval import UNK, evaluate
 from .setup_py import UNKNOWN_VALUE, Extension, extensions, nvcc_defines
 from .targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
@@ -383,6 +383,46 @@ def _project(root: Path, dirs: list[Path], fleet: list[str], matrix, cuda) -> _P
     return proj
 
 
+def _torch_jit_project(root: Path, matrix, cuda) -> _Project:
+    proj = _Project()
+    _torch_jit_origins(root, matrix, cuda, proj)
+    return proj
+
+
+def _torch_jit_origins(root: Path, matrix, cuda, proj: _Project) -> None:
+    """The .cu files the project's Python compiles with torch.utils.cpp_extension.load
+    (cuda/torch_jit.py), with the call's flags and torch's own -D (build.toml [torch_jit_defines]).
+    Arch flags: that build, on every GPU (the whole build fails if one target does); none: the
+    plain target of the GPU it runs on (or TORCH_CUDA_ARCH_LIST: not known here)."""
+    found, reads = torch_jit.loads(root)
+    proj.reads.extend(reads)
+    known = matrix.section("build.toml", "torch_jit_defines") if matrix is not None else {}
+    data = max(known.items(), key=lambda kv: _ver(kv[0]))[1] if known else None
+    for ld in found:
+        at = f"{ld.where} (torch.utils.cpp_extension.load)"
+        text = includes.read(ld.path) or ""
+        origins: list[Origin] = []
+        if ld.alts is None:
+            origins.append(Origin("unknown", f"{at} builds it with flags not known here"))
+        for alt in ld.alts or []:
+            flags = list(alt.flags)
+            defs: dict[str, str] = {}
+            if data is not None:
+                defs.update({d: "1" for d in data["defines"]})
+                defs[data["name_define"]] = ld.name if ld.name is not None else UNKNOWN_VALUE
+            defs.update(nvcc_defines(flags))
+            extra = {"defines": tuple(sorted(defs.items())), "defines_known": data is not None}
+            b = parse_nvcc_flags(flags, matrix, cuda)
+            if any("arch" in f for f in flags) and not b.empty():
+                origins.append(Origin("build", f"{at} builds it for {_describe(b)}", builds=(b,), **extra))
+            elif "TORCH_CUDA_ARCH_LIST" in text or any("arch" in f for f in flags):
+                origins.append(Origin("unknown", f"{at} builds it for archs not known here"))
+            else:
+                origins.append(Origin("plain", f"{at} has no arch flags: built for the GPU it runs on", **extra))
+        for s in ld.sources:
+            proj.sources.setdefault(Path(os.path.normpath(s)), []).extend(origins)
+
+
 def context_for(path: Path, fleet: list[str], matrix, cuda: str | None) -> Context:
     """The build context of the CUDA file at ``path`` for the fleet archs ``fleet``."""
     try:
@@ -402,6 +442,9 @@ def _context(path: Path, root: Path, fleet: list[str], matrix, cuda) -> Context:
     proj = _cached(key, lambda: _project(root, dirs, fleet, matrix, cuda))
     ctx = Context(reads=list(proj.reads))
     jits = [j for j in _jit_fronts(path, root, matrix, ctx.reads) if _in_jit(path, j[0], j[2])]
+    spec_jits = [j for j in jits if "specs" in j[2]]
+    if spec_jits:
+        return _spec_context(ctx, path, root, spec_jits, fleet, matrix, cuda)
     if jits:
         # The JIT compiles this file at run time; a CMake target over the same files
         # (DeepGEMM's is for IDE indexing, CMakeLists.txt line 1) is not what runs.
@@ -425,9 +468,94 @@ def _context(path: Path, root: Path, fleet: list[str], matrix, cuda) -> Context:
     if own:
         ctx.origins.extend(own)
         return ctx
+    loaded = _cached(("torch_jit", str(root), torch_jit.stamps(root), cuda),
+                     lambda: _torch_jit_project(root, matrix, cuda))
+    sources = {**loaded.sources, **proj.sources} if loaded.sources else proj.sources
+    ctx.reads.extend(r for r in loaded.reads if r not in ctx.reads)
+    if loaded.sources.get(path):
+        ctx.origins.extend(loaded.sources[path])
+        return ctx
     # A header (or a .cu that is #included): through the sources that include it.
-    _through_includers(ctx, path, root, proj.sources, {}, proj.include_dirs, [])
+    _through_includers(ctx, path, root, sources, {}, proj.include_dirs, [])
     return ctx if ctx.origins else _assumed(path, fleet, ctx)
+
+
+def _spec_context(ctx: Context, path: Path, root: Path, jits, fleet: list[str], matrix, cuda) -> Context:
+    """A file of a front-end that lists its sources in Python (FlashInfer): the specs that
+    list it, or a header through the listed sources that include it."""
+    sources: dict[Path, list[Origin]] = {}
+    for base, name, e in jits:
+        stamp = tuple(_stamp(p) for p in sorted((base / e["specs"]["dir"]).rglob("*.py"))[:jit_specs.MAX_FILES])
+        got = _cached(("specs", str(base), name, stamp, tuple(fleet), cuda),
+                      lambda: _spec_sources(base, name, e, fleet, matrix, cuda))
+        for s, os_ in got[0].items():
+            sources.setdefault(s, []).extend(os_)
+        ctx.reads.extend(r for r in got[1] if r not in ctx.reads)
+    for base, name, e in jits:
+        for d in e["specs"].get("compiled", []):
+            if includes.inside(path, base / d["dir"]):
+                how = f"{name}'s JIT ({d['by']}) compiles it for {{t}} on {{a}}, only on {', '.join(d['targets'])}"
+                ctx.origins = [Origin("target", how.format(t=t, a=a), target=t, archs=frozenset([a]))
+                               for a, t in d["targets"].items() if a in fleet]
+                ctx.origins = ctx.origins or [Origin("none", f"{name}'s JIT ({d['by']}) compiles it only on "
+                                                             f"{', '.join(d['targets'])}")]
+                return ctx
+    own = sources.get(path)
+    if own:
+        ctx.origins.extend(own)
+        return ctx
+    _through_includers(ctx, path, root, sources, {}, {}, jits)
+    return ctx if ctx.origins else _assumed(path, fleet, ctx)
+
+
+def _spec_sources(base: Path, name: str, e: dict, fleet: list[str], matrix, cuda):
+    """({source: [Origin]}, files read) for every spec the front-end's Python declares. A spec
+    is compiled on the GPU that runs it: a fixed -gencode only on GPUs that can run that code,
+    the running GPU's target (jit_specs.Alt.running) only on the majors it names."""
+    reader = jit_specs.Reader(base, e)
+    out: dict[Path, list[Origin]] = {}
+    label = f"{name}'s JIT"
+    defaults = list(e["specs"].get("flags", []))
+    for spec in reader.specs():
+        if not spec.sources:
+            continue
+        origins: list[Origin] = []
+        if spec.alts is None:
+            origins.append(Origin("unknown", f"{label} ({spec.where}) compiles it with flags not known here"))
+        for alt in spec.alts or []:
+            flags = defaults + list(alt.flags)
+            fixed = parse_nvcc_flags(list(alt.flags), matrix, cuda)
+            running = alt.running
+            if running is None and fixed.empty():
+                running = jit_specs.EVERY  # no -gencode of its own: the running GPU's (cpp_ext.py build_cuda_cflags)
+            defs = nvcc_defines(flags)
+            defs.update({k: UNKNOWN_VALUE for k in e["specs"].get("unknown_value", [])})
+            defs = tuple(sorted(defs.items()))
+            for arch in fleet:
+                b = fixed
+                if running is not None and int(arch[3:]) // 10 in running:
+                    t = _spec_running_target(arch, e["specs"], matrix)
+                    b = Build(fixed.cubins + [t], fixed.ptx, implied=fixed.implied)
+                if b.empty() or code_for(arch, b, matrix) is None:
+                    continue  # not built (or of no use) on this GPU
+                how = f"{label} ({spec.where}) compiles it for {_describe(b)} on the GPU it runs on"
+                origins.append(Origin("build", how, builds=(b,), archs=frozenset([arch]), defines=defs,
+                                      defines_known=bool(e["specs"].get("complete"))))
+        if not origins:
+            origins.append(Origin("none", f"{label} ({spec.where}) builds it only on GPUs outside this fleet"))
+        for src in spec.sources:
+            out.setdefault(Path(os.path.normpath(src)), []).extend(origins)
+    return out, reader.reads
+
+
+def _spec_running_target(arch: str, e: dict, matrix) -> str:
+    """The target a front-end builds for the running GPU ``arch`` (cuda_jit.toml specs.a_from,
+    specs.family: FlashInfer's CompilationContext._normalize_cuda_arch)."""
+    if arch in e.get("family", []) and f"{arch}f" in matrix.targets:
+        return f"{arch}f"
+    if int(arch[3:]) >= e.get("a_from", 1000) and f"{arch}a" in matrix.targets:
+        return f"{arch}a"
+    return arch
 
 
 def _through_includers(ctx: Context, path: Path, root: Path, sources: dict, jit_sources: dict, inc_dirs: dict,
@@ -435,7 +563,7 @@ def _through_includers(ctx: Context, path: Path, root: Path, sources: dict, jit_
     users = _includers(path, root, sources, jit_sources, inc_dirs, jits)
     seen = set()
     for s in users[:50]:
-        for o in sources.get(s) or [jit_sources[s]]:
+        for o in sources[s] if s in sources else [jit_sources[s]]:
             key = (o.kind, o.how, o.target, o.archs)
             if key in seen or len(seen) >= 64:
                 continue

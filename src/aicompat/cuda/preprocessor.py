@@ -79,6 +79,10 @@ class Context:
     toolkit: tuple[int, int] | None = None  # nvcc's version, when known
     translation_unit: bool = True  # compiled by itself (.cu, a load_inline string), not only included
     relocatable: bool | None = None  # -rdc=true: extern __device__ functions are emitted even unused
+    # Headers the compiler sees before the text (torch's load_inline prepends #include <torch/types.h>)
+    # and the prefixes of the macros they define: such names stay possible when the -D flags are known.
+    preincluded: tuple = ()
+    libraries: tuple = ()
 
 
 def default_context(path: str | Path, defines: dict[str, str] | None = None, include_dirs=None,
@@ -261,6 +265,9 @@ class _Env(Env):
         self._table_cache: dict[str, Macro | bool | None] = {}
         self._busy: set[str] = set()
         self.from_dir: Path | None = ctx.path.parent if ctx.path is not None else None
+        for name in ctx.preincluded:
+            self.add_unresolved(name)
+        self.libraries.update(ctx.libraries)
 
     def add_text(self, text: str) -> None:
         own, over = _own_names(text)

@@ -300,7 +300,7 @@ class CudaSource:
         """The same source (its occurrences are shared) built in another context, with
         verdicts of its own: the -D flags of one build."""
         other = object.__new__(CudaSource)
-        other.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_pp", "_not_emitted", "_builds")})
+        other.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_pp", "_not_emitted", "_builds", "_calls")})
         other._pp = {}
         other.context = context
         return other

@@ -132,6 +132,33 @@ def strings_of(v) -> list[str] | None:
     return out
 
 
+def define_flags(expr, fc) -> tuple[list[str], bool] | None:
+    """The flags of ``expr`` that can carry macros (``-D``/``-U``...), with whether that is
+    all of them: a ``-D`` whose name is known but value is not (``f"-DBLOCK={n}"``) keeps
+    its name with a value not known here; one whose name is not known makes the set
+    incomplete. None when the list itself is not known."""
+    from .setup_py import UNKNOWN_VALUE
+
+    v = _model_value(expr, fc)
+    if isinstance(v, str):
+        return [v], True
+    items = v if isinstance(v, tuple) else v.items if isinstance(v, Seq) and v.exact else None
+    if items is None:
+        return None
+    out, complete = [], True
+    for x in items:
+        if isinstance(x, str):
+            out.append(x)
+            continue
+        known = x.known_prefix() if isinstance(x, PartialStr) else ""
+        m = re.match(r"(-D\s*|--define-macro=)([A-Za-z_]\w*)=", known)
+        if m:
+            out.append(f"-D{m.group(2)}={UNKNOWN_VALUE}")
+        elif not (known and _HARMLESS_PREFIX.match(known) and not known.startswith(("-D", "--define"))):
+            complete = False  # a flag not known here may define or undefine any macro
+    return out, complete
+
+
 def read_files(expr, fc) -> list[Resolved]:
     """The files a ``sources=`` argument names: each item of a list literal as
     ``read_file`` reads it, else the paths the value model gives the argument."""

@@ -14,10 +14,11 @@ import libcst as cst
 
 from ..cuda import cxx, exact, host_gate, tu
 from ..cuda.build_context import context_for, groups
+from ..cuda.preprocessor import Context as PPContext
 from ..cuda.preprocessor import default_context
 from ..cuda.scan import CudaSource, Verdict, load_features
-from ..cuda.setup_py import UNKNOWN_VALUE
-from ..cuda.strings import Resolved, read_files, resolve_text, string_list
+from ..cuda.setup_py import UNKNOWN_VALUE, nvcc_defines
+from ..cuda.strings import Resolved, define_flags, read_files, resolve_text, string_list
 from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
 from ..cuda.verify import Verifier, device_flags
 from ..ruleapi import Example, Finding, Rule
@@ -62,7 +63,11 @@ MECHANISMS = {
     "cuda.nvrtc.nvrtcCreateProgram": Mechanism("nvrtcCreateProgram", (0, "src")),
     "torch.cuda.jiterator._create_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
     # triton-lang/triton python/triton/backends/nvidia/compiler.py sm_arch_from_capability:
-    # 'suffix = "a" if capability >= 90 else ""', so inline PTX is built for sm_90a on an H100.
+    # 'suffix = "a" if capability >= 90 else ""', so inline PTX is built for sm_90a on an H100
+    # (also at commit 00526b7b third_party/nvidia/backend/compiler.py: make_llir/make_ptx use it as
+    # the LLVM processor, the PTX keeps '.target sm_XYa', make_cubin runs ptxas --gpu-name=sm_XYa;
+    # '.version' is ptx_get_version(ptxas's CUDA): 12.x -> 8.x, 13.x -> 9.x, new enough for the
+    # forms of ptx_instructions.toml). Capability is the device's own: every GPU builds for itself.
     "triton.language.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90, ptx=True,
                                                         unit=False, constraints=(1, "constraints")),
     "triton.language.core.inline_asm_elementwise": Mechanism("inline_asm_elementwise", (0, "asm"), a_from=90,
@@ -92,7 +97,37 @@ class InlineCudaArch(Rule):
                 '\n#else\n  x[0] = 0.f;\n#endif\n}\n"""\nload_inline("k", "", cuda_sources=[SRC])\n',
                 gpus=["A100", "H100", "B200"]),
     ]
+    VALID += [
+        # The -D flag of extra_cuda_cflags turns the sm_89+ cvt off for the A100 build.
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                'SRC = """\n__global__ void k(unsigned short* y, float a) {\n#ifndef NO_HW_FP8\n'
+                '  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(y[0]) : "f"(a));\n#else\n  y[0] = 0;\n#endif\n}\n"""\n'
+                'FLAGS = ["-O3", "-DNO_HW_FP8"]\nload_inline("k", "", cuda_sources=SRC, extra_cuda_cflags=FLAGS)\n',
+                gpus=["A100"]),
+        # A Triton kernel with sm_89+ PTX, launched only where the GPU is capable.
+        Example("import torch, triton\nimport triton.language as tl\n\n@triton.jit\ndef k(p):\n"
+                "    x = tl.load(p)\n"
+                "    y = tl.inline_asm_elementwise('cvt.rn.satfinite.e4m3x2.f32 $0, $1, $1;', '=h,r', [x],\n"
+                "                                  dtype=tl.int16, is_pure=True, pack=1)\n"
+                "    tl.store(p, y)\n\ndef run(x):\n"
+                "    if torch.cuda.get_device_capability() >= (8, 9):\n        k[(1,)](x)\n",
+                gpus=["A100", "H100"]),
+    ]
     INVALID = [
+        # Its twin above with the flag list's -U: the cvt is compiled again, for the A100's sm_80.
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                'SRC = """\n__global__ void k(unsigned short* y, float a) {\n#ifndef NO_HW_FP8\n'
+                '  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(y[0]) : "f"(a));\n#else\n  y[0] = 0;\n'
+                '#endif\n}\n"""\n'
+                'FLAGS = ["-O3", "-UNO_HW_FP8"]\nload_inline("k", "", cuda_sources=SRC, extra_cuda_cflags=FLAGS)\n',
+                gpus=["A100"],
+                findings=[
+                    (5, 8, "load_inline: 'cvt.rn.satfinite.e4m3x2.f32' (cvt e4m3x2, CUDA line 4) is rejected when "
+                           "built for sm_80 (no arch flags: built for the GPU it runs on): \"Feature 'cvt with "
+                           ".e4m3x2/.e5m2x2' requires .target sm_89 or higher\"; fails on sm_80 (A100). No compile "
+                           "target for sm_80 supports cvt e4m3x2: guard it (#if on __CUDA_ARCH_FEAT_SMxx_ALL / "
+                           "__CUDA_ARCH_FAMILY_SPECIFIC__) and dispatch to a fallback kernel."),
+                ]),
         # Triton builds sm_90a on Hopper (wgmma is fine there) but sm_100a on Blackwell, which has no wgmma.
         Example("import triton.language as tl\n"
                 "def body(x):\n    return tl.inline_asm_elementwise('wgmma.fence.sync.aligned; mov.b32 $0, $1;',\n"
@@ -101,9 +136,9 @@ class InlineCudaArch(Rule):
                     (3, 39, "inline_asm_elementwise: 'wgmma.fence.sync.aligned' (wgmma, CUDA line 1) is rejected "
                             "when built for sm_100a (Triton builds sm_XYa from sm_90 on, plain sm_XY below): "
                             "\"Instruction 'wgmma.fence' not supported on .target 'sm_100a'\"; fails on sm_100 "
-                            "(B200). No compile target for sm_100 supports wgmma: guard it (#if on "
-                            "__CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and dispatch to a fallback "
-                            "kernel."),
+                            "(B200). Triton builds for the GPU it runs on and inline PTX has no #if: launch this "
+                            "kernel only where torch.cuda.get_device_capability() is one that accepts wgmma (9.0) "
+                            "and use a fallback elsewhere."),
                 ]),
         Example("from torch.utils.cpp_extension import load_inline\n" + _SRC +
                 "m = load_inline('k', '', cuda_sources=CUDA_SRC)\n", gpus=["H100"],
@@ -203,6 +238,7 @@ class InlineCudaArch(Rule):
             src = self.source(res.text, mech.ptx)
             if not src.occurrences and ver is None:
                 continue
+            src = self._as_built(src, site, mech, res, fc)
             findings.extend(self._judge_python(site, mech, res, src, build, how, fc, ver))
         return findings
 
@@ -224,6 +260,42 @@ class InlineCudaArch(Rule):
             outs = exact.per_target(ver, self.matrix, unit, targets, flags, source_dir, here, extra)
             return {t: exact.triton_line(res.text, o) for t, o in outs.items()}
         return exact.per_target(ver, self.matrix, res.text, targets, flags, source_dir, here, extra)
+
+    def _as_built(self, src: CudaSource, site, mech: Mechanism, res, fc) -> CudaSource:
+        """``src`` with the macros the call's compile defines (its -D/-U flags; for torch's
+        JIT also torch's own, build.toml [torch_jit_defines]): all of them when every flag
+        is known, else those it passes as an addition."""
+        if mech.ptx or mech.flags is None:
+            return src
+        fexpr = site.arg(*mech.flags)
+        got = define_flags(fexpr, fc) if fexpr is not None else ([], True)
+        if got is None:
+            return src
+        flags, complete = got
+        ctx = default_context(str(res.file), toolkit=_toolkit(fc.target.cuda)) if res.file is not None \
+            else PPContext(toolkit=_toolkit(fc.target.cuda))
+        defines: dict[str, str] = {}
+        known = self.matrix.section("build.toml", "torch_jit_defines") if mech.torch_env else {}
+        if known:
+            data = max(known.items(), key=lambda kv: _vkey(kv[0]))[1]
+            defines.update({d: "1" for d in data["defines"]})
+            name = resolve_text(site.arg(0, "name"), fc)
+            defines[data["name_define"]] = name.text if name is not None else UNKNOWN_VALUE
+            if res.file is None:  # load_inline: its cuda_sources follow torch's #include lines
+                ctx = dataclasses.replace(ctx, preincluded=tuple(data["prepended"]),
+                                          libraries=tuple(data["libraries"]))
+        defines.update(nvcc_defines(flags))
+        if not defines and not complete:
+            return src
+        # torch's own flags and the call's are all that nvcc gets: any other macro is undefined
+        # (CuPy, PyCUDA: their own options are not read here, so the call's only add).
+        whole = complete and bool(known)
+        ctx = dataclasses.replace(ctx, defines=defines) if whole else dataclasses.replace(ctx, some_defines=defines)
+        cache = src.__dict__.setdefault("_calls", {})
+        key = (tuple(sorted(defines.items())), whole, ctx.path, ctx.preincluded)
+        if key not in cache:
+            cache[key] = src.with_context(ctx)
+        return cache[key]
 
     def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str | None]:
         """What gets built: from arch flags, TORCH_CUDA_ARCH_LIST, or the GPU itself
@@ -266,9 +338,8 @@ class InlineCudaArch(Rule):
         fleet = sorted({w.arch for w in fc.ctx.worlds})
         for arch in fleet:
             target = arch if build is None else code_for(arch, build, self.matrix)
-            if build is None and mech.a_from is not None and int(arch[3:]) >= mech.a_from \
-                    and f"{arch}a" in self.matrix.targets:
-                target = f"{arch}a"
+            if build is None and mech.a_from is not None:
+                target = _triton_target(arch, mech, self.matrix)
             if target is not None:  # else no kernel image at all: AIC302's finding, not this one
                 chosen[arch] = target
         # nvcc compiles every target of the build, and one that ptxas rejects fails the
@@ -380,6 +451,8 @@ class InlineCudaArch(Rule):
                 return (f"CuPy builds only the plain target of the GPU, whatever -arch its options say: build "
                         f"{', '.join(able)} with nvcc (-gencode arch=compute_XY,code=sm_XY) and load the cubin with "
                         f"cupy.RawModule(path=...){guard}.")
+        if mech.a_from is not None:
+            return self._fix_triton(occ, mech)
         implied = [t for t in {v[1] for v in failing.values()} if build is not None and t in build.implied]
         if not implied:
             return self._fix(occ, failing)
@@ -389,6 +462,17 @@ class InlineCudaArch(Rule):
         text = f"Build with {gencode} instead, which embeds no {', '.join(_shown(t, build) for t in implied)} PTX"
         rest = f"; {self._fix(occ, own)}" if own else "."
         return text + rest
+
+    def _fix_triton(self, occ, mech: Mechanism) -> str:
+        """Triton builds the running GPU's own target and its inline PTX has no #if: the guard
+        is a device check around the launch (a Python ``if`` the guard model reads)."""
+        ok = [a for a in self.matrix.by_capability(self.matrix.archs) if _triton_target(a, mech, self.matrix) in occ.targets]
+        if not ok:
+            return f"No GPU's Triton target accepts {occ.feature}: use another instruction."
+        caps = ", ".join(".".join(map(str, self.matrix.archs[a].capability[:2])) for a in ok)
+        return (f"Triton builds for the GPU it runs on and inline PTX has no #if: launch this kernel only where "
+                f"torch.cuda.get_device_capability() is one that accepts {occ.feature} ({caps}) and use a fallback "
+                f"elsewhere.")
 
     def _capable(self, occ, failing: dict) -> dict[str, list[str]]:
         """{arch: the compile targets that run there and accept the occurrence}."""
@@ -699,6 +783,18 @@ def _first_word(text: str, line: int | None) -> str:
         return ""
     m = re.search(r"[A-Za-z_][\w.:]*", lines[line - 1])
     return m.group(0) if m else ""
+
+
+def _triton_target(arch: str, mech: Mechanism, matrix) -> str:
+    """The target Triton compiles for on ``arch``: sm_XYa from ``a_from`` on (triton-lang/triton
+    third_party/nvidia/backend/compiler.py sm_arch_from_capability), else plain sm_XY."""
+    if int(arch[3:]) >= mech.a_from and f"{arch}a" in matrix.targets:
+        return f"{arch}a"
+    return arch
+
+
+def _vkey(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:2])
 
 
 def _tnum(t: str):
