@@ -133,6 +133,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "name": {"hint": (str, True)},
         "alias": {"names": (dict, True)},
         "runtime": {"names": (_LIST, True)},
+        "no_argument_call": {"releases": (str, True)},
     },
     "syntax.toml": {
         "feature": {"python": (str, True), "construct": (str, True)},

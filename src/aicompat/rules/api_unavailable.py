@@ -50,6 +50,8 @@ class ApiUnavailable(Rule):
         Example("from __future__ import annotations\nimport torch\n\ndef cast(x, dtype: torch.type) -> None:\n"
                 "    pass\n"),
         Example("import torch\n\ndef f(x):\n    y: torch.Tensr = x\n    return y\n"),
+        # vLLM 0.33.0 tests/models/multimodal/conftest.py: a shim that sets the name where it is missing
+        Example("import torch.nn.functional as F\n\nif not hasattr(F, 'List'):\n    F.List = list\n"),
         Example("import torch\nif hasattr(torch.nn, 'attention'):\n    ctx = torch.nn.attention.sdpa_kernel\n",
                 pins={"torch": ">=2.1,<2.5"}),
         Example("try:\n    from torch.nn.attention import sdpa_kernel\nexcept ImportError:\n    sdpa_kernel = None\n",
@@ -116,6 +118,8 @@ class ApiUnavailable(Rule):
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
         if id(node) in done or _caught(fc) or getattr(fc, "unevaluated", 0):
             return []  # (an annotation that never runs names nothing at run time)
+        if _assigned(node, fc):
+            return []  # ``F.List = list`` sets the name (a shim for a release without it)
         return self._judge(node, qualname, fc)
 
     def check_import(self, node, fc) -> list[Finding]:
@@ -309,6 +313,18 @@ def _imports(module: cst.Module):
 
     module.visit(V())
     return found
+
+
+def _assigned(node: cst.Attribute, fc) -> bool:
+    """Is ``node`` the target of the assignment it sits in (not read there)?"""
+    stmt = fc.loc[1]  # the small statement (``Assign``), or its line
+    smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+    for small in smalls:
+        if isinstance(small, cst.Assign) and any(t.target is node for t in small.targets):
+            return True
+        if isinstance(small, cst.AnnAssign) and small.target is node:
+            return True
+    return False
 
 
 def _mark_inner(node, done: set[int]) -> None:

@@ -16,6 +16,7 @@ import re
 from fnmatch import fnmatchcase
 
 import libcst as cst
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from .. import apiquery as q
@@ -34,6 +35,8 @@ class UnknownArgument(Rule):
         Example("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, dropout_p=0.0, causal=True)\n",
                 pins={"flash-attn": "2.6.3"}),
         Example("import torch\nwith torch.amp.autocast('cuda', dtype=torch.bfloat16):\n    y = m(x)\n"),
+        # vLLM 0.33.0 gemma3n.py: finfo() is the default dtype's (its C parser's no-argument form)
+        Example("import torch\n\nEPS = torch.tensor(torch.finfo().min)\n"),
         Example("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)\n",
                 pins={"torch": "2.5.1"}),
         Example("import torch\nopts = dict(dim=-1)\ny = torch.softmax(x, **opts)\n"),
@@ -98,6 +101,9 @@ class UnknownArgument(Rule):
         super().__init__(matrix)
         self.hints = matrix.section("api_hints.toml", "keyword")
         self.aliases = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "alias").items()}
+        # signatures a C-implemented callable accepts at run time that the release's stubs omit
+        self.no_args = {name: SpecifierSet(e["releases"])
+                        for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
         if qualname.startswith("transformers.") and "attn_implementation" in site.kw:
@@ -124,6 +130,9 @@ class UnknownArgument(Rule):
             kind, sigs = next(((k, s) for rng, k, s in entries if i in rng and k in ("f", "b", "c")), (None, None))
             if not sigs:
                 continue  # absent (AIC201) or shape unknown
+            if not site.pos and not site.kw and not star and not dstar \
+                    and api.releases[i] in self.no_args.get(f"{module}.{name}", ()):
+                continue  # ``torch.finfo()``: its argument parser's no-argument form
             problems = []
             for keywords in passed.get(i, passed.get(None, [list(site.kw)])):
                 problems = []
