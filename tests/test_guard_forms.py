@@ -1337,3 +1337,34 @@ with te.autocast(enabled=True, recipe=recipe):
 def test_assert_on_te_jax_capability_number():
     assert failing(JAX_DOC.format(minimum=89)) == []
     assert failing(JAX_DOC.format(minimum=80)) == ["A100"]
+
+
+# -- a worker handed to torch.multiprocessing.spawn by a test that skips off its GPUs (vLLM 0.33.0
+# tests/kernels/test_gemm_rs_ar.py: skipif(not is_device_capability_family(100)), mp.spawn(_worker)) --
+SPAWNED = """
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+fp8_ok = torch.cuda.get_device_capability() >= (8, 9)
+
+
+def _reference(x, w, scale):
+    return torch._scaled_mm(x, w.t(), scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16)
+
+
+def _worker(rank, world_size):
+    x = torch.randn(64, 64, device="cuda").to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+    _reference(x, x, one)
+
+
+{mark}
+def test_gemm_collective():
+    mp.spawn(_worker, args=(2,), nprocs=2)
+"""
+
+
+def test_worker_spawned_by_a_skipped_test():
+    assert failing(SPAWNED.format(mark="@pytest.mark.skipif(not fp8_ok, reason='FP8 needs sm_89+')")) == []
+    assert failing(SPAWNED.format(mark="@pytest.mark.slow")) == ["A100"]

@@ -358,6 +358,7 @@ class Walker(cst.CSTVisitor):
         # Where each module function is called: its contexts, by caller (decided only if _narrow_helpers asks).
         self.calls: dict[str, dict[int | None, dict[int, Ctx]]] = {}
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
+        self._runners = frozenset(c for e in fc.matrix.section("dispatch.toml", "runner").values() for c in e["calls"])
         self.launched: dict[str, set[int]] = {}  # module function -> its ``kernel[grid](...)`` launches (ids)
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
@@ -688,6 +689,8 @@ class Walker(cst.CSTVisitor):
         if isinstance(func, cst.Name) and self._module_function(func.value):
             self._called(func.value)
             self._handed(node)
+        elif self._runners and self.fc.resolve(func) in self._runners:
+            self._handed(node)  # mp.spawn(_worker, ...): the worker runs where the spawn does
         elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
                 and self._module_function(func.value.value):
             # A Triton (or Numba) kernel launch, ``kernel[grid](...)``: its body runs where the launch does.
