@@ -118,8 +118,8 @@ class ApiUnavailable(Rule):
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
         if id(node) in done or _caught(fc) or getattr(fc, "unevaluated", 0):
             return []  # (an annotation that never runs names nothing at run time)
-        if _assigned(node, fc):
-            return []  # ``F.List = list`` sets the name (a shim for a release without it)
+        if _assigned(node, fc) and _shimmed(node, fc):
+            return []  # ``if not hasattr(F, "List"): F.List = list``: a shim for the releases without it
         return self._judge(node, qualname, fc)
 
     def check_import(self, node, fc) -> list[Finding]:
@@ -324,6 +324,22 @@ def _assigned(node: cst.Attribute, fc) -> bool:
             return True
         if isinstance(small, cst.AnnAssign) and small.target is node:
             return True
+    return False
+
+
+def _shimmed(node: cst.Attribute, fc) -> bool:
+    """Is ``node`` set under ``if not hasattr(<its object>, "<its name>"):``? Elsewhere, setting a
+    name a release lacks (``torch.backends.mkldnn.allow_tf32 = True``) silently sets nothing it reads."""
+    code = fc.module.code_for_node
+    want = (code(node.value), node.attr.value)
+    for stmt in getattr(fc, "stmt_stack", ()):
+        test = stmt.test if isinstance(stmt, cst.If) else None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+                and isinstance(test.expression, cst.Call) and isinstance(test.expression.func, cst.Name) \
+                and test.expression.func.value == "hasattr" and len(test.expression.args) == 2:
+            obj, name = (a.value for a in test.expression.args)
+            if isinstance(name, cst.SimpleString) and (code(obj), name.evaluated_value) == want:
+                return True
     return False
 
 
