@@ -1368,3 +1368,34 @@ def test_gemm_collective():
 def test_worker_spawned_by_a_skipped_test():
     assert failing(SPAWNED.format(mark="@pytest.mark.skipif(not fp8_ok, reason='FP8 needs sm_89+')")) == []
     assert failing(SPAWNED.format(mark="@pytest.mark.slow")) == ["A100"]
+
+
+# -- an operator's fake implementation runs on FakeTensors while tracing, never on the GPU (vLLM
+# 0.33.0 vllm/distributed/parallel_state.py: direct_register_custom_op(..., fake_impl=...)) --------
+FAKE_IMPL = """
+import torch
+from vllm.utils.torch_utils import direct_register_custom_op
+
+
+def scaled_matmul_reduce_scatter(A, B, A_scale, B_scale):
+    return torch.ops.symm_mem.fused_scaled_matmul_reduce_scatter(A, B, A_scale, B_scale)
+
+
+def scaled_matmul_reduce_scatter_shape(A, B, A_scale, B_scale):
+    C = torch._scaled_mm(A.flatten(0, -2).contiguous(), B, A_scale, B_scale, out_dtype=torch.bfloat16)
+    return C.view(*A.shape[:-1], B.shape[1])
+
+
+direct_register_custom_op(
+    op_name="scaled_matmul_reduce_scatter",
+    op_func=scaled_matmul_reduce_scatter,
+    {keyword}=scaled_matmul_reduce_scatter_shape,
+)
+"""
+
+
+def test_a_fake_implementation_never_runs_on_the_gpu():
+    assert failing(FAKE_IMPL.format(keyword="fake_impl")) == []
+    # handed to the op as its real implementation, the same body runs on every GPU
+    assert failing(FAKE_IMPL.format(keyword="op_func").replace(
+        "    op_func=scaled_matmul_reduce_scatter,\n", "")) == ["A100"]

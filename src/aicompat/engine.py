@@ -359,6 +359,8 @@ class Walker(cst.CSTVisitor):
         self.calls: dict[str, dict[int | None, dict[int, Ctx]]] = {}
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
         self._runners = frozenset(c for e in fc.matrix.section("dispatch.toml", "runner").values() for c in e["calls"])
+        self._fake_keywords = frozenset(k for e in fc.matrix.section("dispatch.toml", "fake_impl").values()
+                                        for k in e["keywords"])
         self.launched: dict[str, set[int]] = {}  # module function -> its ``kernel[grid](...)`` launches (ids)
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
@@ -691,6 +693,8 @@ class Walker(cst.CSTVisitor):
             self._handed(node)
         elif self._runners and self.fc.resolve(func) in self._runners:
             self._handed(node)  # mp.spawn(_worker, ...): the worker runs where the spawn does
+        if self._fake_keywords:
+            self._handed_fake(node)
         elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
                 and self._module_function(func.value.value):
             # A Triton (or Numba) kernel launch, ``kernel[grid](...)``: its body runs where the launch does.
@@ -745,6 +749,17 @@ class Walker(cst.CSTVisitor):
             if not a.star and isinstance(v, cst.Name) and self._module_function(v.value):
                 self.handed[v.value] = self.handed.get(v.value, 0) + 1
                 self._called(v.value)
+
+    def _handed_fake(self, node: cst.Call) -> None:
+        """``register_op(..., fake_impl=f)``: ``f`` runs on FakeTensors while tracing, in no
+        world of the fleet (dispatch.toml [fake_impl])."""
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value in self._fake_keywords and isinstance(a.value, cst.Name) \
+                    and self._module_function(a.value.value):
+                name = a.value.value
+                self.handed[name] = self.handed.get(name, 0) + 1
+                ctx = replace(self.fc.ctx, world_set=frozenset())
+                self.calls.setdefault(name, {}).setdefault(self._owner, {})[id(ctx)] = ctx
 
     def _module_function(self, name: str) -> bool:
         """Does ``name`` here mean a module-level function of this file?"""

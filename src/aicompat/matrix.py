@@ -83,6 +83,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "dispatch": {"bases": (_LIST, True), "never_on_nvidia": (_LIST, True)},
         "platform_class": {"path_suffix": (str, True), "classes": (_LIST, True)},
         "runner": {"calls": (_LIST, True)},
+        "fake_impl": {"keywords": (_LIST, True)},
     },
     "returns_self.toml": {
         "returns_self": {"methods": (_LIST, True)},
