@@ -691,15 +691,15 @@ class Walker(cst.CSTVisitor):
         if isinstance(func, cst.Name) and self._module_function(func.value):
             self._called(func.value)
             self._handed(node)
-        elif self._runners and self.fc.resolve(func) in self._runners:
-            self._handed(node)  # mp.spawn(_worker, ...): the worker runs where the spawn does
-        if self._fake_keywords:
-            self._handed_fake(node)
         elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
                 and self._module_function(func.value.value):
             # A Triton (or Numba) kernel launch, ``kernel[grid](...)``: its body runs where the launch does.
             self.launched.setdefault(func.value.value, set()).add(id(node))  # a body walked again: same launch
             self._called(func.value.value)
+        elif self._runners and self.fc.resolve(func) in self._runners:
+            self._handed(node)  # mp.spawn(_worker, ...): the worker runs where the spawn does
+        if self._fake_keywords:
+            self._handed_fake(node)
         tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         rules = self._call_rules.get(tail) if tail else None
         rules = list(rules or ()) + list(self._call_rules.get("*", ()))
