@@ -359,6 +359,7 @@ class Walker(cst.CSTVisitor):
         self.calls: dict[str, dict[int | None, dict[int, Ctx]]] = {}
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
         self._runners = frozenset(c for e in fc.matrix.section("dispatch.toml", "runner").values() for c in e["calls"])
+        self._runner_tails = frozenset(c.rsplit(".", 1)[-1] for c in self._runners)
         self._fake_keywords = frozenset(k for e in fc.matrix.section("dispatch.toml", "fake_impl").values()
                                         for k in e["keywords"])
         self.launched: dict[str, set[int]] = {}  # module function -> its ``kernel[grid](...)`` launches (ids)
@@ -696,7 +697,8 @@ class Walker(cst.CSTVisitor):
             # A Triton (or Numba) kernel launch, ``kernel[grid](...)``: its body runs where the launch does.
             self.launched.setdefault(func.value.value, set()).add(id(node))  # a body walked again: same launch
             self._called(func.value.value)
-        elif self._runners and self.fc.resolve(func) in self._runners:
+        elif isinstance(func, (cst.Name, cst.Attribute)) and (func.value if isinstance(func, cst.Name) else func.attr.value) \
+                in self._runner_tails and self.fc.resolve(func) in self._runners:
             self._handed(node)  # mp.spawn(_worker, ...): the worker runs where the spawn does
         if self._fake_keywords:
             self._handed_fake(node)
