@@ -360,8 +360,9 @@ class Walker(cst.CSTVisitor):
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
         self._runners = frozenset(c for e in fc.matrix.section("dispatch.toml", "runner").values() for c in e["calls"])
         self._runner_tails = frozenset(c.rsplit(".", 1)[-1] for c in self._runners)
+        # only in a file whose text names one (the hook is asked at every call)
         self._fake_keywords = frozenset(k for e in fc.matrix.section("dispatch.toml", "fake_impl").values()
-                                        for k in e["keywords"])
+                                        for k in e["keywords"] if k in fc.text)
         self.launched: dict[str, set[int]] = {}  # module function -> its ``kernel[grid](...)`` launches (ids)
         self._owner: int | None = None
         self.errors: list[tuple[Rule, cst.CSTNode, Exception]] = []
