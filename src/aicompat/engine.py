@@ -761,19 +761,19 @@ class Walker(cst.CSTVisitor):
                     and self._module_function(a.value.value):
                 name = a.value.value
                 self.handed[name] = self.handed.get(name, 0) + 1
-                ctx = replace(self.fc.ctx, world_set=frozenset())
-                self.calls.setdefault(name, {}).setdefault(self._owner, {})[id(ctx)] = ctx
+                self._called(name, replace(self.fc.ctx, world_set=frozenset()))
 
     def _module_function(self, name: str) -> bool:
         """Does ``name`` here mean a module-level function of this file?"""
         fn = self.fc.lookup(name)
         return isinstance(fn, cst.FunctionDef) and self.fc.index.bindings.get(name) is fn
 
-    def _called(self, name: str) -> None:
-        """Record that module function ``name`` runs here: the context, whose worlds are
-        decided only if ``_narrow_helpers`` needs them (most helpers are used otherwise too)."""
+    def _called(self, name: str, ctx: Ctx | None = None) -> None:
+        """Record that module function ``name`` runs here (in ``ctx``, else the current context),
+        whose worlds are decided only if ``_narrow_helpers`` needs them (most helpers are used
+        otherwise too)."""
         by_owner = self.calls.setdefault(name, {})
-        ctx = self.fc.ctx
+        ctx = self.fc.ctx if ctx is None else ctx
         by_owner.setdefault(self._owner, {})[id(ctx)] = ctx
 
     def _splat(self, arg: cst.Arg, ctx: Ctx):
