@@ -377,3 +377,87 @@ def test_a_librarys_own_tests_are_not_judged_against_its_releases(tmp_path):
     got = findings(tmp_path / "user" / "tests" / "test_split.py", select=["AIC202"])
     assert [(c, line) for c, _, line, _ in got] == [("AIC202", 7)]
     assert "no flash-attn release" in got[0][3] and "'num_splits'" in got[0][3]
+
+
+# -- a library's own repository: its tests' skip helpers live in the library's package --------------
+VLLM_PLATFORMS = """
+    import torch
+
+
+    class CudaPlatform:
+        def is_cuda(self):
+            return True
+
+        def is_device_capability_family(self, major):
+            return torch.cuda.get_device_capability()[0] == major // 10
+
+
+    current_platform = CudaPlatform()
+    """
+
+VLLM_FA_UTILS = """
+    def flash_attn_supports_mla():
+        from vllm.platforms import current_platform
+
+        if current_platform.is_cuda():
+            return current_platform.is_device_capability_family(90)
+        return False
+    """
+
+VLLM_MLA_TEST = """
+    import pytest
+    import torch
+
+    from vllm.vllm_flash_attn import flash_attn_varlen_func
+
+    KV_LORA_RANK = 512
+    QK_ROPE_HEAD_DIM = 64
+
+
+    def test_mla_decode():
+        from vllm.v1.attention.backends.fa_utils import flash_attn_supports_mla
+{skip}
+        q_pe = torch.randn(8, 16, QK_ROPE_HEAD_DIM, device="cuda", dtype=torch.bfloat16)
+        cache = torch.randn(64, KV_LORA_RANK + QK_ROPE_HEAD_DIM, device="cuda", dtype=torch.bfloat16)
+        out = flash_attn_varlen_func(
+            q=q_pe,
+            k=cache[..., KV_LORA_RANK:].unsqueeze(-2),
+            v=cache[..., :KV_LORA_RANK].unsqueeze(-2),
+            max_seqlen_q=1,
+            max_seqlen_k=64,
+            causal=True,
+            fa_version=3,
+        )
+        assert out.isfinite().all()
+    """
+
+_VLLM_SKIP = ("        if not flash_attn_supports_mla():\n"
+              "            pytest.skip(\"FA3 MLA needs Hopper\")")
+
+
+def _vllm_tree(root: Path, skip: bool, own: bool) -> Path:
+    files = {"vllm/__init__.py": "", "vllm/platforms/__init__.py": VLLM_PLATFORMS,
+             "vllm/v1/__init__.py": "", "vllm/v1/attention/__init__.py": "",
+             "vllm/v1/attention/backends/__init__.py": "",
+             "vllm/v1/attention/backends/fa_utils.py": VLLM_FA_UTILS,
+             "tests/kernels/test_mla.py": VLLM_MLA_TEST.replace("{skip}", _VLLM_SKIP if skip else "")}
+    if own:
+        files["setup.py"] = "from setuptools import setup\nsetup(name='vllm')\n"
+    write(root, files)
+    return root / "tests" / "kernels" / "test_mla.py"
+
+
+def test_a_librarys_own_tests_follow_its_skip_helpers(tmp_path, monkeypatch):
+    # Linting vLLM itself: the test's skip helper lives in vllm.*, a package the rules also
+    # know as a library. Its own source is followed, so the Hopper-only check guards the call.
+    # Run from the folder holding the trees: the project root, inside which files are read.
+    monkeypatch.chdir(tmp_path)
+    assert findings(_vllm_tree(tmp_path / "a", skip=True, own=True), select=["AIC101"]) == []
+    # The same test without its skip is reported on the A100.
+    got = findings(_vllm_tree(tmp_path / "b", skip=False, own=True), select=["AIC101"])
+    assert [(c, line) for c, _, line, _ in got] == [("AIC101", 15)]
+    assert "sm_80 (A100)" in got[0][3]
+    # A project that only holds a folder named vllm (no setup.py or pyproject declaring it)
+    # is a user of the library: vllm.* is the release, and its modules are not read.
+    got = findings(_vllm_tree(tmp_path / "c", skip=True, own=False), select=["AIC101"])
+    assert [(c, line) for c, _, line, _ in got] == [("AIC101", 16)]

@@ -203,31 +203,45 @@ def _package_root(here: Path) -> Path:
 
 
 _PROJECT_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg")
-_OWNED: dict[tuple[str, str], bool] = {}
+_OWNED: dict[tuple[str, str], Path | None] = {}
 
 
 def owns_package(home: Path | None, name: str) -> bool:
     """Is ``name`` (an import root such as ``flash_attn``) the source of the project the
     file sits in? Its tests then run against that source at HEAD, not against a release
-    the API tables know: flash-attention's tests call keywords no release has yet. True
-    when a folder above the file (at most 6 up, not past a ``.git``) holds setup.py,
+    the API tables know: flash-attention's tests call keywords no release has yet."""
+    return owning_root(home, name) is not None
+
+
+def owning_root(home: Path | None, name: str) -> Path | None:
+    """The folder ``name``'s package sits in when the file's project is that package's
+    own source: a folder above the file (at most 6 up, not past a ``.git``) holds setup.py,
     pyproject.toml or setup.cfg and ``name/__init__.py``, ``src/name/__init__.py`` or
-    ``name.py``, as regular files."""
+    ``name.py``, as regular files. The folder returned is the one to import ``name`` from
+    (``src/`` for a src layout)."""
     if home is None:
-        return False
+        return None
     root = home.parent
     for _ in range(6):
         key = (str(root), name)
         if key not in _OWNED:
-            _OWNED[key] = any(_regular(root / m) for m in _PROJECT_MARKERS) and any(
-                _regular(p) for p in (root / name / "__init__.py", root / "src" / name / "__init__.py",
-                                      root / f"{name}.py"))
-        if _OWNED[key]:
-            return True
+            _OWNED[key] = _own_layout(root, name)
+        if _OWNED[key] is not None:
+            return _OWNED[key]
         if (root / ".git").exists() or root.parent == root:
-            return False
+            return None
         root = root.parent
-    return False
+    return None
+
+
+def _own_layout(root: Path, name: str) -> Path | None:
+    if not any(_regular(root / m) for m in _PROJECT_MARKERS):
+        return None
+    for base, marker in ((root, root / name / "__init__.py"), (root / "src", root / "src" / name / "__init__.py"),
+                         (root, root / f"{name}.py")):
+        if _regular(marker):
+            return base
+    return None
 
 
 def _regular(path: Path) -> bool:
@@ -351,9 +365,17 @@ class Project:
             if base != limit and limit not in base.parents:  # a namespace package (no __init__.py) on the way
                 limit = _package_root(base)
         else:
-            if not parts or parts[0] in self.libraries:
+            if not parts:
                 return None
-            roots = list(dict.fromkeys([_package_root(here), here]))
+            roots = [_package_root(here), here]
+            if parts[0] in self.libraries:
+                # A library is followed only where the linted tree is its own source
+                # (vLLM's tests importing their skip helpers from vllm.*).
+                own = owning_root(self.home, parts[0])
+                if own is None:
+                    return None
+                roots = [own]
+            roots = list(dict.fromkeys(roots))
             limit = None
         for root in roots:
             found = self._in_root(root, parts, limit or root, bool(level))
