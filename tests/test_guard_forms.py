@@ -1399,3 +1399,42 @@ def test_a_fake_implementation_never_runs_on_the_gpu():
     # handed to the op as its real implementation, the same body runs on every GPU
     assert failing(FAKE_IMPL.format(keyword="op_func").replace(
         "    op_func=scaled_matmul_reduce_scatter,\n", "")) == ["A100"]
+
+
+# -- an operator registered only on ROCm: its implementation is reachable only through
+# torch.ops.vllm.<name>, which exists only where the registration ran (vLLM 0.33.0
+# vllm/model_executor/kernels/linear/scaled_mm/rocm.py) ------------------------------------------
+ROCM_OP = """
+import torch
+
+from vllm.platforms import current_platform
+from vllm.utils.torch_utils import direct_register_custom_op
+
+
+def per_tensor_w8a8_scaled_mm_impl(A, B, out_dtype, As, Bs, bias):
+    if A.shape[0] <= 4 and B.shape[1] % 16 == 0:
+        return torch.ops.vllm.wvSplitKQ(B.t(), A, out_dtype, As, Bs, bias)
+    return torch._scaled_mm(A, B, out_dtype=out_dtype, scale_a=As, scale_b=Bs, bias=bias)
+
+
+def per_tensor_w8a8_scaled_mm_fake(A, B, out_dtype, As, Bs, bias):
+    return A.new_empty((*A.shape[:-1], B.shape[1]), dtype=out_dtype)
+
+
+{guard}direct_register_custom_op(
+    {indent}op_name="per_tensor_w8a8_scaled_mm_impl",
+    {indent}op_func=per_tensor_w8a8_scaled_mm_impl,
+    {indent}fake_impl=per_tensor_w8a8_scaled_mm_fake,
+{indent})
+
+
+class SkinnyFP8ScaledMMKernel:
+    def apply(self, A, B, out_dtype, As, Bs, bias=None):
+        return torch.ops.vllm.per_tensor_w8a8_scaled_mm_impl(A, B, out_dtype, As, Bs, bias)
+"""
+
+
+def test_an_operator_registered_only_on_rocm_never_runs_on_nvidia():
+    assert failing(ROCM_OP.format(guard="if current_platform.is_rocm():\n    ", indent="    ")) == []
+    # registered on every platform, the implementation's FP8 fallback runs on the A100 too
+    assert failing(ROCM_OP.format(guard="", indent="")) == ["A100"]

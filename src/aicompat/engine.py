@@ -749,9 +749,16 @@ class Walker(cst.CSTVisitor):
         their cases)."""
         for a in node.args:
             v = a.value
+            if a.keyword is not None and a.keyword.value in self._fake_keywords:
+                continue  # a fake implementation runs in no world (_handed_fake)
             if not a.star and isinstance(v, cst.Name) and self._module_function(v.value):
                 self.handed[v.value] = self.handed.get(v.value, 0) + 1
                 self._called(v.value)
+                # ``op_name="f", op_func=f``: the name spelled in the same call is this use too
+                for b in node.args:
+                    if isinstance(b.value, cst.SimpleString) and b.value.value[1:-1] == v.value \
+                            and b.value.value[:1] in "'\"":
+                        self.handed[v.value] += 1
 
     def _handed_fake(self, node: cst.Call) -> None:
         """``register_op(..., fake_impl=f)``: ``f`` runs on FakeTensors while tracing, in no
