@@ -19,7 +19,7 @@ from . import guard_forms
 from .diagnostics import Diagnostic
 from .evaluate import Binding, Evaluator
 from .guards import Ctx, Lazy, is_exit_call, orelse_terminates, split_worlds, terminates
-from . import test_params
+from . import loop_items, test_params
 from .project import HomeEnv, Project
 from .index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings, resolve_chain
 from .matrix import Matrix
@@ -150,12 +150,48 @@ class FileContext:
         the skip above it) judge each scenario on its own, so values of different
         callers or rows are never mixed."""
         fn = self.def_stack[-1] if self.def_stack else None
-        if not isinstance(fn, cst.FunctionDef):
-            return [(None, None)]
         w = min(self.ctx.worlds, key=_world_key) if self.ctx.worlds else None
         if w is None:
             return [(None, None)]
-        return self._scenarios_of(fn, w, 0)
+        if isinstance(fn, cst.FunctionDef):
+            base, owner = self._scenarios_of(fn, w, 0), fn
+        elif fn is None:
+            base, owner = [(None, None)], self.module
+        else:
+            return [(None, None)]
+        return self._loop_scenarios(owner, self.loc[1], base, w)
+
+    def scenarios_complete(self) -> bool:
+        """Do the scenarios show every way the current function runs? True when it, and
+        each function that calls it (up the call chain), is used only by calls in this
+        file: a function also stored in a dict or passed on may run anywhere."""
+        fn = self.def_stack[-1] if self.def_stack else None
+        return fn is None or self._complete(fn, 0)
+
+    def _complete(self, fn, depth: int) -> bool:
+        if isinstance(fn, cst.Module):
+            return True
+        if not isinstance(fn, cst.FunctionDef) or depth > 3:
+            return False
+        key = ("complete", id(fn))
+        hit = self.state.get(key)
+        if hit is None:
+            self.state[key] = True  # recursion: a cycle adds no other way in
+            hit = loop_items.only_called(fn, self.text)
+            w = min(self.ctx.worlds, key=_world_key) if self.ctx.worlds else None
+            if hit and w is not None:
+                callers = {id(b.loc[0]): b.loc[0] for b in self._sites_anywhere(fn, w) if b.loc}
+                hit = all(self._complete(c, depth + 1) for c in callers.values())
+            self.state[key] = hit
+        return hit
+
+    def _loop_scenarios(self, owner, stmt, base: list, w: World) -> list:
+        """``base`` once per item of the ``for`` loops around ``stmt`` in ``owner`` (loop_items.py)."""
+        key = ("loops", id(owner), id(stmt))
+        loops = self.state.get(key)
+        if loops is None:
+            loops = self.state[key] = loop_items.loops_around(owner, stmt)
+        return loop_items.expand(self, owner, loops, base, w, self.MAX_SCENARIOS) if loops else base
 
     def _scenarios_of(self, fn: cst.FunctionDef, w: World, depth: int):
         key = ("scenarios", id(fn))
@@ -178,6 +214,8 @@ class FileContext:
                     caller = b.loc[0] if b.loc else None
                     outer = self._scenarios_of(caller, w, depth + 1) if isinstance(caller, cst.FunctionDef) \
                         else [(None, None)]
+                    if b.loc and isinstance(caller, (cst.FunctionDef, cst.Module)):
+                        outer = self._loop_scenarios(caller, b.loc[1], outer, w)  # a call made once per item
                     for _c, ob in outer:
                         if not ob:
                             nested.append((b.call, {id(scope): b}))

@@ -99,6 +99,7 @@ class Binding:
     outer: dict
     receiver: Any = None
     given: dict | None = None  # parameter values given directly (no call): name -> value
+    items: dict | None = None  # the item a ``for`` loop of the scope is on: id(For) -> value (loop_items.py)
 
 
 # Methods of torch.nn.Module that return the module itself (version_matrix/returns_self.toml).
@@ -385,8 +386,11 @@ class Evaluator:
         if kind == "param":
             return self._param(d)
         if kind == "iter":
-            seq = self.at(loc, self.bindings, lambda: self.eval(d.node))
-            v = element(seq)
+            b = self.bindings.get(id(d.scope))
+            if b is not None and b.items and id(d.stmt) in b.items:
+                v = b.items[id(d.stmt)]  # one run of the loop's body (loop_items.py)
+            else:
+                v = element(self.at(loc, self.bindings, lambda: self.eval(d.node)))
             for i in d.extra or ():
                 v = item_at(v, i)
             return v
@@ -1658,6 +1662,9 @@ def _compare_one(op, left, right):
     if isinstance(left, Union) or isinstance(right, Union):
         results = {(_compare_one(op, a, b)) for a in options(left) for b in options(right)}
         return results.pop() if len(results) == 1 else UNKNOWN
+    dts = _dtypes_compared(op, left, right)
+    if dts is not None:
+        return dts
     if op in (cst.Is, cst.IsNot):
         if left is None or right is None:
             other = right if left is None else left
@@ -1693,6 +1700,25 @@ def _compare_one(op, left, right):
     if not (_comparable(left) and _comparable(right)):
         return UNKNOWN
     return fn(left, right)
+
+
+def _dtypes_compared(op, left, right):
+    """``dtype == torch.float8_e4m3fn``, ``dtype in (torch.half, torch.bfloat16)``: torch dtypes
+    are singletons, equal exactly when their canonical names are (``torch.half`` is
+    ``torch.float16``). None when the operands are not all known dtypes."""
+    a = shapes._dtype(left)
+    if a is None:
+        return None
+    if op in (cst.In, cst.NotIn):
+        items = right if isinstance(right, tuple) else right.items if isinstance(right, Seq) and right.exact else None
+        names = [shapes._dtype(x) for x in items] if items is not None else [None]
+        if None in names:
+            return None
+        return (a in names) if op is cst.In else (a not in names)
+    b = shapes._dtype(right)
+    if b is None or op not in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
+        return None
+    return (a == b) if op in (cst.Equal, cst.Is) else (a != b)
 
 
 def _comparable(v) -> bool:

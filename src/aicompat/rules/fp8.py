@@ -217,7 +217,8 @@ class Fp8Unsupported(Rule):
             if added is not None and fc.ctx.worlds and all(w.torch is not None and w.torch < added
                                                            for w in fc.ctx.worlds):
                 return []  # no release in scope has the op: check_attribute says so
-            out = self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}", op["error"])
+            out = self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}", op["error"],
+                           _live_worlds(fc, self.matrix.feature_archs(op["feature"])))
             return out + self._operands(site, qualname, op["feature"], fc)
         tail = qualname.rsplit(".", 1)[-1] if qualname else None
         entry = self._autocast(qualname) if tail in ("fp8_autocast", "autocast") else None
@@ -363,3 +364,17 @@ def _matching(site, e, world, bindings, fc) -> set[str]:
 def _may_be_on(v) -> bool:
     """``enabled=v`` may turn FP8 on: not False, and not a switch off unless the user passes it."""
     return truth(v) is not False and not off_switch(v)
+
+
+def _live_worlds(fc, capable) -> frozenset:
+    """The worlds of the context on which the op would fail, less those where no way
+    the function runs (call site, parametrize row, ``for`` item) reaches it: a loop over
+    ``(torch.bfloat16, torch.float8_e4m3fn)`` that skips the FP8 item below sm_89."""
+    failing = [w for w in fc.ctx.worlds if w.arch not in capable]
+    if not failing:
+        return fc.ctx.worlds
+    scenarios = fc.scenarios()
+    if scenarios == [(None, None)] or not fc.scenarios_complete():
+        return fc.ctx.worlds  # the function may also run in ways no scenario shows (passed as a value)
+    dead = {w for w in failing if not any(fc.reachable(w, b) for _c, b in scenarios)}
+    return fc.ctx.worlds - dead if dead else fc.ctx.worlds

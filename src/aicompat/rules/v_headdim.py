@@ -9,6 +9,7 @@ from packaging.version import Version
 import libcst as cst
 
 from ..evaluate import UNKNOWN, Tensor
+from ..values import Module, Seq
 from ..index import dotted
 from ..ruleapi import Example, Finding, Rule
 from .attention_alias import Aliases, narrowed
@@ -323,10 +324,26 @@ def _sdpa_kernel_backends(call: cst.Call, where, fc) -> frozenset[str] | None:
     names = set()
     for e in items:
         d = fc.resolve(e) or dotted(e) or ""
-        if not d:
-            return None  # a variable list of backends: unknown
+        if not d or isinstance(e, cst.Name) and d == e.value:
+            return _backends_value(fc.value_everywhere(arg))  # a variable: what the value model knows
         names.add(d.rsplit(".", 1)[-1])
     return frozenset(names)
+
+
+def _backends_value(v) -> frozenset[str] | None:
+    """The SDPBackend members of a value (``backends`` handed in by every caller as
+    ``[SDPBackend.FLASH_ATTENTION]``), or None when any item is not known as one."""
+    if isinstance(v, Seq):
+        if v.more is not None:
+            return None
+        v = v.items
+    items = v if isinstance(v, tuple) else (v,)
+    names = set()
+    for x in items:
+        if not isinstance(x, Module) or ".SDPBackend." not in x.name:
+            return None
+        names.add(x.name.rsplit(".", 1)[-1])
+    return frozenset(names) if names else None
 
 
 def _sdp_kernel_flags(call: cst.Call, flags: dict[str, str]) -> frozenset[str] | None:
