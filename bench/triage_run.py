@@ -4,7 +4,8 @@
   python3 bench/triage_run.py sample NAME              print the fixed-seed sample to triage
   python3 bench/triage_run.py table                    tables from the JSON + bench/real_repos_verdicts.tsv
 
-Runs the worktree's own src, one process (--jobs 1), no cache, repo config ignored.
+Runs the worktree's own src, one process (--jobs 1), no cache, repo config ignored, from the
+folder holding the DIRs (the repository root, as CI runs it).
 The sample: all findings when a repo/fleet has at most SAMPLE, else
 random.Random(f"{NAME}:{fleet}").sample(sorted findings, SAMPLE).
 """
@@ -37,7 +38,11 @@ def run(name: str, dirs: list[str]) -> None:
         for g in gpus:
             cmd += ["--gpu", g]
         start = time.monotonic()
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        # From the repository's root, as a user or CI runs it (the project root, inside which
+        # the checked code's own modules are read).
+        common = os.path.commonpath([os.path.abspath(d) for d in dirs])
+        cwd = common if os.path.isdir(common) else os.path.dirname(common)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
         seconds = time.monotonic() - start
         data = json.loads(proc.stdout)
         data["seconds"] = round(seconds, 1)
