@@ -9,6 +9,7 @@ from ..index import dotted
 from ..ruleapi import Example, Finding, Rule
 from ..values import UNKNOWN, Tensor
 from .attention_alias import Aliases, narrowed
+from .attention_cudnn import sdpa_cudnn_head_dim
 from .attention_heads import backward_head_dim, sdpa_capability, sdpa_head_dim
 from .attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, \
     releases_in_scope, span_of as _span
@@ -277,6 +278,7 @@ class AttentionKernelLimits(Rule):
                 self._dtype_capability(site, qualname, e, fc) if kind == "dtype_capability" else \
                 sdpa_head_dim(site, qualname, e, fc) if kind == "sdpa_head_dim" else \
                 sdpa_capability(site, qualname, e, fc) if kind == "sdpa_capability" else \
+                sdpa_cudnn_head_dim(site, qualname, e, fc) if kind == "sdpa_cudnn_head_dim" else \
                 backward_head_dim(site, qualname, e, fc, self._refused(entries, e, fc)) \
                 if kind == "backward_head_dim" else None
             if found is not None:
