@@ -227,6 +227,49 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    # SDPA forced onto cuDNN: its head-dim maximum per release and GPU ([limit.sdpa_cudnn_head_dim]).
+    _SDPA_CUDNN = ("import contextlib\n\nimport torch\nimport torch.nn.functional as F\n"
+                   "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
+                   "@contextlib.contextmanager\ndef cudnn_only():\n"
+                   "    with sdpa_kernel({backends}):\n        yield\n\n\n"
+                   "def attend(x, heads=8):\n"
+                   "    q = x.view(x.shape[0], x.shape[1], heads, x.shape[2] // heads).transpose(1, 2)\n"
+                   "    with cudnn_only():\n"
+                   "        return F.scaled_dot_product_attention(q, q, q)\n\n\n"
+                   "attend(torch.randn(2, 1024, {width}, device='cuda', dtype=torch.bfloat16))\n")
+    VALID += [
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["A100", "B200"]),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2048), gpus=["H100", "B200"],
+                pins={"torch": "2.14.0"}),
+        Example(_SDPA_CUDNN.format(backends="[SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]",
+                                   width=2048), gpus=["A100"]),
+    ]
+    INVALID += [
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2048), gpus=["A100", "H100"],
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 256 is more than the 128 the cuDNN backend of "
+                             "torch 2.15.0 accepts on sm_80 (A100), and no other SDPA backend is enabled: \"head_dim "
+                             "should be no more than 128\"; then \"No available kernel. Aborting execution.\"; fails "
+                             "on sm_80 (A100). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2048), gpus=["H100", "B200"],
+                pins={"torch": "2.13.0"},
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 256 is more than the 128 the cuDNN backend of "
+                             "torch 2.13.0 accepts on sm_100 (B200) with the cuDNN its Linux wheel pins "
+                             "(nvidia-cudnn-cu13==9.20.0.48), and no other SDPA backend is enabled: \"head_dim should "
+                             "be no more than 128\"; then \"No available kernel. Aborting execution.\"; fails on "
+                             "sm_100 (B200). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=800), gpus=["H100"],
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 100 is not a multiple of 8, which the cuDNN "
+                             "backend of torch 2.15.0 needs, and no other SDPA backend is enabled: \"head_dim should "
+                             "be a multiple of 8\"; then \"No available kernel. Aborting execution.\"; fails on "
+                             "sm_90 (H100). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
