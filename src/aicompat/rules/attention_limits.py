@@ -213,6 +213,18 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    # torch 2.15.0 (read like 2.8-2.14): flash and cuDNN take [sm80, sm121]; no release takes sm_75 for them.
+    INVALID += [
+        Example(_SDPA_RANGE.format(more=""), gpus=["T4", "A100"], pins={"torch": "2.15.0"},
+                findings=[
+                    (8, 16, "scaled_dot_product_attention: in torch 2.15.0 the SDPA backends left enabled "
+                             "(SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION) leave this GPU out: \"cuDNN MHA "
+                             "only supports gpu architectures in the range [sm80, sm121]; Flash attention only supports "
+                             "gpu architectures in the range [sm80, sm121]\"; then \"No available kernel. Aborting "
+                             "execution.\"; fails on sm_75 (T4). Also allow SDPBackend.MATH"),
+                ]),
+    ]
+
     # From torch 2.7.0 the flash training filter also covers sm_120/sm_121 (check_..._on_sm86_89_or_120).
     INVALID += [
         Example(_SDPA_TRAIN.format(decorator="", tail="    out.float().mean().backward()"),
