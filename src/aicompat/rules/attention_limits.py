@@ -311,7 +311,8 @@ class AttentionKernelLimits(Rule):
             return []
         aliased = self.aliases.resolve(site, qualname, fc)
         qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
-        out = self._check(site, qualname, self.limits.get(qualname, []), fc)  # the wrapper's own checks
+        own = [] if self.aliases.foreign(qualname, aliased) else self.limits.get(qualname, [])
+        out = self._check(site, qualname, own, fc)  # the wrapper's own checks
         for canonical, as_release, worlds in aliased:
             if canonical == qualname or not worlds:
                 continue
