@@ -6,7 +6,7 @@ a span is not judged; a GPU outside the span's `gpus` is left to the backend-ran
 from __future__ import annotations
 
 from ..ruleapi import Finding
-from .attention_heads import only_backend, release
+from .attention_heads import only_backend, release, trains
 from .attention_spans import matches, q_values_with_bindings, span_of
 from ..values import UNKNOWN, Tensor
 
@@ -53,15 +53,23 @@ def sdpa_cudnn_head_dim(site, qualname, e, fc):
         limit, pinned = got
         too_big = next((x for x in (d, d_v) if x is not None and x > limit), None)
         odd = next((x for x in (d, d_v) if x is not None and x % span["multiple_of"]), None)
-        if too_big is not None or odd is not None:
+        backward = too_big is None and odd is None and _backward_refused(span.get("training"), arch, d, d_v, fc)
+        if too_big is not None or odd is not None or backward:
             failing.add(w.arch)
-            shown = shown or (too_big, odd, limit, pinned, rel, span, w.arch)
+            shown = shown or (too_big, odd, limit, pinned or backward, rel, span, w.arch, (d, d_v))
     if not failing:
         return None
-    too_big, odd, limit, pinned, rel, span, arch_name = shown
+    too_big, odd, limit, pinned, rel, span, arch_name, (d, d_v) = shown
     short = qualname.rsplit(".", 1)[-1]
     where = fc.describe(frozenset({arch_name}))
     with_cudnn = f" with the cuDNN its Linux wheel pins ({span['cudnn']})" if pinned else ""
+    if too_big is None and odd is None:
+        dims = f"head dim {d}" if d_v in (None, d) else f"head dims {d} (q) and {d_v} (v)"
+        msg = (f"{short}: training with {dims} is refused by the cuDNN backend of torch {rel} on {where}"
+               f"{with_cudnn}, and no other SDPA backend is enabled: \"cuDNN SDPA on SM 9.0/10.x does not support "
+               f"backward with these head dimensions.\"; then \"{e['error']}\"; fails on {fc.describe(failing)}. "
+               f"Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH")
+        return Finding(site.node, msg, frozenset(failing))
     if too_big is not None:
         why = f"head dim {too_big} is more than the {limit} the cuDNN backend of torch {rel} accepts on {where}{with_cudnn}"
         said = f"head_dim should be no more than {limit}"
@@ -71,3 +79,14 @@ def sdpa_cudnn_head_dim(site, qualname, e, fc):
     msg = (f"{short}: {why}, and no other SDPA backend is enabled: \"{said}\"; then \"{e['error']}\"; "
            f"fails on {fc.describe(failing)}. Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH")
     return Finding(site.node, msg, frozenset(failing))
+
+
+def _backward_refused(rule, arch, d: int, d_v, fc) -> bool:
+    """Does the training filter refuse (d_qk, d_v) on this GPU, where the file trains? An
+    unknown V head dim decides nothing unless d_qk alone rules every V out."""
+    if rule is None or not matches(rule["on"], arch) or not trains(fc) or fc.ctx.facts.get("no_grad"):
+        return False
+    pairs = [tuple(p) for p in rule["pairs"]]
+    if d_v is None:
+        return d > rule["max"] and all(d != p[0] for p in pairs)
+    return not (d <= rule["max"] and d_v <= rule["max"]) and (d, d_v) not in pairs

@@ -282,6 +282,32 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    # The cuDNN backward filter (2.14+): on sm_90/sm_10x only d <= 128, 192/128 or 256/256 train.
+    _SDPA_CUDNN_TRAIN = ("import torch\nimport torch.nn.functional as F\n"
+                         "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
+                         "{decorator}def step(x, heads=8):\n"
+                         "    q = x.view(x.shape[0], x.shape[1], heads, x.shape[2] // heads).transpose(1, 2)\n"
+                         "    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):\n"
+                         "        out = F.scaled_dot_product_attention(q, q, q, is_causal=True)\n"
+                         "{tail}\n\n"
+                         "step(torch.randn(2, 1024, 1280, device='cuda', dtype=torch.bfloat16, requires_grad=True))\n")
+    VALID += [
+        Example(_SDPA_CUDNN_TRAIN.format(decorator="@torch.no_grad()\n", tail="    return out"), gpus=["H100"]),
+        Example(_SDPA_CUDNN_TRAIN.format(decorator="", tail="    out.float().mean().backward()"), gpus=["H100"],
+                pins={"torch": "2.13.0"}),
+    ]
+    INVALID += [
+        Example(_SDPA_CUDNN_TRAIN.format(decorator="", tail="    out.float().mean().backward()"), gpus=["H100"],
+                findings=[
+                    (9, 15, "scaled_dot_product_attention: training with head dim 160 is refused by the cuDNN backend "
+                            "of torch 2.15.0 on sm_90 (H100) with the cuDNN its Linux wheel pins "
+                            "(nvidia-cudnn-cu13==9.26.0.51), and no other SDPA backend is enabled: \"cuDNN SDPA on SM "
+                            "9.0/10.x does not support backward with these head dimensions.\"; then \"No available "
+                            "kernel. Aborting execution.\"; fails on sm_90 (H100). Also allow "
+                            "SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
