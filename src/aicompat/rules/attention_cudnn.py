@@ -46,7 +46,8 @@ def sdpa_cudnn_head_dim(site, qualname, e, fc):
             continue
         if not matches(span["gpus"], arch):
             continue  # the backend refuses this GPU outright ([limit.sdpa_backend_range])
-        d_v = _dim(fc.value_of(v_expr, w, bindings)) if v_expr is not None else None
+        # q_only: that release's check reads the q head dim alone (2.4.0)
+        d_v = _dim(fc.value_of(v_expr, w, bindings)) if v_expr is not None and not span.get("q_only") else None
         got = _limit(span, arch, d, d_v)
         if got is None:
             continue
@@ -72,10 +73,10 @@ def sdpa_cudnn_head_dim(site, qualname, e, fc):
         return Finding(site.node, msg, frozenset(failing))
     if too_big is not None:
         why = f"head dim {too_big} is more than the {limit} the cuDNN backend of torch {rel} accepts on {where}{with_cudnn}"
-        said = f"head_dim should be no more than {limit}"
+        said = span.get("said", f"head_dim should be no more than {limit}")
     else:
         why = f"head dim {odd} is not a multiple of {span['multiple_of']}, which the cuDNN backend of torch {rel} needs"
-        said = f"head_dim should be a multiple of {span['multiple_of']}"
+        said = span.get("said", f"head_dim should be a multiple of {span['multiple_of']}")
     msg = (f"{short}: {why}, and no other SDPA backend is enabled: \"{said}\"; then \"{e['error']}\"; "
            f"fails on {fc.describe(failing)}. Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH")
     return Finding(site.node, msg, frozenset(failing))
