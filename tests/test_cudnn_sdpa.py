@@ -91,6 +91,9 @@ def test_helper_shapes_followed():
     assert inner_context_call(_fn("def f():\n    with sdpa_kernel(b):\n        yield\n"), resolve) is None
     assert inner_context_call(_fn("@functools.cache\ndef f():\n    return sdpa_kernel(b)\n"), lambda n: "functools.cache") \
         is None
+    # the helper's parameter is the caller's value: not read from the module
+    assert inner_context_call(_fn("def f(backends):\n    return sdpa_kernel(backends)\n"), resolve) is None
+    assert inner_context_call(_fn("def f(debug=False):\n    return sdpa_kernel(SDPBackend.MATH)\n"), resolve) is not None
 
 
 _PARAM_HELPER = """import torch

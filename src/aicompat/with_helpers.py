@@ -2,7 +2,7 @@
 hands back another context manager: ``return sdpa_kernel(...)``, or a
 ``@contextlib.contextmanager`` generator whose body is ``with sdpa_kernel(...): yield``.
 The engine asks the rules about that inner call as if it were written at the ``with``.
-Only these two shapes are followed (one level, no arguments passed through)."""
+Only these two shapes are followed (one level; a call that reads the helper's parameters is not)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,26 @@ _CONTEXTMANAGER = ("contextlib.contextmanager", "contextmanager")
 
 
 def inner_context_call(fn: cst.FunctionDef, resolve) -> cst.Call | None:
-    """The context-manager call ``fn`` stands for, or None. ``resolve`` names a decorator."""
+    """The context-manager call ``fn`` stands for, or None. ``resolve`` names a decorator.
+    A call that reads one of ``fn``'s parameters is not followed (its value is the caller's)."""
+    call = _inner(fn, resolve)
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    if call is None or (params and _names(call) & params):
+        return None
+    return call
+
+
+def _names(node) -> set[str]:
+    found: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+    node.visit(V())
+    return found
+
+
+def _inner(fn: cst.FunctionDef, resolve) -> cst.Call | None:
     body = [s for s in fn.body.body if not _docstring(s)] if isinstance(fn.body, cst.IndentedBlock) else []
     if len(body) != 1:
         return None
