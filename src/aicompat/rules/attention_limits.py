@@ -273,6 +273,17 @@ class AttentionKernelLimits(Rule):
                              "be no more than 128\"; then \"No available kernel. Aborting execution.\"; fails on "
                              "sm_100 (B200). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
                 ]),
+        # torch 2.4.0: 256 on every GPU with the cuDNN its wheel pins (9.1.0.70), its own text
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2112), gpus=["A100"],
+                pins={"torch": "2.4.0"},
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 264 is more than the 256 the cuDNN backend of "
+                             "torch 2.4.0 accepts on sm_80 (A100) with the cuDNN its Linux wheel pins "
+                             "(nvidia-cudnn-cu12==9.1.0.70), and no other SDPA backend is enabled: \"head_dim should be "
+                             "a multiple of 8 and no more than 256\"; then \"No available kernel. Aborting "
+                             "execution.\"; fails on sm_80 (A100). Also allow SDPBackend.EFFICIENT_ATTENTION or "
+                             "SDPBackend.MATH"),
+                ]),
         Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=800), gpus=["H100"],
                 findings=[
                     (17, 16, "scaled_dot_product_attention: head dim 100 is not a multiple of 8, which the cuDNN "
