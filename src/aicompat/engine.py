@@ -29,6 +29,7 @@ from .ruleapi import CallSite, Finding, Rule
 from .target import ResolvedTarget, World
 from .values import UNKNOWN, ClassValue, DictValue, Instance, Seq
 from .walk import LEAF_TYPES, walk
+from .with_helpers import inner_context_call
 
 __all__ = ["CallSite", "FileContext", "Walker", "analyse", "check_module", "diagnostics", "internal_error"]
 
@@ -543,11 +544,15 @@ class Walker(cst.CSTVisitor):
         for item in node.items:
             if not isinstance(item.item, cst.Call):
                 continue
-            qual = self.fc.resolve(item.item.func)
+            call = item.item
+            if isinstance(call.func, cst.Name) and self._module_function(call.func.value):
+                # ``with helper():`` -- the context manager a helper of this file hands back
+                call = inner_context_call(self.fc.lookup(call.func.value), self.fc.resolve) or call
+            qual = self.fc.resolve(call.func)
             if not qual:
                 continue
             for r in self._with_rules:
-                got = r.with_context(item.item, qual, self.fc)
+                got = r.with_context(call, qual, self.fc)
                 if got:
                     facts = {**(facts if facts is not None else self.fc.ctx.facts), **got}
         if facts is not None:

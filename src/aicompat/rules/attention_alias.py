@@ -6,6 +6,8 @@ of the canonical function, with the canonical package's release its kernels matc
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 from packaging.version import Version
 
@@ -79,20 +81,51 @@ class Aliases:
             qualname = fc.index.relative.get(func.value, "")  # ``from .x import f``: ".x.f"
         mod, _, fn = qualname.rpartition(".")
         for v in self.vendored:
-            if not fn or mod.rsplit(".", 1)[-1].lstrip(".") != v["module"] or mod == v["module"]:
+            if not fn or mod.rsplit(".", 1)[-1].lstrip(".") != v["module"]:
                 continue
-            try:
-                found = fc.project.find(fc.path, qualname)
-            except (OSError, ValueError):
+            # a top-level ``flash_attn_interface`` is the library's own module unless the project
+            # holds a copy that runs another platform's kernels (MATE's, on MUSA)
+            top = mod == v["module"]
+            if top:
+                module = _top_level_copy(fc, v["module"])  # the library's name: project.find leaves it
+            else:
+                try:
+                    found = fc.project.find(fc.path, qualname)
+                except (OSError, ValueError):
+                    return None
+                module = found[0].module if found is not None else None
+            if module is None:
                 return None
-            if found is None:
-                return None
-            imported = _imports(found[0].module)
+            imported = _imports(module)
             for ext in v["extensions"]:
-                if ext["imports"] in imported:
+                if ext["imports"] in imported and not (top and "platform" not in ext):
                     rel = {p: Version(r) if r else None for p, r in ext["as_release"].items()}
                     return f"{ext['canonical']}.{fn}", rel
         return None
+
+    def foreign(self, qualname: str, aliased) -> bool:
+        """Was the call resolved to kernels other than those its own name stands for (a vendored
+        copy in the project), so that the limits filed under its own name do not apply?"""
+        return qualname not in self.by_call and any(c != qualname for c, _, _ in aliased)
+
+
+def _top_level_copy(fc, name: str):
+    """The syntax tree of ``name``.py kept beside the importing file's top package (the
+    folder on sys.path: the first folder up without ``__init__.py``), or in a package folder
+    on the way; None when there is none (or it cannot be read)."""
+    if not fc.path or str(fc.path).startswith("<"):
+        return None
+    here = Path(fc.path).resolve().parent
+    for d in [here, *here.parents]:
+        cand = d / f"{name}.py"
+        if cand.is_file():
+            try:
+                return cst.parse_module(cand.read_text(encoding="utf-8", errors="replace"))
+            except (OSError, UnicodeError, cst.ParserSyntaxError, RecursionError):
+                return None
+        if not (d / "__init__.py").is_file():
+            return None
+    return None
 
 
 def narrowed(fc, worlds, check):

@@ -65,14 +65,26 @@ def sdpa_capability(site, qualname, e, fc):
     if not failing:
         return None
     rel, span, present = shown
+    later = _later_release_takes(e, present, [fc.matrix.archs[a] for a in failing if a in fc.matrix.archs])
     said = "; ".join(e["errors"][b].format(lo=_sm(span["ranges"][b][0]), hi=_sm(span["ranges"][b][1]))
                      for b in present)
     short = qualname.rsplit(".", 1)[-1]
     names = ", ".join(f"SDPBackend.{b}" for b in present)
     msg = (f"{short}: in torch {rel} the SDPA backends left enabled ({names}) leave this GPU out: "
-           f"\"{said}\"; then \"{e['error']}\"; fails on {fc.describe(failing)}. Also allow SDPBackend.MATH, "
-           f"or use torch >= {e['fixed_in']}")
+           f"\"{said}\"; then \"{e['error']}\"; fails on {fc.describe(failing)}. Also allow SDPBackend.MATH"
+           + (f", or use torch >= {e['fixed_in']}" if later else ""))
     return Finding(site.node, msg, frozenset(failing))
+
+
+def _later_release_takes(e: dict, backends, archs) -> bool:
+    """Does the span of ``fixed_in`` give every failing GPU to one of these backends? (No torch
+    release takes sm_75 for flash or cuDNN: a newer torch is no fix there.)"""
+    span = span_of(e, Version(e["fixed_in"])) if e.get("fixed_in") else None
+    if span is None:
+        return False
+    ranges = span["ranges"]
+    return all(any(b in ranges and _cap(ranges[b][0]) <= tuple(a.capability) <= _cap(ranges[b][1]) for b in backends)
+               for a in archs)
 
 
 def _cap(s: str) -> tuple:

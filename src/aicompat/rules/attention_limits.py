@@ -9,6 +9,7 @@ from ..index import dotted
 from ..ruleapi import Example, Finding, Rule
 from ..values import UNKNOWN, Tensor
 from .attention_alias import Aliases, narrowed
+from .attention_cudnn import sdpa_cudnn_head_dim
 from .attention_heads import backward_head_dim, sdpa_capability, sdpa_head_dim
 from .attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, \
     releases_in_scope, span_of as _span
@@ -212,6 +213,18 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    # torch 2.15.0 (read like 2.8-2.14): flash and cuDNN take [sm80, sm121]; no release takes sm_75 for them.
+    INVALID += [
+        Example(_SDPA_RANGE.format(more=""), gpus=["T4", "A100"], pins={"torch": "2.15.0"},
+                findings=[
+                    (8, 16, "scaled_dot_product_attention: in torch 2.15.0 the SDPA backends left enabled "
+                             "(SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION) leave this GPU out: \"cuDNN MHA "
+                             "only supports gpu architectures in the range [sm80, sm121]; Flash attention only supports "
+                             "gpu architectures in the range [sm80, sm121]\"; then \"No available kernel. Aborting "
+                             "execution.\"; fails on sm_75 (T4). Also allow SDPBackend.MATH"),
+                ]),
+    ]
+
     # From torch 2.7.0 the flash training filter also covers sm_120/sm_121 (check_..._on_sm86_89_or_120).
     INVALID += [
         Example(_SDPA_TRAIN.format(decorator="", tail="    out.float().mean().backward()"),
@@ -223,6 +236,86 @@ class AttentionKernelLimits(Rule):
                              "256] and dropout > 0.0) on gpu architectures in the range[sm86, sm89].\"; then \"No "
                              "available kernel. Aborting execution.\"; fails on sm_120 (RTX 5090). Also allow "
                              "SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+    ]
+
+    # SDPA forced onto cuDNN: its head-dim maximum per release and GPU ([limit.sdpa_cudnn_head_dim]).
+    _SDPA_CUDNN = ("import contextlib\n\nimport torch\nimport torch.nn.functional as F\n"
+                   "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
+                   "@contextlib.contextmanager\ndef cudnn_only():\n"
+                   "    with sdpa_kernel({backends}):\n        yield\n\n\n"
+                   "def attend(x, heads=8):\n"
+                   "    q = x.view(x.shape[0], x.shape[1], heads, x.shape[2] // heads).transpose(1, 2)\n"
+                   "    with cudnn_only():\n"
+                   "        return F.scaled_dot_product_attention(q, q, q)\n\n\n"
+                   "attend(torch.randn(2, 1024, {width}, device='cuda', dtype=torch.bfloat16))\n")
+    VALID += [
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["A100", "B200"]),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2048), gpus=["H100", "B200"],
+                pins={"torch": "2.14.0"}),
+        Example(_SDPA_CUDNN.format(backends="[SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]",
+                                   width=2048), gpus=["A100"]),
+    ]
+    INVALID += [
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2048), gpus=["A100", "H100"],
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 256 is more than the 128 the cuDNN backend of "
+                             "torch 2.15.0 accepts on sm_80 (A100), and no other SDPA backend is enabled: \"head_dim "
+                             "should be no more than 128\"; then \"No available kernel. Aborting execution.\"; fails "
+                             "on sm_80 (A100). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2048), gpus=["H100", "B200"],
+                pins={"torch": "2.13.0"},
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 256 is more than the 128 the cuDNN backend of "
+                             "torch 2.13.0 accepts on sm_100 (B200) with the cuDNN its Linux wheel pins "
+                             "(nvidia-cudnn-cu13==9.20.0.48), and no other SDPA backend is enabled: \"head_dim should "
+                             "be no more than 128\"; then \"No available kernel. Aborting execution.\"; fails on "
+                             "sm_100 (B200). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+        # torch 2.4.0: 256 on every GPU with the cuDNN its wheel pins (9.1.0.70), its own text
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2112), gpus=["A100"],
+                pins={"torch": "2.4.0"},
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 264 is more than the 256 the cuDNN backend of "
+                             "torch 2.4.0 accepts on sm_80 (A100) with the cuDNN its Linux wheel pins "
+                             "(nvidia-cudnn-cu12==9.1.0.70), and no other SDPA backend is enabled: \"head_dim should be "
+                             "a multiple of 8 and no more than 256\"; then \"No available kernel. Aborting "
+                             "execution.\"; fails on sm_80 (A100). Also allow SDPBackend.EFFICIENT_ATTENTION or "
+                             "SDPBackend.MATH"),
+                ]),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=800), gpus=["H100"],
+                findings=[
+                    (17, 16, "scaled_dot_product_attention: head dim 100 is not a multiple of 8, which the cuDNN "
+                             "backend of torch 2.15.0 needs, and no other SDPA backend is enabled: \"head_dim should "
+                             "be a multiple of 8\"; then \"No available kernel. Aborting execution.\"; fails on "
+                             "sm_90 (H100). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
+                ]),
+    ]
+
+    # The cuDNN backward filter (2.14+): on sm_90/sm_10x only d <= 128, 192/128 or 256/256 train.
+    _SDPA_CUDNN_TRAIN = ("import torch\nimport torch.nn.functional as F\n"
+                         "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
+                         "{decorator}def step(x, heads=8):\n"
+                         "    q = x.view(x.shape[0], x.shape[1], heads, x.shape[2] // heads).transpose(1, 2)\n"
+                         "    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):\n"
+                         "        out = F.scaled_dot_product_attention(q, q, q, is_causal=True)\n"
+                         "{tail}\n\n"
+                         "step(torch.randn(2, 1024, 1280, device='cuda', dtype=torch.bfloat16, requires_grad=True))\n")
+    VALID += [
+        Example(_SDPA_CUDNN_TRAIN.format(decorator="@torch.no_grad()\n", tail="    return out"), gpus=["H100"]),
+        Example(_SDPA_CUDNN_TRAIN.format(decorator="", tail="    out.float().mean().backward()"), gpus=["H100"],
+                pins={"torch": "2.13.0"}),
+    ]
+    INVALID += [
+        Example(_SDPA_CUDNN_TRAIN.format(decorator="", tail="    out.float().mean().backward()"), gpus=["H100"],
+                findings=[
+                    (9, 15, "scaled_dot_product_attention: training with head dim 160 is refused by the cuDNN backend "
+                            "of torch 2.15.0 on sm_90 (H100) with the cuDNN its Linux wheel pins "
+                            "(nvidia-cudnn-cu13==9.26.0.51), and no other SDPA backend is enabled: \"cuDNN SDPA on SM "
+                            "9.0/10.x does not support backward with these head dimensions.\"; then \"No available "
+                            "kernel. Aborting execution.\"; fails on sm_90 (H100). Also allow "
+                            "SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
                 ]),
     ]
 
@@ -255,7 +348,8 @@ class AttentionKernelLimits(Rule):
             return []
         aliased = self.aliases.resolve(site, qualname, fc)
         qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
-        out = self._check(site, qualname, self.limits.get(qualname, []), fc)  # the wrapper's own checks
+        own = [] if self.aliases.foreign(qualname, aliased) else self.limits.get(qualname, [])
+        out = self._check(site, qualname, own, fc)  # the wrapper's own checks
         for canonical, as_release, worlds in aliased:
             if canonical == qualname or not worlds:
                 continue
@@ -277,6 +371,7 @@ class AttentionKernelLimits(Rule):
                 self._dtype_capability(site, qualname, e, fc) if kind == "dtype_capability" else \
                 sdpa_head_dim(site, qualname, e, fc) if kind == "sdpa_head_dim" else \
                 sdpa_capability(site, qualname, e, fc) if kind == "sdpa_capability" else \
+                sdpa_cudnn_head_dim(site, qualname, e, fc) if kind == "sdpa_cudnn_head_dim" else \
                 backward_head_dim(site, qualname, e, fc, self._refused(entries, e, fc)) \
                 if kind == "backward_head_dim" else None
             if found is not None:
