@@ -94,6 +94,25 @@ FACTS: dict[str, tuple[str, str, str]] = {
             out = torch.nn.functional.scaled_dot_product_attention(q, q, v)
         print(json.dumps({"value": list(out.shape)}))
     """),
+    "sdpa_cudnn_head_dim_160": ("cuda", "attention.toml limit.sdpa_cudnn_head_dim: cuDNN alone refuses head dim 160 "
+                                "(max 128 off sm_90/sm_10x; 256 there from torch 2.8 with the pinned cuDNN)", """
+        import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        q = torch.randn(1, 4, 64, 160, device="cuda", dtype=torch.bfloat16)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            out = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        print(json.dumps({"value": list(out.shape)}))
+    """),
+    "sdpa_cudnn_head_dim_160_backward": ("cuda", "attention.toml limit.sdpa_cudnn_head_dim training: torch 2.14+ on "
+                                         "sm_90/sm_10x trains only d <= 128, 192/128 or 256/256", """
+        import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        q = torch.randn(1, 4, 64, 160, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            out = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        out.sum().backward()
+        print(json.dumps({"value": list(q.grad.shape)}))
+    """),
     "pickle_cuda_stream": ("cuda", "pickle.toml unpicklable torch.cuda.Stream: TypeError", """
         import pickle, torch
         pickle.dumps(torch.cuda.Stream())
