@@ -552,6 +552,8 @@ class Evaluator:
             return self._arg(b, kw[name])
         if not complete:
             return UNKNOWN
+        if isinstance(b.call.func, cst.Subscript) and len(fn.decorators) > 1:
+            return UNKNOWN  # a launch of an autotuned kernel: @triton.autotune/heuristics may set what is not passed
         if p.default is not None:
             return self._param_default(scope, p)
         return UNKNOWN
@@ -675,7 +677,10 @@ class Evaluator:
             self.touched |= hit[1]
             return hit[0]
         touched, self.touched = self.touched, False
-        v = self.at(loc, {}, lambda: self.eval(call.func))
+        func = call.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            func = func.value  # ``kernel[grid](...)`` launches ``kernel`` (Triton, Numba)
+        v = self.at(loc, {}, lambda: self.eval(func))
         if self.fuel > 0:
             self.memo[key] = (v, self.touched)
         self.touched |= touched
