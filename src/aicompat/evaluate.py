@@ -677,10 +677,14 @@ class Evaluator:
             self.touched |= hit[1]
             return hit[0]
         touched, self.touched = self.touched, False
+        v = self.at(loc, {}, lambda: self.eval(call.func))
         func = call.func
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
-            func = func.value  # ``kernel[grid](...)`` launches ``kernel`` (Triton, Numba)
-        v = self.at(loc, {}, lambda: self.eval(func))
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and not any(isinstance(o, Function) for o in options(v)):
+            # ``kernel[grid](...)`` launches ``kernel`` (Triton, Numba); ``table[key](...)`` stays what it was
+            launched = self.at(loc, {}, lambda: self.eval(func.value))
+            if any(isinstance(o, Function) for o in options(launched)):
+                v = launched
         if self.fuel > 0:
             self.memo[key] = (v, self.touched)
         self.touched |= touched

@@ -100,6 +100,7 @@ class Reader(Values):
         self.base = base
         self.e = e["specs"]
         self.mods: dict[Path, _Module | None] = {}
+        self._held: dict[tuple, list] = {}  # (scope, name) -> its ways so far, while a self-reading value is read
         self.reads: list[str] = []
 
     def module(self, path: Path) -> _Module | None:
@@ -416,16 +417,19 @@ class Reader(Values):
         return out
 
     def _name_alts(self, name: str, m: _Module, fn, depth: int):
+        held = self._held.get((id(fn), name))
+        if held is not None:
+            return held
         if fn is not None:
             local = m.assigns.get(id(fn), {}).get(name)
             if local:
-                return self._assigned(local, m, fn, depth)
+                return self._assigned(local, m, fn, depth, name)
             params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
             if name in params or name in [a.arg for a in fn.args.kwonlyargs]:
                 return self._from_callers(fn, name, params.index(name) if name in params else None, m, depth)
         glob = m.assigns.get(0, {}).get(name)
         if glob:
-            return self._assigned(glob, m, None, depth)
+            return self._assigned(glob, m, None, depth, name)
         src = m.imports.get(name)
         if src is not None and src.startswith("."):
             target = m.path.parent
@@ -436,20 +440,29 @@ class Reader(Values):
                 return self._name_alts(name, other, None, depth + 1)
         return None
 
-    def _assigned(self, values: list, m, fn, depth: int):
-        """A name set once (``+=`` after it adds to each way it comes out); set several times: any of them."""
+    def _assigned(self, values: list, m, fn, depth: int, name: str = ""):
+        """A name set once (``+=`` after it adds to each way it comes out); set several times: any of them.
+        A value that reads the name itself (``flags = (flags or []) + common``, in a branch) is read
+        with the name's ways so far, and adds its own."""
         out: list[Alt] = []
         for v in values:
-            if isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and out:
+            if isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and v.left.id == name and out:
                 right = self.alts(v.right, m, fn, depth + 1)
                 if right is None:
                     return None
                 out = _product(out, right)
                 continue
-            sub = self.alts(v, m, fn, depth + 1)
+            if out and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(v)):
+                self._held[(id(fn), name)] = out
+                try:
+                    sub = self.alts(v, m, fn, depth + 1)
+                finally:
+                    del self._held[(id(fn), name)]
+            else:
+                sub = self.alts(v, m, fn, depth + 1)
             if sub is None:
                 return None
-            out = (out + sub)[:MAX_ALTS]
+            out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
         return out or None
 
     def _from_callers(self, fn, name: str, index: int | None, m: _Module, depth: int):
