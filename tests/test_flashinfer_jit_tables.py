@@ -385,3 +385,46 @@ def test_flags_from_a_helper_and_a_defaulted_parameter_reach_the_a100(tmp_path):
 
 def test_flags_from_a_helper_for_hopper_only_are_clean(tmp_path):
     assert run(ssu_tree(tmp_path, "[9]"), ("A100", "H100")) == []
+
+
+DSV3 = '''\
+from . import env as jit_env
+from .core import JitSpec, gen_jit_spec
+
+
+def FUNCTION(backend: str = "default") -> JitSpec:
+    if backend not in ("default", "cake"):
+        raise ValueError(f"Unsupported fused routing backend: {backend}")
+    return gen_jit_spec(
+        "dsv3_fused_routing" if backend == "default" else "dsv3_fused_routing_cake",
+        [jit_env.FLASHINFER_CSRC_DIR / "fused_moe/noAuxTcKernels.cu"],
+        extra_cuda_cflags=["-DFLASHINFER_CAKE_BACKEND", "--use_fast_math"]
+        if backend == "cake"
+        else None,
+    )
+'''
+
+ROUTING_CU = """\
+#include <cuda_runtime.h>
+
+__global__ void noaux_tc_kernel(const float* scores, int* topk) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  topk[threadIdx.x] = scores[threadIdx.x] > 0.f;
+}
+"""
+
+
+def dsv3_tree(tmp_path: Path, function: str) -> Path:
+    return tree(tmp_path, {"dsv3_optimizations.py": DSV3.replace("FUNCTION", function)},
+                {"fused_moe/noAuxTcKernels.cu": ROUTING_CU})
+
+
+def test_routing_module_of_another_name_is_built_for_the_a100(tmp_path):
+    # ``... if backend == "cake" else None``: readable (None is no flags: the running GPU's target).
+    assert run(dsv3_tree(tmp_path, "gen_routing_module"), ("A100", "H100")) == \
+        [("csrc/fused_moe/noAuxTcKernels.cu", 4, ["A100"])]
+
+
+def test_dsv3_routing_module_is_requested_from_capability_89_only(tmp_path):
+    # fused_topk_deepseek's common_check (fused_routing_dsv3.py L94-95; cuda_jit.toml specs.requested).
+    assert run(dsv3_tree(tmp_path, "gen_dsv3_fused_routing_module"), ("A100", "H100")) == []
