@@ -556,6 +556,8 @@ class Evaluator:
             return self._arg(b, kw[name])
         if not complete:
             return UNKNOWN
+        if isinstance(b.call.func, cst.Subscript) and len(fn.decorators) > 1:
+            return UNKNOWN  # a launch of an autotuned kernel: @triton.autotune/heuristics may set what is not passed
         if p.default is not None:
             return self._param_default(scope, p)
         return UNKNOWN
@@ -680,6 +682,13 @@ class Evaluator:
             return hit[0]
         touched, self.touched = self.touched, False
         v = self.at(loc, {}, lambda: self.eval(call.func))
+        func = call.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and not any(isinstance(o, Function) for o in options(v)):
+            # ``kernel[grid](...)`` launches ``kernel`` (Triton, Numba); ``table[key](...)`` stays what it was
+            launched = self.at(loc, {}, lambda: self.eval(func.value))
+            if any(isinstance(o, Function) for o in options(launched)):
+                v = launched
         if self.fuel > 0:
             self.memo[key] = (v, self.touched)
         self.touched |= touched

@@ -123,6 +123,8 @@ class FileModel:
             self._by_name = {}
             for entry in self.calls():
                 f = entry[0].func
+                if isinstance(f, cst.Subscript) and isinstance(f.value, cst.Name):
+                    f = f.value  # a kernel launch, ``kernel[grid](...)``: a call of ``kernel``
                 key = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
                 if key is not None:
                     self._by_name.setdefault(key, []).append(entry)

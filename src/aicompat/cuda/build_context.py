@@ -530,8 +530,15 @@ def _spec_sources(base: Path, name: str, e: dict, fleet: list[str], matrix, cuda
                 running = jit_specs.EVERY  # no -gencode of its own: the running GPU's (cpp_ext.py build_cuda_cflags)
             defs = nvcc_defines(flags)
             defs.update({k: UNKNOWN_VALUE for k in e["specs"].get("unknown_value", [])})
+            # a generated translation unit's own #defines come before the files it includes
+            defs.update({k: UNKNOWN_VALUE if v is None else v for k, v in spec.defines.items()})
             defs = tuple(sorted(defs.items()))
+            # the package requests this way of building the spec only on some GPUs (cuda_jit.toml specs.requested)
+            asked = [r for r in e["specs"].get("requested", []) if r["spec"] == spec.function
+                     and (not r.get("define") or r["define"] in dict(defs))]
             for arch in fleet:
+                if any(int(arch[3:]) not in r["capabilities"] for r in asked):
+                    continue
                 b = fixed
                 if running is not None and int(arch[3:]) // 10 in running:
                     t = _spec_running_target(arch, e["specs"], matrix)
@@ -544,7 +551,13 @@ def _spec_sources(base: Path, name: str, e: dict, fleet: list[str], matrix, cuda
         if not origins:
             origins.append(Origin("none", f"{label} ({spec.where}) builds it only on GPUs outside this fleet"))
         for src in spec.sources:
-            out.setdefault(Path(os.path.normpath(src)), []).extend(origins)
+            majors = spec.only.get(src)
+            mine = origins
+            if majors is not None:  # added only when the running GPU passes the spec's target check
+                mine = [o for o in origins if o.kind != "build" or any(int(a[3:]) // 10 in majors for a in o.archs)]
+                mine = mine or [Origin("none", f"{label} ({spec.where}) adds it only on compute capability "
+                                               f"{'/'.join(str(x) for x in sorted(majors))}.x GPUs")]
+            out.setdefault(Path(os.path.normpath(src)), []).extend(mine)
     return out, reader.reads
 
 

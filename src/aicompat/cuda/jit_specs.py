@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import includes
+from .jit_values import Record, Values
 from .setup_py import UNKNOWN_VALUE
 
 MAX_FILES = 400
@@ -40,6 +41,9 @@ class Spec:
     where: str  # "flashinfer/jit/gemm/core.py line 903 (gen_gemm_sm90_module)"
     sources: list[Path] = field(default_factory=list)
     alts: list[Alt] | None = None  # None: the flags are not known here
+    defines: dict = field(default_factory=dict)  # from a generated translation unit: name -> value (None: not known)
+    only: dict = field(default_factory=dict)  # source -> the running majors it is added on (a target check around it)
+    function: str = ""  # the function that makes the spec
 
 
 class _Module:
@@ -47,6 +51,7 @@ class _Module:
         self.path = path
         self.tree = tree
         self.functions: dict[str, ast.FunctionDef] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
         self.assigns: dict[int, dict[str, list[ast.AST]]] = {}  # scope id -> name -> values
         self.imports: dict[str, str] = {}  # local name -> module it is imported from (".core")
         self._collect(tree, 0)
@@ -59,6 +64,8 @@ class _Module:
                 self._collect(child, id(child))
                 continue
             if isinstance(child, ast.ClassDef):
+                if scope == 0:
+                    self.classes[child.name] = child
                 continue
             if isinstance(child, ast.Assign):
                 for t in child.targets:
@@ -86,13 +93,14 @@ class _Module:
             self._collect(child, scope)
 
 
-class Reader:
+class Reader(Values):
     """The specs of one front-end: ``e`` is its cuda_jit.toml entry, ``base`` its root."""
 
     def __init__(self, base: Path, e: dict) -> None:
         self.base = base
         self.e = e["specs"]
         self.mods: dict[Path, _Module | None] = {}
+        self._held: dict[tuple, list] = {}  # (scope, name) -> its ways so far, while a self-reading value is read
         self.reads: list[str] = []
 
     def module(self, path: Path) -> _Module | None:
@@ -127,13 +135,27 @@ class Reader:
             for c in calls:
                 srcs = _arg(c, 1, "sources")
                 paths = self._paths(srcs, m, fn) if srcs is not None else []
+                only: dict[Path, frozenset] = {}
                 if isinstance(srcs, ast.Name) and len(calls) == 1:
-                    paths = self._function_paths(fn, m)  # a list filled in the function (generated files too)
+                    paths, only = self._function_paths(fn, m)  # a list filled in the function (generated files too)
+                defines: dict = {}
+                if srcs is not None and not any(p.is_file() for p in paths):
+                    # a generated translation unit: the in-tree files its text includes
+                    paths, defines = self.generated(c, srcs, m, fn, self.e.get("writers", []), self._include_dirs(c, m, fn))
                 flags = _arg(c, 3, "extra_cuda_cflags")
                 alts = [Alt()] if flags is None else self.alts(flags, m, fn, 0)
                 rel = py_rel(m.path, self.base)
-                out.append(Spec(f"{rel} line {c.lineno} ({fn.name})", [p for p in paths if p.is_file()], alts))
+                out.append(Spec(f"{rel} line {c.lineno} ({fn.name})", [p for p in paths if p.is_file()], alts,
+                                defines, only, fn.name))
         return out
+
+    def _include_dirs(self, call: ast.Call, m: _Module, fn) -> list[Path]:
+        """The in-tree folders of ``extra_include_paths`` (where a generated file's includes are found)."""
+        got = _arg(call, 5, "extra_include_paths")
+        out = []
+        for el in got.elts if isinstance(got, (ast.List, ast.Tuple)) else []:
+            out.extend(p for p in self._path(el, m, fn) if p.is_dir())
+        return list(dict.fromkeys(out))
 
     # -- sources ------------------------------------------------------------------------
     def _paths(self, expr, m: _Module, fn) -> list[Path]:
@@ -152,12 +174,14 @@ class Reader:
             if loop is not None and isinstance(r, ast.Name) and r.id in loop:
                 parts.append([loop[r.id]])
             else:
-                got = self._strs(r, m)
+                got = self._strs(r, m, fn)
                 if not got:
                     return []
                 parts.append(got)
             expr = expr.left
         d = self.e["dirs"].get(_name(expr) or "")
+        if isinstance(expr, ast.Attribute) and expr.attr == "parent" and not parts:
+            return [b.parent for b in self._path(expr.value, m, fn, None, depth + 1)]  # csrc_dir.parent
         if d is not None:
             bases = [self.base / d]
         elif isinstance(expr, ast.Name) and fn is not None and len(m.assigns.get(id(fn), {}).get(expr.id, [])) == 1:
@@ -175,11 +199,15 @@ class Reader:
             out = [b / a for b in out for a in alts][:64]
         return out
 
-    def _strs(self, expr, m: _Module) -> list[str]:
-        """The strings a path part can be: a literal, or an f-string whose fields index a
-        module-level dict of strings (any of its values)."""
+    def _strs(self, expr, m: _Module, fn=None) -> list[str]:
+        """The strings a path part can be: a literal, an f-string whose fields index a
+        module-level dict of strings (any of its values), or a table entry's field
+        (``META[variant].body``, ``f"x_{variant}.cu"`` with ``variant`` checked against a tuple)."""
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             return [expr.value]
+        got = self.values(expr, m, fn)
+        if got and all(isinstance(v, str) for v in got):
+            return got
         if isinstance(expr, ast.JoinedStr):
             out = [""]
             for v in expr.values:
@@ -211,21 +239,48 @@ class Reader:
                 return vals[0]
         return None
 
-    def _function_paths(self, fn, m: _Module) -> list[Path]:
-        """Every in-tree source path the function names, also through ``for f in ["a.cu", ...]``."""
-        out = []
+    def _function_paths(self, fn, m: _Module) -> tuple[list[Path], dict]:
+        """Every in-tree source path the function names, also through ``for f in ["a.cu", ...]``;
+        and the running majors of those it names only under a target check
+        (``if _has_sm90_target(): sources.append(...)``, cuda_jit.toml specs.target_checks)."""
         loops: list[tuple[str, list[str]]] = []
         for node in ast.walk(fn):
             if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, (ast.List, ast.Tuple)):
                 vals = [el.value for el in node.iter.elts if isinstance(el, ast.Constant) and isinstance(el.value, str)]
                 loops.append((node.target.id, vals))
+        checked: dict[int, frozenset] = {}
+        for node in ast.walk(fn):
+            majors = self._target_check(node.test) if isinstance(node, ast.If) else None
+            if majors is not None:
+                for st in node.body:
+                    for sub in ast.walk(st):
+                        checked[id(sub)] = majors
+        out: list[Path] = []
+        only: dict[Path, frozenset] = {}
+        plain: set[Path] = set()  # named outside any check too: not restricted
         for node in ast.walk(fn):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-                out.extend(self._path(node, m, fn))
+                got = self._path(node, m, fn)
                 for var, vals in loops:
                     for v in vals:
-                        out.extend(self._path(node, m, fn, {var: v}))
-        return list(dict.fromkeys(out))
+                        got.extend(self._path(node, m, fn, {var: v}))
+                for p in got:
+                    if id(node) in checked:
+                        only[p] = only.get(p, frozenset()) | checked[id(node)]
+                    else:
+                        plain.add(p)
+                out.extend(got)
+        return list(dict.fromkeys(out)), {p: v for p, v in only.items() if p not in plain}
+
+    def _target_check(self, test) -> frozenset | None:
+        """The running majors a condition requires: a call named in specs.target_checks, alone
+        or in an ``and``."""
+        checks = self.e.get("target_checks", {})
+        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        for t in parts:
+            if isinstance(t, ast.Call) and _name(t.func) in checks:
+                return frozenset(checks[_name(t.func)])
+        return None
 
     # -- flags --------------------------------------------------------------------------
     def alts(self, expr, m: _Module, fn, depth: int) -> list[Alt] | None:
@@ -254,8 +309,31 @@ class Reader:
                 out = _product(out, sub)
             return out
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-            a, b = self.alts(expr.left, m, fn, depth + 1), self.alts(expr.right, m, fn, depth + 1)
-            return _product(a, b) if a is not None and b is not None else None
+            terms = []  # a + b + c + ...: one level, however long the chain
+            while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+                terms.append(expr.right)
+                expr = expr.left
+            out = self.alts(expr, m, fn, depth + 1)
+            for t in reversed(terms):
+                sub = self.alts(t, m, fn, depth + 1) if out is not None else None
+                if sub is None:
+                    return None
+                out = _product(out, sub)
+            return out
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return [Alt()]  # gen_jit_spec(extra_cuda_cflags=None): no flags (core.py L575-576)
+        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+            out = []  # ``flags or []``: one side or the other
+            for v in expr.values:
+                sub = self.alts(v, m, fn, depth + 1)
+                if sub is None:
+                    return None
+                out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
+            return out
+        if isinstance(expr, ast.Attribute):
+            got = self._field_alts(expr, m, fn, depth)
+            if got is not None:
+                return got
         if isinstance(expr, ast.IfExp):
             a, b = self.alts(expr.body, m, fn, depth + 1), self.alts(expr.orelse, m, fn, depth + 1)
             return (a + b)[:MAX_ALTS] if a is not None and b is not None else None
@@ -267,9 +345,14 @@ class Reader:
                 majors = _arg(expr, 0, "supported_major_versions")
                 if majors is None or (isinstance(majors, ast.Constant) and majors.value is None):
                     return [Alt(running=EVERY)]
+                if isinstance(majors, ast.Name):  # supported_major_versions=_SUPPORTED_MAJORS
+                    majors = self._constant(majors.id, m, fn)
                 if isinstance(majors, (ast.List, ast.Tuple)) and all(
                         isinstance(x, ast.Constant) and isinstance(x.value, int) for x in majors.elts):
                     return [Alt(running=frozenset(x.value for x in majors.elts))]
+                return None
+            if isinstance(expr.func, ast.Name) and expr.func.id in m.functions and expr.func.id != fn_name(fn):
+                return self._returned(m.functions[expr.func.id], m, depth)
             return None
         if isinstance(expr, ast.Name):
             return self._name_alts(expr.id, m, fn, depth)
@@ -282,6 +365,42 @@ class Reader:
                     return None
                 out = (out + sub)[:MAX_ALTS]
             return out
+        return None
+
+    def _returned(self, helper, m: _Module, depth: int):
+        """A module function's flag list: any of what its returns give (``return None``: no flags)."""
+        rets = [r.value if r.value is not None else ast.Constant(None)
+                for r in ast.walk(helper) if isinstance(r, ast.Return)]
+        if not rets:
+            return None
+        out: list[Alt] = []
+        for r in rets:
+            sub = self.alts(r, m, helper, depth + 1)
+            if sub is None:
+                return None
+            out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
+        return out
+
+    def _field_alts(self, expr: ast.Attribute, m: _Module, fn, depth: int):
+        """``*meta.extra_cuda_flags`` with ``meta`` an entry of a module table: any entry's field."""
+        objs = self.values(expr.value, m, fn)
+        if not objs or not all(isinstance(o, Record) for o in objs):
+            return None
+        out: list[Alt] = []
+        for o in objs:
+            node = o.get(expr.attr)
+            sub = self.alts(node, o.m, None, depth + 1) if node is not None else None
+            if sub is None:
+                return None
+            out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
+        return out
+
+    @staticmethod
+    def _constant(name: str, m: _Module, fn):
+        for scope in ([id(fn)] if fn is not None else []) + [0]:
+            vals = m.assigns.get(scope, {}).get(name)
+            if vals:
+                return vals[0] if len(vals) == 1 else None
         return None
 
     def _one_of(self, expr: ast.IfExp, m, fn, depth):
@@ -298,16 +417,19 @@ class Reader:
         return out
 
     def _name_alts(self, name: str, m: _Module, fn, depth: int):
+        held = self._held.get((id(fn), name))
+        if held is not None:
+            return held
         if fn is not None:
             local = m.assigns.get(id(fn), {}).get(name)
             if local:
-                return self._assigned(local, m, fn, depth)
+                return self._assigned(local, m, fn, depth, name)
             params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
             if name in params or name in [a.arg for a in fn.args.kwonlyargs]:
                 return self._from_callers(fn, name, params.index(name) if name in params else None, m, depth)
         glob = m.assigns.get(0, {}).get(name)
         if glob:
-            return self._assigned(glob, m, None, depth)
+            return self._assigned(glob, m, None, depth, name)
         src = m.imports.get(name)
         if src is not None and src.startswith("."):
             target = m.path.parent
@@ -318,34 +440,66 @@ class Reader:
                 return self._name_alts(name, other, None, depth + 1)
         return None
 
-    def _assigned(self, values: list, m, fn, depth: int):
-        """A name set once (``+=`` after it adds to each way it comes out); set several times: any of them."""
+    def _assigned(self, values: list, m, fn, depth: int, name: str = ""):
+        """A name set once (``+=`` after it adds to each way it comes out); set several times: any of them.
+        A value that reads the name itself (``flags = (flags or []) + common``, in a branch) is read
+        with the name's ways so far, and adds its own."""
         out: list[Alt] = []
         for v in values:
-            if isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and out:
+            if isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and v.left.id == name and out:
                 right = self.alts(v.right, m, fn, depth + 1)
                 if right is None:
                     return None
                 out = _product(out, right)
                 continue
-            sub = self.alts(v, m, fn, depth + 1)
+            if out and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(v)):
+                self._held[(id(fn), name)] = out
+                try:
+                    sub = self.alts(v, m, fn, depth + 1)
+                finally:
+                    del self._held[(id(fn), name)]
+            else:
+                sub = self.alts(v, m, fn, depth + 1)
             if sub is None:
                 return None
-            out = (out + sub)[:MAX_ALTS]
+            out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
         return out or None
 
     def _from_callers(self, fn, name: str, index: int | None, m: _Module, depth: int):
-        """A parameter: what the module's own calls of the function pass for it."""
+        """A parameter: what the module's own calls of the function pass for it; its default
+        where a call passes nothing, or where the module never calls it (the package's own use)."""
         out: list[Alt] = []
+        default = _default(fn, name)
+        called = False
         for caller in m.functions.values():
             for c in ast.walk(caller):
                 if isinstance(c, ast.Call) and _name(c.func) == fn.name and c.func.__class__ is ast.Name:
+                    called = True
                     v = _arg(c, index, name)
-                    sub = self.alts(v, m, caller, depth + 1) if v is not None else None
+                    if v is None and not any(k.arg is None for k in c.keywords) \
+                            and not any(isinstance(a, ast.Starred) for a in c.args):
+                        v, at = default, None
+                    else:
+                        at = caller
+                    sub = self.alts(v, m, at, depth + 1) if v is not None else None
                     if sub is None:
                         return None
                     out = (out + sub)[:MAX_ALTS]
+        if not called and default is not None:
+            return self.alts(default, m, None, depth + 1)
         return out or None
+
+
+def _default(fn, name: str):
+    """The default of parameter ``name`` (an ast node), or None when it has none."""
+    pos = fn.args.posonlyargs + fn.args.args
+    for a, d in zip(pos[len(pos) - len(fn.args.defaults):], fn.args.defaults):
+        if a.arg == name:
+            return d
+    for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
+        if a.arg == name:
+            return d
+    return None
 
 
 def _product(a: list[Alt], b: list[Alt]) -> list[Alt]:
@@ -367,9 +521,9 @@ def _define_prefix(expr: ast.JoinedStr) -> str:
     """``-DNAME=`` when an f-string is a -D flag with a known name and a computed value."""
     first = expr.values[0] if expr.values else None
     if isinstance(first, ast.Constant) and isinstance(first.value, str) and len(expr.values) > 1:
-        m = re.fullmatch(r"-D[A-Za-z_]\w*=", first.value)
+        m = re.match(r"-D[A-Za-z_]\w*=", first.value)  # also -DPATH=\\"{dir}\\" (a quoted value)
         if m:
-            return first.value
+            return m.group(0)
     return ""
 
 
@@ -380,6 +534,10 @@ def _arg(call: ast.Call, index: int | None, kw: str):
     if index is not None and index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
         return call.args[index]
     return None
+
+
+def fn_name(fn) -> str | None:
+    return fn.name if fn is not None else None
 
 
 def _name(expr) -> str | None:
