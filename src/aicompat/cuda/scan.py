@@ -205,7 +205,7 @@ class CudaSource:
             seen_lines = set()
             for m in pat.finditer(self.clean):
                 line, col = self._pos(m.start())
-                if line in seen_lines:
+                if line in seen_lines or _chosen_at_compile_time(self.clean, m.start()):
                     continue
                 seen_lines.add(line)
                 out.append(Occurrence(f"CuTe {e['instruction']} atom", line, m.group(0), frozenset(e["targets"]),
@@ -344,6 +344,37 @@ class CudaSource:
         elif v.dropped:
             v.status = "empty"
         return v
+
+
+_CONDITIONAL = re.compile(r"\bconditional(?:_t)?\s*$")
+
+
+def _chosen_at_compile_time(text: str, offset: int) -> bool:
+    """An atom named inside a branch of std::conditional(_t)<COND, A, B>: which one the kernel
+    uses depends on COND (flash-attention's Has_cp_async, set under an arch #if), which is not
+    evaluated here, so the atom says nothing. Walks out of the enclosing template brackets of the
+    statement (parenthesised text skipped whole, so `(N > 2)` is no bracket)."""
+    depth = 0
+    i = offset - 1
+    stop = max(0, offset - 2000)
+    while i >= stop:
+        ch = text[i]
+        if ch in ";{}":
+            return False
+        if ch == ")":
+            parens = 1
+            while i > stop and parens:
+                i -= 1
+                parens += {")": 1, "(": -1}.get(text[i], 0)
+        elif ch == ">":
+            depth += 1
+        elif ch == "<":
+            if depth:
+                depth -= 1
+            elif _CONDITIONAL.search(text[max(0, i - 40):i]):
+                return True
+        i -= 1
+    return False
 
 
 def _continuations(text: str, lineno: int) -> int:
