@@ -196,7 +196,9 @@ class CudaSource:
             for p in f.patterns:
                 for m in p.finditer(self.clean):
                     line, col = self._pos(m.start())
-                    out.append(Occurrence(f.name, line, m.group(0).rstrip("( \t"), f.targets, f.error, col))
+                    name = m.group(0).rstrip("( \t")
+                    # one entry covers a family of intrinsics: its message names the one used
+                    out.append(Occurrence(f.name, line, name, f.targets, f.error.replace("{name}", name), col))
         return out
 
     def _atom_occurrences(self) -> list[Occurrence]:
