@@ -246,3 +246,21 @@ def test_atom_names_match_whole_identifiers_only(matrix):
         (4, "SM90_TMA_LOAD_MULTICAST_OP", "CUTE_ARCH_TMA_SM90_ENABLED"),
         (5, "SM100_TMA_LOAD_2D_GATHER4", "CUTE_ARCH_TMA_SM100_ENABLED"),
         (6, "SM100_UTCCP_128dp256bit_1cta", "CUTE_ARCH_TCGEN05_TMEM_ENABLED")]
+
+
+def test_a_projects_own_struct_of_the_same_name_is_not_cutes(matrix):
+    """DeepGEMM's deep_gemm/include/deep_gemm/ptx/ld_st.cuh defines its own SM90_U32x2_STSM_N
+    (plain asm, judged as PTX) and calls it as ptx::SM90_U32x2_STSM_N; FlashMLA's kerutils defines
+    SM100_MMA_* structs of its own. Only CuTe's (unqualified or cute::) name an atom."""
+    k = load_features(matrix)
+    src = CudaSource(
+        "namespace deep_gemm::ptx {\n"
+        "template <typename dtype_t>\n"
+        "struct SM90_U32x2_STSM_N {\n"
+        "  __device__ static void copy(const dtype_t& a, const dtype_t& b, void* smem);\n"
+        "};\n"
+        "}\n"
+        "__device__ void store(float* s) { ptx::SM90_U32x2_STSM_N<float>::copy(1.f, 2.f, s); }\n"
+        "using Epi = kerutils::SM90_TMA_STORE;\n"
+        "using Cute = cute::SM90_TMA_STORE;\n", k)
+    assert [(o.line, o.token) for o in src.occurrences] == [(9, "SM90_TMA_STORE")]

@@ -203,12 +203,18 @@ class CudaSource:
 
     def _atom_occurrences(self) -> list[Occurrence]:
         out = []
+        # A project's own struct of the same name (DeepGEMM's ptx::SM90_U32x2_STSM_N, FlashMLA's
+        # SM100_MMA_*) is not CuTe's: its asm, if any, is judged as PTX where it is written.
+        own = set(_OWN_STRUCT.findall(self.clean))
         for pat, e in self.knowledge.atoms:
             seen_lines = set()
             for m in pat.finditer(self.clean):
                 line, col = self._pos(m.start())
-                if line in seen_lines or _chosen_at_compile_time(self.clean, m.start()):
+                if line in seen_lines or m.group(0) in own or _chosen_at_compile_time(self.clean, m.start()):
                     continue
+                qual = _QUALIFIER.search(self.clean, max(0, m.start() - 80), m.start())
+                if qual is not None and qual.group(1) != "cute":
+                    continue  # another namespace's type of the same name
                 seen_lines.add(line)
                 out.append(Occurrence(f"CuTe {e['instruction']} atom", line, m.group(0), frozenset(e["targets"]),
                                       "", col, trap=e["guard"], unknown=frozenset(e["unknown"])))
@@ -348,6 +354,9 @@ class CudaSource:
         return v
 
 
+_OWN_STRUCT = re.compile(r"\b(?:struct|class)\s+(SM\d+_\w+)\s*(?:final\s*)?[:{<]")
+# the namespace that qualifies a name ending at the search's end: `ptx::` / `cute::` / `::`
+_QUALIFIER = re.compile(r"(?:\b(\w+)\s*)?::\s*$")
 _CONDITIONAL = re.compile(r"\bconditional(?:_t)?\s*$")
 
 
