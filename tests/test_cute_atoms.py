@@ -264,3 +264,18 @@ def test_a_projects_own_struct_of_the_same_name_is_not_cutes(matrix):
         "using Epi = kerutils::SM90_TMA_STORE;\n"
         "using Cute = cute::SM90_TMA_STORE;\n", k)
     assert [(o.line, o.token) for o in src.occurrences] == [(9, "SM90_TMA_STORE")]
+
+
+def test_an_atom_compared_with_is_same_is_not_used(matrix):
+    """Written like vLLM's csrc/quantization/machete/machete_mainloop.cuh: static_assert and
+    if constexpr compare the configured copy op with the atoms; only the alias uses one."""
+    k = load_features(matrix)
+    src = CudaSource(
+        "template <class GmemTiledCopyA>\n"
+        "struct Mainloop {\n"
+        "  using GmemTiledCopyScale = cute::SM90_TMA_LOAD;\n"
+        "  static_assert(cute::is_same_v<GmemTiledCopyA, SM90_TMA_LOAD> ||\n"
+        "                    cute::is_same_v<GmemTiledCopyA, SM90_TMA_LOAD_MULTICAST>,\n"
+        "                \"GmemTiledCopyA - invalid SM90 TMA copy atom specified.\");\n"
+        "};\n", k)
+    assert [(o.line, o.token) for o in src.occurrences] == [(3, "SM90_TMA_LOAD")]

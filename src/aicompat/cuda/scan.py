@@ -357,13 +357,15 @@ class CudaSource:
 _OWN_STRUCT = re.compile(r"\b(?:struct|class)\s+(SM\d+_\w+)\s*(?:final\s*)?[:{<]")
 # the namespace that qualifies a name ending at the search's end: `ptx::` / `cute::` / `::`
 _QUALIFIER = re.compile(r"(?:\b(\w+)\s*)?::\s*$")
-_CONDITIONAL = re.compile(r"\bconditional(?:_t)?\s*$")
+# std::conditional(_t) picks one branch by a constant; is_same(_v) only compares the type
+_CONDITIONAL = re.compile(r"\b(?:conditional(?:_t)?|is_same(?:_v)?)\s*$")
 
 
 def _chosen_at_compile_time(text: str, offset: int) -> bool:
     """An atom named inside a branch of std::conditional(_t)<COND, A, B>: which one the kernel
     uses depends on COND (flash-attention's Has_cp_async, set under an arch #if), which is not
-    evaluated here, so the atom says nothing. Walks out of the enclosing template brackets of the
+    evaluated here, so the atom says nothing; inside is_same(_v)<T, ATOM> it is compared, not used
+    (vLLM machete's static_asserts). Walks out of the enclosing template brackets of the
     statement (parenthesised text skipped whole, so `(N > 2)` is no bracket)."""
     depth = 0
     i = offset - 1
