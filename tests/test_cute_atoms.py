@@ -279,3 +279,37 @@ def test_an_atom_compared_with_is_same_is_not_used(matrix):
         "                \"GmemTiledCopyA - invalid SM90 TMA copy atom specified.\");\n"
         "};\n", k)
     assert [(o.line, o.token) for o in src.occurrences] == [(3, "SM90_TMA_LOAD")]
+
+
+# Written like CUTLASS's test/unit/cute/hopper/stsm.cu (also in flash_attn 2.8.3.post2's csrc/cutlass):
+# a gtest linked into CUTLASS's unit-test main, which filters SM90_* tests to compute capability 9.0.
+UNIT_TEST = """\
+    #include "cutlass_unit_test.h"
+    #include <cute/tensor.hpp>
+    using namespace cute;
+
+    template <class CopyAtom>
+    __global__ void stsm_kernel(uint32_t* out) {
+      out[threadIdx.x] = 0;
+    }
+
+    TEST(SM90_CuTe_Hopper, Stsm)
+    {
+      using Atom = Copy_Atom<SM90_U32x4_STSM_N, uint16_t>;
+      stsm_kernel<Atom><<<1, 32>>>(nullptr);
+    }
+"""
+
+
+def test_a_unit_test_the_harness_runs_only_on_hopper_does_not_trap_elsewhere(tmp_path):
+    assert lint(tmp_path, UNIT_TEST, "A100", "H100", name="stsm.cu") == []
+
+
+def test_the_same_test_named_for_ampere_runs_there_and_traps(tmp_path):
+    got = lint(tmp_path, UNIT_TEST.replace("TEST(SM90_CuTe_Hopper, Stsm)", "TEST(SM80_CuTe_Ampere, Stsm)"),
+               "A100", "H100", name="stsm.cu")
+    assert [(ln, col, t) for ln, col, t, _s, _m in got] == [(12, 26, ["A100"])]
+    # without the harness's header the test name means nothing: reported as before
+    got = lint(tmp_path, UNIT_TEST.replace('#include "cutlass_unit_test.h"', '#include <gtest/gtest.h>'),
+               "A100", "H100", name="stsm.cu")
+    assert [(ln, t) for ln, _c, t, _s, _m in got] == [(12, ["A100"])]

@@ -583,6 +583,7 @@ class InlineCudaArch(Rule):
             # Run-time effects only where main() launches the kernels; the build still compiles them all.
             away = self._turned_away(src, next(iter(drops.values())).target, list(drops))
             drops = {a: v for a, v in drops.items() if a not in away}
+            drops = self._run_by_tests(src, drops)
         unverified = exact.first_unverified(seen.values())
         suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         for occ, archs in _per_occurrence(fails, "failing"):
@@ -621,6 +622,25 @@ class InlineCudaArch(Rule):
         conds = host_gate.gates(cxx.mask(src.clean, src.preprocessed(target)))
         return {a for a in archs if conds and a in self.matrix.archs
                 and host_gate.turned_away(conds, tuple(self.matrix.archs[a].capability[:2]))}
+
+    def _run_by_tests(self, src: CudaSource, drops: dict[str, Verdict]) -> dict[str, Verdict]:
+        """A unit test of a harness that filters tests by compute capability (CUTLASS's SM90_*
+        tests run only on 9.0): its traps and emptied kernels cannot happen on the GPUs filtered out."""
+        filters = host_gate.harness_filters(self.matrix, src.clean)
+        if not filters:
+            return drops
+        out = {}
+        for arch, v in drops.items():
+            spans = host_gate.test_spans(cxx.mask(src.clean, src.preprocessed(v.target)))
+            cap = self.matrix.archs[arch].capability if arch in self.matrix.archs else None
+            if cap is None:
+                out[arch] = v
+                continue
+            cc = cap[0] * 10 + cap[1]
+            kept = [o for o in v.dropped if not host_gate.filtered_out(o.line, spans, filters, cc)]
+            if kept:
+                out[arch] = dataclasses.replace(v, dropped=kept)
+        return out
 
     def _verdict_via(self, src: CudaSource, target: str, origin, path: str, cuda: str | None) -> Verdict:
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
