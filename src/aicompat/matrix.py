@@ -48,6 +48,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "cuda_atoms.toml": {
         "atom": {"pattern": (str, True), "instruction": (str, True), "guard": (str, True), "targets": (_LIST, True),
                  "unknown": (_LIST, True)},
+        "harness_filter": {"include": (str, True), "filters": (_LIST, True)},
     },
     "cuda_macros.toml": {
         "macro": {"when": (str, True), "value": (str, True)},

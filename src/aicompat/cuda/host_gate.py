@@ -17,6 +17,7 @@ else it names is unknown, so a GPU is turned away only when it is true for sure.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 
 from .cxx import _match_close as _close
@@ -77,3 +78,44 @@ def turned_away(conds: list[str], capability: tuple[int, int]) -> bool:
         if evaluate(text, Env(), lambda _name: UNKNOWN) not in (0, UNKNOWN):
             return True
     return False
+
+
+# -- unit-test harnesses that filter tests by compute capability (cuda_atoms.toml [harness_filter]) --
+_TEST = re.compile(r"\bTEST(?:_F|_P)?\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)\s*\{")
+
+
+def harness_filters(matrix, text: str) -> list[tuple[str, int, int]]:
+    """The (glob, min, max) filters of the harness this file is linked into; [] for none."""
+    for e in matrix.section("cuda_atoms.toml", "harness_filter").values():
+        if re.search(r'#\s*include\s*[<"](?:[^<>"]*/)?' + re.escape(e["include"]) + r'[>"]', text):
+            out = []
+            for f in e["filters"]:
+                glob, lo, hi = f.split(":")
+                out.append((glob, int(lo), int(hi) if hi else 10 ** 6))
+            return out
+    return []
+
+
+def test_spans(masked: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, "Suite.Name") of every gtest TEST body."""
+    out = []
+    for m in _TEST.finditer(masked):
+        end = _close(masked, m.end() - 1, "{", "}")
+        if end < 0:
+            continue
+        out.append((masked.count("\n", 0, m.start()) + 1, masked.count("\n", 0, end) + 1,
+                    f"{m.group(1)}.{m.group(2)}"))
+    return out
+
+
+def test_runs(name: str, filters, cc: int) -> bool:
+    return all(lo <= cc <= hi for glob, lo, hi in filters if fnmatch.fnmatchcase(name, glob))
+
+
+def filtered_out(line: int, spans, filters, cc: int) -> bool:
+    """Is the code at ``line`` run by no test the harness runs on a GPU of capability ``cc``?
+    Inside a TEST body: that test's filter; elsewhere (a helper the tests call): every test's."""
+    if not spans or not filters:
+        return False
+    inside = [s for s in spans if s[0] <= line <= s[1]]
+    return not any(test_runs(name, filters, cc) for _a, _b, name in (inside or spans))

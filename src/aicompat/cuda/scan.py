@@ -196,17 +196,25 @@ class CudaSource:
             for p in f.patterns:
                 for m in p.finditer(self.clean):
                     line, col = self._pos(m.start())
-                    out.append(Occurrence(f.name, line, m.group(0).rstrip("( \t"), f.targets, f.error, col))
+                    name = m.group(0).rstrip("( \t")
+                    # one entry covers a family of intrinsics: its message names the one used
+                    out.append(Occurrence(f.name, line, name, f.targets, f.error.replace("{name}", name), col))
         return out
 
     def _atom_occurrences(self) -> list[Occurrence]:
         out = []
+        # A project's own struct of the same name (DeepGEMM's ptx::SM90_U32x2_STSM_N, FlashMLA's
+        # SM100_MMA_*) is not CuTe's: its asm, if any, is judged as PTX where it is written.
+        own = set(_OWN_STRUCT.findall(self.clean))
         for pat, e in self.knowledge.atoms:
             seen_lines = set()
             for m in pat.finditer(self.clean):
                 line, col = self._pos(m.start())
-                if line in seen_lines:
+                if line in seen_lines or m.group(0) in own or _chosen_at_compile_time(self.clean, m.start()):
                     continue
+                qual = _QUALIFIER.search(self.clean, max(0, m.start() - 80), m.start())
+                if qual is not None and qual.group(1) != "cute":
+                    continue  # another namespace's type of the same name
                 seen_lines.add(line)
                 out.append(Occurrence(f"CuTe {e['instruction']} atom", line, m.group(0), frozenset(e["targets"]),
                                       "", col, trap=e["guard"], unknown=frozenset(e["unknown"])))
@@ -344,6 +352,42 @@ class CudaSource:
         elif v.dropped:
             v.status = "empty"
         return v
+
+
+_OWN_STRUCT = re.compile(r"\b(?:struct|class)\s+(SM\d+_\w+)\s*(?:final\s*)?[:{<]")
+# the namespace that qualifies a name ending at the search's end: `ptx::` / `cute::` / `::`
+_QUALIFIER = re.compile(r"(?:\b(\w+)\s*)?::\s*$")
+# std::conditional(_t) picks one branch by a constant; is_same(_v) only compares the type
+_CONDITIONAL = re.compile(r"\b(?:conditional(?:_t)?|is_same(?:_v)?)\s*$")
+
+
+def _chosen_at_compile_time(text: str, offset: int) -> bool:
+    """An atom named inside a branch of std::conditional(_t)<COND, A, B>: which one the kernel
+    uses depends on COND (flash-attention's Has_cp_async, set under an arch #if), which is not
+    evaluated here, so the atom says nothing; inside is_same(_v)<T, ATOM> it is compared, not used
+    (vLLM machete's static_asserts). Walks out of the enclosing template brackets of the
+    statement (parenthesised text skipped whole, so `(N > 2)` is no bracket)."""
+    depth = 0
+    i = offset - 1
+    stop = max(0, offset - 2000)
+    while i >= stop:
+        ch = text[i]
+        if ch in ";{}":
+            return False
+        if ch == ")":
+            parens = 1
+            while i > stop and parens:
+                i -= 1
+                parens += {")": 1, "(": -1}.get(text[i], 0)
+        elif ch == ">":
+            depth += 1
+        elif ch == "<":
+            if depth:
+                depth -= 1
+            elif _CONDITIONAL.search(text[max(0, i - 40):i]):
+                return True
+        i -= 1
+    return False
 
 
 def _continuations(text: str, lineno: int) -> int:

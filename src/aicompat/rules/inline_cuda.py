@@ -169,6 +169,47 @@ class InlineCudaArch(Rule):
                             "'sm_90'\"; fails on sm_90 (H100). Build with -gencode arch=compute_90a,code=sm_90a."),
                 ]),
     ]
+    # C++ intrinsics declared only for some targets, and CuTe atoms (a trap, not a compile error).
+    _F2 = ('SRC = """\n__global__ void scale2(float2* y, const float2* x, float2 s) {\n'
+           '  y[threadIdx.x] = __fmul2_rn(x[threadIdx.x], s);\n}\n"""\n')
+    _STSM = ('SRC = """\n#include <cute/tensor.hpp>\nusing namespace cute;\ntemplate <class T>\n'
+             '__global__ void epilogue(T* out) {\n  using StoreAtom = Copy_Atom<SM90_U32x4_STSM_N, T>;\n'
+             '  StoreAtom atom;\n  (void)atom;\n  out[threadIdx.x] = T(0);\n}\n"""\n')
+    _CUTE_INC = 'load_inline("epi", "", cuda_sources=[SRC], extra_include_paths=["third_party/cutlass/include"])\n'
+    INVALID += [
+        Example("from torch.utils.cpp_extension import load_inline\n" + _F2 +
+                'load_inline("scale2", "", cuda_sources=[SRC], extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])\n',
+                gpus=["H100"],
+                findings=[
+                    (4, 20, "load_inline: '__fmul2_rn' (float2_math, CUDA line 3) is rejected when built for sm_90a "
+                            "(its -gencode/-arch flags): \"identifier \"__fmul2_rn\" is undefined\"; fails on sm_90 "
+                            "(H100). No compile target for sm_90 supports float2_math: guard it (#if on "
+                            "__CUDA_ARCH_FEAT_SMxx_ALL / __CUDA_ARCH_FAMILY_SPECIFIC__) and dispatch to a fallback "
+                            "kernel."),
+                ]),
+        Example("from torch.utils.cpp_extension import load_inline\n" + _STSM + _CUTE_INC, gpus=["A100", "H100"],
+                findings=[
+                    (7, 31, "load_inline: 'SM90_U32x4_STSM_N' (CuTe stmatrix atom, CUDA line 6) compiles to "
+                            "CUTE_INVALID_CONTROL_PATH, a trap at run time, when built for sm_80: CuTe emits its "
+                            "instruction only where CUTE_ARCH_STSM_SM90_ENABLED is defined (sm_90, sm_90a); affects "
+                            "sm_80 (A100)"),
+                ]),
+    ]
+    VALID += [
+        # The twins: the float2 form only where it is declared, the stmatrix atom only from sm_90 on.
+        Example("from torch.utils.cpp_extension import load_inline\n" + _F2.replace(
+                    "  y[threadIdx.x] = __fmul2_rn(x[threadIdx.x], s);\n",
+                    "#if __CUDA_ARCH__ >= 1000\n  y[threadIdx.x] = __fmul2_rn(x[threadIdx.x], s);\n#else\n"
+                    "  y[threadIdx.x] = make_float2(x[threadIdx.x].x * s.x, x[threadIdx.x].y * s.y);\n#endif\n") +
+                'load_inline("scale2", "", cuda_sources=[SRC], extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])\n',
+                gpus=["H100", "B200"]),
+        Example("from torch.utils.cpp_extension import load_inline\n" + _STSM.replace(
+                    "  using StoreAtom = Copy_Atom<SM90_U32x4_STSM_N, T>;\n",
+                    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+                    "  using StoreAtom = Copy_Atom<SM90_U32x4_STSM_N, T>;\n#else\n"
+                    "  using StoreAtom = Copy_Atom<DefaultCopy, T>;\n#endif\n") + _CUTE_INC,
+                gpus=["A100", "H100"]),
+    ]
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
@@ -542,6 +583,7 @@ class InlineCudaArch(Rule):
             # Run-time effects only where main() launches the kernels; the build still compiles them all.
             away = self._turned_away(src, next(iter(drops.values())).target, list(drops))
             drops = {a: v for a, v in drops.items() if a not in away}
+            drops = self._run_by_tests(src, drops)
         unverified = exact.first_unverified(seen.values())
         suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         for occ, archs in _per_occurrence(fails, "failing"):
@@ -580,6 +622,25 @@ class InlineCudaArch(Rule):
         conds = host_gate.gates(cxx.mask(src.clean, src.preprocessed(target)))
         return {a for a in archs if conds and a in self.matrix.archs
                 and host_gate.turned_away(conds, tuple(self.matrix.archs[a].capability[:2]))}
+
+    def _run_by_tests(self, src: CudaSource, drops: dict[str, Verdict]) -> dict[str, Verdict]:
+        """A unit test of a harness that filters tests by compute capability (CUTLASS's SM90_*
+        tests run only on 9.0): its traps and emptied kernels cannot happen on the GPUs filtered out."""
+        filters = host_gate.harness_filters(self.matrix, src.clean)
+        if not filters:
+            return drops
+        out = {}
+        for arch, v in drops.items():
+            spans = host_gate.test_spans(cxx.mask(src.clean, src.preprocessed(v.target)))
+            cap = self.matrix.archs[arch].capability if arch in self.matrix.archs else None
+            if cap is None:
+                out[arch] = v
+                continue
+            cc = cap[0] * 10 + cap[1]
+            kept = [o for o in v.dropped if not host_gate.filtered_out(o.line, spans, filters, cc)]
+            if kept:
+                out[arch] = dataclasses.replace(v, dropped=kept)
+        return out
 
     def _verdict_via(self, src: CudaSource, target: str, origin, path: str, cuda: str | None) -> Verdict:
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
