@@ -396,9 +396,10 @@ VLLM_PLATFORMS = """
     """
 
 VLLM_FA_UTILS = """
-    def flash_attn_supports_mla():
-        from vllm.platforms import current_platform
+    from vllm.platforms import current_platform
 
+
+    def flash_attn_supports_mla():
         if current_platform.is_cuda():
             return current_platform.is_device_capability_family(90)
         return False
@@ -461,3 +462,37 @@ def test_a_librarys_own_tests_follow_its_skip_helpers(tmp_path, monkeypatch):
     # is a user of the library: vllm.* is the release, and its modules are not read.
     got = findings(_vllm_tree(tmp_path / "c", skip=True, own=False), select=["AIC101"])
     assert [(c, line) for c, _, line, _ in got] == [("AIC101", 16)]
+
+
+TE_DOC_EXAMPLE = """
+    import torch
+    import transformer_engine.pytorch as te
+    from transformer_engine.common.recipe import DelayedScaling, Format
+
+    recipe = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16)
+    layer = te.Linear(768, 768).cuda()
+    x = torch.randn(32, 768, device="cuda")
+    with te.autocast(enabled=True, recipe=recipe):
+        y = layer(x)
+    """
+
+
+def test_a_librarys_own_examples_keep_the_library_the_rules_model(tmp_path, monkeypatch):
+    # Linting TransformerEngine itself: its docs' examples build recipes from the package's
+    # own source. Those classes stay the library's recipes (only functions are followed),
+    # so the FP8 example is still reported on the A100.
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "te", {"setup.py": "from setuptools import setup\nsetup(name='transformer_engine')\n",
+                            "transformer_engine/__init__.py": "",
+                            "transformer_engine/common/__init__.py": "",
+                            "transformer_engine/common/recipe/__init__.py":
+                                "class Format:\n    HYBRID = 'hybrid'\n\n\n"
+                                "class DelayedScaling:\n    def __init__(self, fp8_format=Format.HYBRID, amax_history_len=1024):\n"
+                                "        self.fp8_format = fp8_format\n",
+                            "transformer_engine/pytorch/__init__.py":
+                                "from contextlib import contextmanager\n\n\n@contextmanager\n"
+                                "def autocast(enabled=True, recipe=None):\n    yield\n",
+                            "docs/example.py": TE_DOC_EXAMPLE})
+    got = findings(tmp_path / "te" / "docs" / "example.py", select=["AIC102"])
+    assert [(c, line) for c, _, line, _ in got] == [("AIC102", 8)]
+    assert "DelayedScaling" in got[0][3] and "sm_80 (A100)" in got[0][3]

@@ -114,7 +114,7 @@ class FileContext:
         if self._project is None:
             home = HomeEnv(self.path, self.module, self.model, self.lookup, self.resolve)
             self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads, home,
-                                    self.root)
+                                    self.root, _modelled(self.known, self.matrix))
         return self._project
 
     def evaluator(self, world: World, loc=None, bindings=None, guard: bool = False) -> Evaluator:
@@ -341,6 +341,28 @@ def _libraries(known: set[str], matrix: Matrix) -> frozenset[str]:
                          | {q.split(".", 1)[0] for q in matrix.symbols})
         _LIBS.clear()
         hit = _LIBS[id(known)] = (known, libs)
+    return hit[1]
+
+
+_MODELLED: dict[int, tuple] = {}
+
+
+def _modelled(known: set[str], matrix: Matrix) -> frozenset[str]:
+    """The names the rules, the matrix and the probes know, with every module above them
+    (``transformer_engine.common.recipe``): a library's own repository keeps these as the
+    library the rules model, and follows only its other modules (project.py)."""
+    hit = _MODELLED.get(id(known))
+    if hit is None or hit[0] is not known:
+        from .probes import load
+
+        calls, attrs = load()
+        names = set(known) | set(matrix.symbols) | set(calls) | set(attrs)
+        out = set(names)
+        for q in names:
+            parts = q.split(".")
+            out.update(".".join(parts[:i]) for i in range(1, len(parts)))
+        _MODELLED.clear()
+        hit = _MODELLED[id(known)] = (known, frozenset(out))
     return hit[1]
 
 

@@ -255,11 +255,12 @@ class Project:
     """The modules one checked file may follow into (one instance per checked file)."""
 
     def __init__(self, path: str, libraries: frozenset[str], is_exit, reads: list | None = None,
-                 home_env=None, root: str | None = None) -> None:
+                 home_env=None, root: str | None = None, modelled: frozenset[str] = frozenset()) -> None:
         self.home = Path(path).resolve() if path and not path.startswith("<") else None
         self.tree = tree_of(path, root)  # nothing outside it is read (confine.py)
         self.home_env = home_env  # the checked file, when another module imports it back
         self.libraries = libraries  # top-level names that are libraries, never project modules
+        self.modelled = modelled  # names the rules model, and the modules above them (kept as the library)
         self.is_exit = is_exit
         self.reads = reads if reads is not None else []
         self._envs: dict[str, ModuleEnv | None] = {}  # also the paths tried that held no module
@@ -369,12 +370,17 @@ class Project:
                 return None
             roots = [_package_root(here), here]
             if parts[0] in self.libraries:
-                # A library is followed only where the linted tree is its own source
-                # (vLLM's tests importing their skip helpers from vllm.*).
-                own = owning_root(self.home, parts[0])
+                # A library is followed only where the linted tree is its own source, and then
+                # only into its functions (vLLM's tests call skip helpers from vllm.*), never into
+                # what the rules model of it: its classes and values (TE's recipes) stay the library's.
+                own = None if self._modelled(parts) else owning_root(self.home, parts[0])
                 if own is None:
                     return None
-                roots = [own]
+                found = self._in_root(own, parts, own, False)
+                if found is None or found[0] is _REFUSED or len(found[1]) != 1 \
+                        or not isinstance(found[0].lookup(found[1][0]), cst.FunctionDef):
+                    return None
+                return found
             roots = list(dict.fromkeys(roots))
             limit = None
         for root in roots:
@@ -382,6 +388,11 @@ class Project:
             if found is not None:
                 return found
         return None
+
+    def _modelled(self, parts: list[str]) -> bool:
+        """Is ``a.b.c`` a name the rules model, a module above one, or a name of such a
+        module below the package's top (``transformer_engine.pytorch.Linear``)?"""
+        return ".".join(parts) in self.modelled or len(parts) >= 3 and ".".join(parts[:-1]) in self.modelled
 
     def _in_root(self, root: Path, parts: list[str], limit: Path, relative: bool):
         for i in range(len(parts), -1, -1):
