@@ -1438,3 +1438,14 @@ def test_an_operator_registered_only_on_rocm_never_runs_on_nvidia():
     assert failing(ROCM_OP.format(guard="if current_platform.is_rocm():\n    ", indent="    ")) == []
     # registered on every platform, the implementation's FP8 fallback runs on the A100 too
     assert failing(ROCM_OP.format(guard="", indent="")) == ["A100"]
+
+
+def test_the_xpu_backend_linted_from_the_repository_root(tmp_path, monkeypatch):
+    # CI lints from the project root, so the path is relative: "sglang/srt/...", no leading folder
+    from aicompat import Target, lint_source
+    code = XPU_BACKEND.replace("{cls}", "XPUAttentionBackend")
+    monkeypatch.chdir(tmp_path)
+    rel = "sglang/srt/layers/attention/xpu_backend.py"
+    (tmp_path / rel).parent.mkdir(parents=True)
+    (tmp_path / rel).write_text(code)
+    assert lint_source(code, Target(gpus=["H100", "B200"]), path=rel) == []

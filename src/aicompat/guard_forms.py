@@ -160,7 +160,8 @@ def _other_platform_method(node: cst.FunctionDef, fc) -> bool:
 def _other_platform_class(node: cst.ClassDef, fc) -> bool:
     """A class its project's registry creates only on another platform (dispatch.toml
     ``platform_class``: sglang's Intel XPU attention backend)."""
-    path = (getattr(fc, "path", "") or "").replace("\\", "/")
+    # "/" first: a path relative to the project root (linted from the repository) is a suffix too
+    path = "/" + (getattr(fc, "path", "") or "").replace("\\", "/")
     for e in fc.matrix.section("dispatch.toml", "platform_class").values():
         if node.name.value in e["classes"] and path.endswith("/" + e["path_suffix"]):
             return True
