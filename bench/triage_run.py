@@ -75,6 +75,8 @@ def load_verdicts() -> dict:
 
 def _rel(path: str, dirs: list[str]) -> str:
     """A verdict's path: relative to the folder above the linted one (``SageAttention/csrc/...``)."""
+    if not os.path.isabs(path) and dirs:  # printed relative to the folder the lint ran from
+        path = os.path.join(os.path.commonpath([os.path.abspath(d) for d in dirs]), path)
     for d in dirs:
         parent = os.path.dirname(os.path.abspath(d).rstrip("/"))
         if os.path.isabs(path) and path.startswith(parent + "/"):
