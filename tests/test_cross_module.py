@@ -454,6 +454,13 @@ def test_a_librarys_own_tests_follow_its_skip_helpers(tmp_path, monkeypatch):
     # Run from the folder holding the trees: the project root, inside which files are read.
     monkeypatch.chdir(tmp_path)
     assert findings(_vllm_tree(tmp_path / "a", skip=True, own=True), select=["AIC101"]) == []
+    # vLLM's helper also imports current_platform inside the function: the probe is still read
+    local = _vllm_tree(tmp_path / "d", skip=True, own=True)
+    (tmp_path / "d" / "vllm/v1/attention/backends/fa_utils.py").write_text(
+        "def flash_attn_supports_mla():\n    from vllm.platforms import current_platform\n\n"
+        "    if current_platform.is_cuda():\n        return current_platform.is_device_capability_family(90)\n"
+        "    return False\n")
+    assert findings(local, select=["AIC101"]) == []
     # The same test without its skip is reported on the A100.
     got = findings(_vllm_tree(tmp_path / "b", skip=False, own=True), select=["AIC101"])
     assert [(c, line) for c, _, line, _ in got] == [("AIC101", 15)]

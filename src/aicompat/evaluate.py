@@ -1432,6 +1432,12 @@ class Evaluator:
         pos, kw = self._args(call)
         if pos is None:
             return UNKNOWN
+        if isinstance(base, Module):
+            # a library object reached through a value (a function-local import, an alias):
+            # its method by dotted name, as if written out (probes such as current_platform's)
+            v = self._known_call(f"{base.name}.{method}", pos, kw)
+            if v is not NotImplemented:
+                return v
         if base is UNKNOWN and method in SHAPING_METHODS:
             base = Tensor(None)  # ``x.view(b, s, h, d)`` makes that shape whatever x was
         if isinstance(base, Tensor):
