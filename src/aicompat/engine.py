@@ -350,7 +350,7 @@ _MODELLED: dict[int, tuple] = {}
 def _modelled(known: set[str], matrix: Matrix) -> frozenset[str]:
     """The names the rules, the matrix and the probes know, with every module above them
     (a library's recipe module): a library's own repository keeps these as the
-    library the rules model, and follows only its other modules (project.py)."""
+    library the rules model, and follows only the functions of its other modules (project.py)."""
     hit = _MODELLED.get(id(known))
     if hit is None or hit[0] is not known:
         from .probes import load
