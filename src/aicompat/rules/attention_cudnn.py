@@ -6,8 +6,8 @@ a span is not judged; a GPU outside the span's `gpus` is left to the backend-ran
 from __future__ import annotations
 
 from ..ruleapi import Finding
-from .attention_heads import only_backend, release, trains
-from .attention_spans import matches, q_values_with_bindings, span_of
+from .attention_heads import only_backend, q_spans, trains
+from .attention_spans import matches
 from ..values import UNKNOWN, Tensor
 
 
@@ -37,12 +37,10 @@ def sdpa_cudnn_head_dim(site, qualname, e, fc):
         return None  # unforced: another backend takes the call
     v_expr = site.arg(*e["args"]["v"])
     failing, shown = set(), None
-    for w, bindings, val in q_values_with_bindings(site, e, fc):
-        rel = release(e, w, fc)
-        span = span_of(e, rel) if rel is not None else None
+    for w, bindings, val, rel, span in q_spans(site, e, fc):
         arch = fc.matrix.archs.get(w.arch)
         d = _dim(val)
-        if span is None or arch is None or d is None or not only_backend(e, fc, rel):
+        if arch is None or d is None or not only_backend(e, fc, rel):
             continue
         if not matches(span["gpus"], arch):
             continue  # the backend refuses this GPU outright ([limit.sdpa_backend_range])

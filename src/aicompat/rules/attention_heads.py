@@ -25,6 +25,20 @@ def release(e: dict, world, fc):
     return pinned[0] if pinned else (known[-1] if known else None)
 
 
+def world_span(e: dict, world, fc):
+    """The entry's release in this world and its span there (None where no span applies)."""
+    rel = release(e, world, fc)
+    return rel, (span_of(e, rel) if rel is not None else None)
+
+
+def q_spans(site, e: dict, fc):
+    """(world, bindings, value of q, release, span) per scenario whose release has a span."""
+    for w, bindings, val in q_values_with_bindings(site, e, fc):
+        rel, span = world_span(e, w, fc)
+        if span is not None:
+            yield w, bindings, val, rel, span
+
+
 def only_backend(e: dict, fc, rel) -> bool:
     """Are the SDPA backends the enclosing ``sdpa_kernel`` leaves, in release ``rel``,
     the entry's backend alone? (Unforced SDPA, or any other backend left on, may run.)"""
@@ -47,8 +61,7 @@ def sdpa_capability(site, qualname, e, fc):
         return None  # unforced: the math fallback runs on every GPU
     failing, shown = set(), None
     for w in fc.ctx.worlds:
-        rel = release(e, w, fc)
-        span = span_of(e, rel) if rel is not None else None
+        rel, span = world_span(e, w, fc)
         arch = fc.matrix.archs.get(w.arch)
         if span is None or arch is None:
             continue
@@ -107,11 +120,9 @@ def sdpa_head_dim(site, qualname, e, fc):
     if fc.ctx.facts.get("sdpa_backends") is None:
         return None  # unforced: the math fallback runs any head dim
     failing, shown = set(), None
-    for w, _b, val in q_values_with_bindings(site, e, fc):
-        rel = release(e, w, fc)
-        span = span_of(e, rel) if rel is not None else None
+    for w, _b, val, rel, span in q_spans(site, e, fc):
         d = _int_dim(val)
-        if span is None or d is None or not only_backend(e, fc, rel):
+        if d is None or not only_backend(e, fc, rel):
             continue
         step = span.get("multiple_of")
         if d > span["max"] or (step and d % step):
@@ -138,12 +149,10 @@ def backward_head_dim(site, qualname, e, fc, refused_outright):
     drop = e.get("dropout_arg", {}).get(short)
     drop_expr = site.arg(*drop) if drop else None
     failing, shown = set(), None
-    for w, bindings, val in q_values_with_bindings(site, e, fc):
-        rel = release(e, w, fc)
-        span = span_of(e, rel) if rel is not None else None
+    for w, bindings, val, rel, span in q_spans(site, e, fc):
         arch = fc.matrix.archs.get(w.arch)
         d = _int_dim(val)
-        if span is None or arch is None or d is None or refused_outright(w):
+        if arch is None or d is None or refused_outright(w):
             continue
         if e.get("sdpa_backend") and not only_backend(e, fc, rel):
             continue
