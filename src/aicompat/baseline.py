@@ -7,6 +7,12 @@ numbers), so unrelated edits that move code do not invalidate it.
 again records only what is still found, so fixed findings drop out. Paths are
 recorded relative to the project root (the folder of ``pyproject.toml``, else
 the baseline file's folder), so a run from a subfolder matches the same entries.
+
+A baseline may be committed with the pull request being checked, so it is read
+like a source (a regular file, not through a symlink, never blocking on a
+FIFO, at most ``MAX_BYTES``), and one that is anything else is a configuration
+error naming it. It is written to a new file beside ``FILE`` renamed over it,
+so a symlink at ``FILE`` is replaced, never written through.
 """
 
 from __future__ import annotations
@@ -15,14 +21,19 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections import Counter
 from pathlib import Path
 
+from .cachefs import replace_file
+from .confine import read_regular
 from .diagnostics import Diagnostic
 from .errors import ConfigError
+from .formatters import printable_path
 from .suppress import NEVER_SUPPRESSED
 
 _LINE_REF = re.compile(r"\bline \d+")
+MAX_BYTES = 64_000_000  # about 400,000 findings; far more than any baseline --write-baseline makes
 
 
 def _source_line(d: Diagnostic, cache: dict[str, list[str]]) -> str:
@@ -55,7 +66,8 @@ def project_path(path: str, root: str | None) -> str:
 
 def fingerprint(d: Diagnostic, cache: dict[str, list[str]], root: str | None = None) -> str:
     text = "\0".join([d.code, project_path(d.path, root), _LINE_REF.sub("line #", d.message), _source_line(d, cache)])
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+    # surrogatepass: a file name that is not UTF-8 (its bytes kept as surrogates) has a fingerprint too
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def write(path: str, diags: list[Diagnostic], root: str | None = None) -> int:
@@ -63,16 +75,51 @@ def write(path: str, diags: list[Diagnostic], root: str | None = None) -> int:
     entries = sorted(({"code": d.code, "path": project_path(d.path, root), "fingerprint": fingerprint(d, cache, root)}
                       for d in diags if d.code not in NEVER_SUPPRESSED),
                      key=lambda e: (e["path"], e["code"], e["fingerprint"]))
-    Path(path).write_text(json.dumps({"aicompat_baseline": 1, "entries": entries}, indent=1) + "\n")
+    data = (json.dumps({"aicompat_baseline": 1, "entries": entries}, indent=1) + "\n").encode("ascii")
+    folder, name = os.path.split(os.path.abspath(path))
+    try:
+        replace_file(Path(folder), name, data, prefix=".aicompat-baseline-")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"--write-baseline {printable_path(path)}: cannot write it ({why}); "
+                          "give a file in a folder you can write") from None
     return len(entries)
 
 
 def load(path: str) -> Counter:
+    data = _read(path)
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(data)
         return Counter((e["code"], e["path"], e["fingerprint"]) for e in doc["entries"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{path}: not an aicompat baseline ({exc})") from None
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:  # RecursionError: [[[[...
+        why = "nested too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
+        raise ConfigError(f"{printable_path(path)}: not an aicompat baseline ({why}); "
+                          "write one with --write-baseline") from None
+
+
+def _read(path: str) -> bytes:
+    """The bytes of a baseline that is a regular file of at most MAX_BYTES, else a ConfigError
+    that says why (checked before reading: a link to /dev/zero or a FIFO is never opened)."""
+    shown = printable_path(path)
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{shown}: cannot read the baseline ({getattr(exc, 'strerror', None) or exc}); "
+                          "give the file --write-baseline wrote") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise ConfigError(f"{shown}: the baseline is a symlink, which aicompat does not follow; "
+                          "give the file itself") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"{shown}: the baseline is not a regular file (a folder, FIFO or device); "
+                          "give the file --write-baseline wrote")
+    if st.st_size > MAX_BYTES:
+        raise ConfigError(f"{shown}: the baseline is larger than {MAX_BYTES // 1_000_000} MB, more than "
+                          "--write-baseline writes; give the file it wrote")
+    data = read_regular(path, MAX_BYTES)  # no link, no FIFO, capped: it may have been swapped since
+    if data is None:
+        raise ConfigError(f"{shown}: the baseline could not be read as a regular file of at most "
+                          f"{MAX_BYTES // 1_000_000} MB (it changed while it was read?); give the file itself")
+    return data
 
 
 def split(diags: list[Diagnostic], known: Counter, root: str | None = None) -> tuple[list[Diagnostic], list[Diagnostic]]:

@@ -85,7 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rewrite Python files with the fixes aicompat can make (TORCH_CUDA_ARCH_LIST literals: one "
                            "entry per fleet arch, the newest with +PTX; deprecated calls), then report what is left; "
                            "stdin, notebooks, Dockerfiles and shell scripts are not rewritten")
-    lint.add_argument("--diff", action="store_true", help="print --fix's changes as a unified diff; change nothing")
+    lint.add_argument("--diff", action="store_true",
+                      help="print --fix's changes as a unified diff; change nothing (control and format characters "
+                           "of the source other than tab, such as terminal escapes, are shown as \\x1b escapes: "
+                           "patch applies the diff except where a line holds one)")
     lint.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE and exit 0")
     lint.add_argument("--baseline", metavar="FILE", help="report only findings that are not in FILE")
     lint.add_argument("--show-suppressed", action="store_true",
@@ -179,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a crash is one line and exit 3, never a traceback and exit 1
         if os.environ.get("AICOMPAT_DEBUG"):
             raise
-        print(f"aicompat: error: crashed: {type(exc).__name__}: {' '.join(str(exc).split())[:500]}; "
+        print(f"aicompat: error: crashed: {type(exc).__name__}: {printable(' '.join(str(exc).split())[:500])}; "
               "the run is incomplete", file=sys.stderr)
         return 3
     finally:
@@ -205,7 +208,8 @@ def _main(args) -> int:
             return build_main(args)
         return _lint(args)
     except (ConfigError, MatrixError) as exc:
-        print(f"aicompat: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        # One line, escaped: a message may hold a name from the checked tree (or a file named after one).
+        print(f"aicompat: error: {printable(' '.join(str(exc).split()))}", file=sys.stderr)
         return 2
 
 
@@ -281,11 +285,11 @@ def _lint(args) -> int:
     if args.write_baseline:
         n = baseline.write(args.write_baseline, result.diagnostics,
                            baseline.root_for(args.write_baseline, settings.config_file))
-        print(f"wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}")
+        print(f"wrote {n} finding{'s' if n != 1 else ''} to {printable_path(args.write_baseline)}")
         if _incomplete(result):
             for d in result.diagnostics:
                 if d.code in INCOMPLETE:
-                    print(f"{d.location()}: {d.code} {d.message}", file=sys.stderr)
+                    print(f"{location(d)}: {d.code} {printable(d.message)}", file=sys.stderr)
             return 3  # files aicompat could not check are not in the baseline
         return 0
     silenced = list(result.suppressed)
@@ -337,8 +341,9 @@ def _say_not_rewritten(result, flag: str) -> None:
 def _echo_target(target) -> None:
     """-v: where each part of the target came from, each pin with the file and line."""
     t = target.as_json()
-    print(f"target: python {t['python']['value']} ({t['python']['source']}); "
-          f"gpus {', '.join(m['arch'] for m in t['gpus']['members'])} ({t['gpus']['source']})", file=sys.stderr)
+    print(printable(f"target: python {t['python']['value']} ({t['python']['source']}); "
+                    f"gpus {', '.join(m['arch'] for m in t['gpus']['members'])} ({t['gpus']['source']})"),
+          file=sys.stderr)
     others = 0
     for name, pin in t["pins"].items():
         if not pin["releases"]:

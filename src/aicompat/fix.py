@@ -30,6 +30,7 @@ import libcst as cst
 from .cachefs import replace_file
 from .confine import read_regular, regular_inside
 from .diagnostics import Diagnostic
+from .formatters import printable
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # a line as LibCST counts them
 MAX_BYTES = 2_000_000
@@ -122,5 +123,19 @@ def write_fixed(src: Source, new: str) -> bool:
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    """A diff ``patch`` applies, printed safely: lines split where LibCST splits them (not on
+    the form feed that ``str.splitlines`` also breaks on), a last line without a newline
+    marked as diff(1) marks it, and the checked file's control characters other than tab
+    (ESC of terminal escape sequences) shown as escapes; only a line holding them no longer
+    applies as it is. ``path`` is already printable."""
+    out = []
+    for line in difflib.unified_diff(_LINE.findall(old), _LINE.findall(new), fromfile=f"a/{path}",
+                                     tofile=f"b/{path}"):
+        end = "\r\n" if line.endswith("\r\n") else "\n" if line.endswith("\n") else ""
+        body = line[:len(line) - len(end)]
+        if not end and body.endswith("\r"):
+            end = "\n"  # a lone CR ends the line: shown (it would return the cursor over the line)
+        elif not end:
+            end = "\n\\ No newline at end of file\n"
+        out.append("\t".join(printable(part) for part in body.split("\t")) + end)
+    return "".join(out)

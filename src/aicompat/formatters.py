@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from urllib.parse import quote
 from collections import Counter
 
@@ -67,7 +68,7 @@ def format_text(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, not
         lines.append(f"All checks passed ({where}).")
     if summ.get("suppressed"):
         lines.append(f"{summ['suppressed']} suppressed (noqa/ignore comments or the baseline).")
-    lines.extend(f"note: {note}" for note in notes)
+    lines.extend(f"note: {printable(note)}" for note in notes)  # notes name files of the checked tree
     return "\n".join(lines) + "\n"
 
 
@@ -167,5 +168,13 @@ def statistics(diags: list[Diagnostic]) -> str:
 
 def _uri(path: str) -> str:
     """A SARIF artifact uri is a URI reference: a name with spaces, '#', '?', '%', ':' or
-    non-ASCII letters is percent-encoded (RFC 3986), as viewers resolve it against the run's root."""
-    return quote(path.replace("\\", "/"), safe="/")
+    non-ASCII letters is percent-encoded (RFC 3986), as viewers resolve it against the run's root.
+    A name that is not valid UTF-8 (its bytes kept as surrogates) is encoded as its own bytes; a
+    backslash is a separator only where the OS says so (on POSIX it is part of the name)."""
+    if os.sep == "\\" or os.altsep == "\\":
+        path = path.replace("\\", "/")
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate a Windows name may hold
+        raw = path.encode("utf-8", "surrogatepass")
+    return quote(raw, safe="/")

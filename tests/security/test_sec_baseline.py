@@ -16,6 +16,7 @@ posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero and
 
 
 def _project(tmp_path: Path) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "pyproject.toml").write_text("[tool.aicompat]\ngpus = ['A100']\n")
     (tmp_path / "a.py").write_text(FP8)
     return tmp_path
