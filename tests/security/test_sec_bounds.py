@@ -102,3 +102,127 @@ def test_the_compiled_matcher_agrees_with_fnmatch():
         differ += [(pats, p) for p in sample if m(p) != _fnmatch_excluded(p, pats)]
     assert differ == []
     assert sum(ExcludeMatcher(HAND)(p) for p in HAND_PATHS) > 0  # the oracle is not all False
+
+
+# -- 2: the parent held the bytes of every queued file (900 files of 1.9 MB: 1.72 GB) --------
+
+LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS, ru_maxrss in KiB: Linux")
+
+
+def _driver(code: str, cwd: Path):
+    """A small Python process that runs the CLI's main() in itself, so what it measures is the parent's alone."""
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(cwd / ".home")}
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=cwd,
+                       env=env, timeout=300)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+@LINUX
+def test_the_parent_does_not_hold_the_queued_files(tmp_path):
+    """60 files of 1 MB, each parsed on a worker: the parent's peak memory does not grow
+    with them (it grew by 65 MB: every file's bytes waited in the queue)."""
+    line = "#" + "x" * 99 + "\n"
+    for i in range(60):  # the syntax error makes each file cheap to check, once it is on a worker
+        (tmp_path / f"f{i}.py").write_text(FP8 + ")\n" + line * 10_000)
+    r = _driver("""
+        import json, resource
+        from aicompat.cli import main
+        from aicompat.matrix import default_matrix
+        default_matrix()  # loaded before the measurement starts
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rc = main(["lint", "--no-config", "--no-cache", "--gpu", "A100", "--jobs", "2", "--format", "json", "."])
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print(json.dumps({"rc": rc, "grown_mib": grown / 1024}))
+    """, tmp_path)
+    *out, report = r.stdout.strip().splitlines()
+    got, grown = json.loads("\n".join(out)), json.loads(report)
+    assert len(got["diagnostics"]) == 60 and {d["code"] for d in got["diagnostics"]} == {"AIC001"}
+    assert grown["rc"] == 1
+    assert grown["grown_mib"] < 20, grown  # 60 MB of files; it grew by 53-65 MB
+
+
+@LINUX
+def test_the_parent_has_a_memory_limit_of_its_own(tmp_path):
+    """What the parent itself takes is bounded too: 4 GiB on standard input (a sparse file,
+    so nothing is written) is one line and exit 3 at the parent's limit, not 4 GiB taken."""
+    big = tmp_path / "big.py"
+    with open(big, "wb") as fh:
+        fh.truncate(4 << 30)
+    r = _stdin(tmp_path, big)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "aicompat: error: out of memory: the run needed more than the 3 GiB memory limit of aicompat's own process; "
+        "the run is incomplete: check fewer files at a time, or raise --max-file-size, which raises the limit"]
+
+
+def _stdin(cwd: Path, file: Path, preexec_fn=None):
+    """``aicompat lint -`` with ``file`` on standard input."""
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(cwd / ".home")}
+    with open(file, "rb") as stdin:
+        return subprocess.run([sys.executable, "-m", "aicompat", "lint", "--no-config", "--gpu", "A100", "-"],
+                              capture_output=True, text=True, cwd=cwd, env=env, stdin=stdin, timeout=300,
+                              preexec_fn=preexec_fn)
+
+
+@LINUX
+def test_a_memory_limit_the_user_set_is_left_alone(tmp_path):
+    """A soft limit the user set (ulimit -v) holds, lower than aicompat's own would be:
+    1.5 GiB on standard input under a 1 GiB limit is one line and exit 3."""
+    import resource
+
+    big = tmp_path / "big.py"
+    with open(big, "wb") as fh:
+        fh.truncate(3 << 29)
+
+    def ulimit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    r = _stdin(tmp_path, big, ulimit)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "aicompat: error: out of memory (the process's limit, ulimit -v, or the machine's); the run is incomplete: "
+        "check fewer files at a time, or raise the limit"]
+
+
+@LINUX
+def test_the_parents_limit_is_undone_when_main_returns(tmp_path):
+    """main() called in a process of the caller's (a test, an editor plugin) leaves its limit as it was."""
+    (tmp_path / "a.py").write_text(FP8)
+    r = _driver("""
+        import resource
+        from aicompat.cli import main
+        before = resource.getrlimit(resource.RLIMIT_AS)
+        rc = main(["lint", "--no-config", "--no-cache", "--gpu", "A100", "--jobs", "2", "."])
+        print(rc, before == resource.getrlimit(resource.RLIMIT_AS))
+    """, tmp_path)
+    assert r.stdout.splitlines()[-1] == "1 True"
+
+
+@LINUX
+def test_a_queued_file_is_linted_only_as_the_parent_checked_it(tmp_path):
+    """Read again where it is linted, a file must still be the bytes the parent checked (and
+    keyed the cache with): changed, or swapped for a FIFO, it is reported, not linted, and
+    the read does not block."""
+    import os
+
+    from aicompat import Target
+    from aicompat.config import build_settings
+    from aicompat.fix import digest
+    from aicompat.matrix import default_matrix
+    from aicompat.parallel import LinterSpec, Queued, lint_serial
+
+    m = default_matrix()
+    spec = LinterSpec(build_settings(m, cli=Target(gpus=["A100"]), no_config=True).target, m)
+    same, changed, fifo = tmp_path / "same.py", tmp_path / "changed.py", tmp_path / "fifo.py"
+    same.write_text(FP8)
+    changed.write_text(FP8.replace("sa", "s1"))
+    os.mkfifo(fifo)
+    checked = FP8.encode()
+    work = [(i, p.name, Queued(str(p), len(checked), digest(checked))) for i, p in enumerate((same, changed, fifo))]
+    got = lint_serial(spec, work, 20)
+    assert [d.code for d in got[0].diagnostics] == ["AIC102"] and got[0].digest == digest(checked)
+    assert [d.message for d in got[1].diagnostics] == [
+        "cannot parse: cannot read file: it changed while it was being checked; check it again"]
+    assert [d.message for d in got[2].diagnostics] == ["cannot parse: cannot read file: not a regular file"]
+    assert got[1].digest is got[2].digest is None  # so neither is cached nor fixed
