@@ -12,8 +12,8 @@ from .files import discover, display_path
 from .fix import digest
 from .linter import FileResult, Linter, unreadable
 from .matrix import Matrix, default_matrix
-from .parallel import (MAX_FILE_BYTES, FileTimeout, LinterSpec, bound_jobs, file_cap, lint_one, lint_parallel,
-                       lint_serial, read_capped, timed, timeout_result, too_large, use_pool)
+from .parallel import (MAX_FILE_BYTES, FileTimeout, LinterSpec, Queued, Work, bound_jobs, file_cap, lint_one,
+                       lint_parallel, lint_serial, read_capped, timed, timeout_result, too_large, use_pool)
 from .target import Target
 
 
@@ -77,9 +77,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
         cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
                                                  prefilter), project_root)
     results: list[FileResult | None] = [None] * len(files)
-    work: list[tuple[int, str, bytes]] = []
+    work: list[Work] = []
     keys: dict[int, str] = {}
-    digests: dict[int, str] = {}
     for i, f in enumerate(files):
         display = display_path(f)
         try:
@@ -96,9 +95,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
             results[i] = cache.get(keys[i], display, fixes)
             if results[i] is not None:
                 continue
-        work.append((i, display, data))
-        if fixes:
-            digests[i] = digest(data)
+        # Where to read it again, not its bytes: they would all be held here at once.
+        work.append((i, display, Queued(str(f), len(data), digest(data))))
     workers = min(jobs, len(work)) if use_pool(work, jobs) else 1
     if workers > 1 or (isolate and work):
         done = lint_parallel(spec, work, workers, timeout, linter=linter)
@@ -106,8 +104,9 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
         done = lint_serial(linter, work, timeout)
     for i, res in done.items():
         results[i] = res
-        res.digest = digests.get(i)
-        if cache is not None:
+        checked = res.digest  # None: not a result of the bytes the key was made of
+        res.digest = checked if fixes else None
+        if cache is not None and checked is not None:
             cache.put(keys[i], res)
     final = [r for r in results if r is not None]
     # The link itself is named, not where it points (nowhere, or in a loop).

@@ -21,7 +21,8 @@ from .config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
 from .errors import ConfigError, MatrixError
 from .formatters import FORMATTERS, location, printable, printable_path, statistics, summary
 from .matrix import default_matrix
-from .parallel import default_jobs
+from .parallel import (MAX_FILE_BYTES, default_jobs, limit_own_memory, memory_limit, own_memory_limit,
+                       restore_own_memory)
 from .ruledocs import load_docs, render
 from .registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
 from .target import Target
@@ -179,6 +180,17 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         print("aicompat: error: crashed: nesting too deep (RecursionError); the run is incomplete", file=sys.stderr)
         return 3
+    except MemoryError:
+        # aicompat's own limit (limit_own_memory), or the one it was given: one line, never a traceback.
+        own = own_memory_limit()
+        if own:
+            print(f"aicompat: error: out of memory: the run needed more than the {own / 2**30:g} GiB memory limit "
+                  "of aicompat's own process; the run is incomplete: check fewer files at a time, or raise "
+                  "--max-file-size, which raises the limit", file=sys.stderr)
+        else:
+            print("aicompat: error: out of memory (the process's limit, ulimit -v, or the machine's); the run is "
+                  "incomplete: check fewer files at a time, or raise the limit", file=sys.stderr)
+        return 3
     except Exception as exc:  # a crash is one line and exit 3, never a traceback and exit 1
         if os.environ.get("AICOMPAT_DEBUG"):
             raise
@@ -186,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
               "the run is incomplete", file=sys.stderr)
         return 3
     finally:
+        restore_own_memory()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -233,6 +246,8 @@ def _lint(args) -> int:
         raise ConfigError(f"--select/--ignore: unknown rule code {bad!r}")
     _no_ignoring_incomplete(ignore, "--ignore")
     _no_ignoring_incomplete([c.upper() for c in settings.ignore], f"{settings.config_file}: [tool.aicompat] ignore")
+    # This process's own memory limit (parallel.py), undone when main() returns.
+    limit_own_memory(memory_limit(args.max_file_size or settings.max_bytes or MAX_FILE_BYTES))
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
     opts = {
         "jobs": args.jobs or settings.jobs or default_jobs(),

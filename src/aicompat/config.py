@@ -28,6 +28,7 @@ from packaging.version import Version
 
 from .declared import Pin, declared_pins, project_root
 from .errors import ConfigError
+from .files import MAX_EXCLUDE_CHARS, MAX_EXCLUDE_PATTERNS, MAX_EXCLUDE_TOTAL
 from .matrix import Matrix
 from .registry import unknown_code
 from .target import (
@@ -147,6 +148,21 @@ def local_gpus() -> list[str]:
     return ["sm_" + c.replace(".", "") for c in caps]
 
 
+def _bounded_exclude(patterns: list[str], where: str) -> None:
+    """A checked repository's config must not make the walk unbounded (files.py)."""
+    if len(patterns) > MAX_EXCLUDE_PATTERNS:
+        raise ConfigError(f"{where}: {len(patterns):,} patterns is over the limit of {MAX_EXCLUDE_PATTERNS:,}; "
+                          "exclude whole folders instead")
+    for i, p in enumerate(patterns):
+        if len(p) > MAX_EXCLUDE_CHARS:
+            raise ConfigError(f"{where}[{i}]: a pattern of {len(p):,} characters is over the limit of "
+                              f"{MAX_EXCLUDE_CHARS:,}; shorten it")
+    total = sum(map(len, patterns))
+    if total > MAX_EXCLUDE_TOTAL:
+        raise ConfigError(f"{where}: {total:,} characters of patterns in all is over the limit of "
+                          f"{MAX_EXCLUDE_TOTAL:,}; exclude whole folders instead")
+
+
 def build_settings(
     matrix: Matrix,
     start: Path | None = None,
@@ -245,6 +261,8 @@ def build_settings(
                 if not isinstance(tool[key], list) or not all(isinstance(x, str) for x in tool[key]):
                     raise ConfigError(f"{pyproject}: [tool.aicompat] {key}: expected a list of strings")
                 # As strict as --select/--ignore: a typo must not switch every check off (or none).
+                if key == "exclude":
+                    _bounded_exclude(tool[key], f"{pyproject}: [tool.aicompat] exclude")
                 bad = None if key == "exclude" else unknown_code(tool[key])
                 if bad is not None:
                     raise ConfigError(f"{pyproject}: [tool.aicompat] {key}: unknown rule code {bad!r} "

@@ -3,12 +3,15 @@
 The per-file work (parse, traversal, rules) is CPU-bound Python, so threads
 would not help; worker processes do. Each worker builds its linter once from
 a ``LinterSpec`` handed over when the worker starts (inherited on fork,
-pickled once on spawn), then receives one file at a time over its own pipe.
-One file at a time lets the parent know which file each worker is on and
-since when, so a file that runs past the time limit is reported (AIC002) and
-its worker replaced, and a worker that dies (a crash in native parser code)
-costs one file (AIC000), not the run. Results come back by index; the caller
-keeps path order, so output does not depend on scheduling.
+pickled once on spawn), then receives one file at a time over its own pipe:
+where to read it and the digest of the bytes the parent checked (``Queued``),
+so the parent holds no queued file's bytes. One file at a time lets the
+parent know which file each worker is on and since when, so a file that runs
+past the time limit is reported (AIC002) and its worker replaced, and a
+worker that dies (a crash in native parser code) costs one file (AIC000),
+not the run. Results come back by index; the caller keeps path order, so
+output does not depend on scheduling. The parent has a memory limit of its
+own too (``limit_own_memory``, the command line only).
 
 The command line parses every file on a worker, never in its own process:
 a worker has a memory limit (``MEMORY_LIMIT``, on its address space) and is
@@ -21,9 +24,11 @@ which interrupts Python code but not a call into native code.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing as mp
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -32,7 +37,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 
 from .engine import internal_error
-from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result
+from .fix import digest
+from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result, unreadable
 from .matrix import Matrix
 from .target import ResolvedTarget
 
@@ -92,6 +98,48 @@ class LinterSpec:
         return linter
 
 
+@dataclass(frozen=True)
+class Queued:
+    """A file to lint, read again where it is linted (a worker, or lint_serial): the
+    parent holds no queued file's bytes (900 files of 1.9 MB held 1.7 GB there)."""
+
+    path: str
+    size: int  # of the bytes the parent checked (largest first)
+    digest: str  # of those bytes: only they are linted (and cached, and fixed)
+
+
+Work = tuple[int, str, bytes | Queued]  # (index, display path, the bytes or where to read them)
+
+
+def _size(source: bytes | Queued) -> int:
+    return source.size if isinstance(source, Queued) else len(source)
+
+
+def load(source: bytes | Queued, display: str, max_bytes: int) -> bytes | FileResult:
+    """The bytes to lint, or the result of a file that is no longer the one the parent
+    checked (changed, grown, replaced by a FIFO or a link to elsewhere: not linted)."""
+    if not isinstance(source, Queued):
+        return source
+    try:
+        data = read_capped(source.path, file_cap(display, max_bytes))
+    except OSError as exc:
+        return unreadable(display, exc)
+    if isinstance(data, int) or len(data) != source.size or digest(data) != source.digest:
+        return unreadable(display, OSError(errno.EAGAIN, "it changed while it was being checked; check it again"))
+    return data
+
+
+def _lint_item(linter: Linter, source: bytes | Queued, display: str, timeout: float | None = None,
+               in_process: bool = False) -> FileResult:
+    data = load(source, display, linter.max_bytes)
+    if isinstance(data, FileResult):
+        return data
+    res = lint_one(linter, data, display, timeout) if in_process else _guarded(linter, data, display)
+    if isinstance(source, Queued):
+        res.digest = source.digest  # the bytes checked were the parent's
+    return res
+
+
 def memory_limit(max_bytes: int = MAX_FILE_BYTES) -> int:
     """A worker's memory limit: MEMORY_LIMIT, grown in proportion for a raised size limit
     (LibCST's memory grows with the source: 0.8 GB for 1.4 MB, 4.3 GB for 5 MB)."""
@@ -127,9 +175,15 @@ def too_large(data: bytes | int, display: str, max_bytes: int = MAX_FILE_BYTES) 
 def read_capped(path, limit: int = MAX_FILE_BYTES) -> bytes | int:
     """The file's bytes, or its size when that is over ``limit``: a file is
     never read whole before its size is known (a 40 GB file, or one that
-    grows while it is read, costs ``limit`` bytes). Raises OSError."""
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+    grows while it is read, costs ``limit`` bytes). Like confine.read_regular,
+    the open does not block on a FIFO swapped in after the walk, and anything
+    but a regular file is refused. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        size = st.st_size
         if size > limit:
             return size
         data = fh.read(limit + 1)
@@ -191,16 +245,16 @@ def lint_one(linter: Linter, data: bytes, display: str, timeout: float | None) -
         signal.signal(signal.SIGALRM, previous)
 
 
-def lint_serial(spec_or_linter, work: list[tuple[int, str, bytes]], timeout: float | None) -> dict[int, FileResult]:
+def lint_serial(spec_or_linter, work: list[Work], timeout: float | None) -> dict[int, FileResult]:
     linter = spec_or_linter.build() if isinstance(spec_or_linter, LinterSpec) else spec_or_linter
-    return {i: lint_one(linter, data, display, timeout) for i, display, data in work}
+    return {i: _lint_item(linter, source, display, timeout, in_process=True) for i, display, source in work}
 
 
-def use_pool(work: list[tuple[int, str, bytes]], jobs: int) -> bool:
+def use_pool(work: list[Work], jobs: int) -> bool:
     """Whether worker processes pay for themselves on ``work``."""
     if jobs < 2 or len(work) < MIN_PARALLEL_FILES:
         return False
-    return sum(len(w[2]) for w in work) >= MIN_PARALLEL_BYTES[_context().get_start_method()]
+    return sum(_size(w[2]) for w in work) >= MIN_PARALLEL_BYTES[_context().get_start_method()]
 
 
 def _context():
@@ -212,17 +266,19 @@ def _context():
     return mp.get_context("spawn")
 
 
-def _limit_memory(limit: int) -> None:
+def _limit_memory(limit: int, inherited: int | None = None) -> None:
     """Cap this worker's address space at what it has now plus ``limit``:
     an allocation past it fails (MemoryError in Python, an abort in native
     code) in this worker only. Linux only (/proc); elsewhere the time limit
-    still holds."""
+    still holds. ``inherited``: the soft limit before the parent set its own
+    (limit_own_memory), which the worker's replaces."""
     try:
         import resource
 
         with open("/proc/self/statm") as fh:
             size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        soft = soft if inherited is None else inherited
         cap = size + limit
         if hard != resource.RLIM_INFINITY:
             cap = min(cap, hard)
@@ -230,6 +286,50 @@ def _limit_memory(limit: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     except (ImportError, OSError, ValueError):
         pass
+
+
+# The parent's own limit while limit_own_memory holds: (bytes added, the soft limit before).
+_OWN: tuple[int, int] | None = None
+
+
+def limit_own_memory(limit: int) -> None:
+    """The command line's own process gets a memory limit too, in the workers' spirit:
+    its address space may grow by ``limit`` (memory_limit) over what it has now. It
+    holds no file's bytes but one at a time, so what grows is only what the files found;
+    past the limit an allocation fails (MemoryError: one line and exit 3, cli.py), not
+    the machine. A soft limit the user set is left as it is. Undone by restore_own_memory."""
+    global _OWN
+    try:
+        import resource
+
+        with open("/proc/self/statm") as fh:
+            size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY or _OWN is not None:
+            return
+        cap = size + limit if hard == resource.RLIM_INFINITY else min(size + limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        _OWN = (limit, soft)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def own_memory_limit() -> int | None:
+    """The bytes limit_own_memory let this process add, or None (no limit of aicompat's)."""
+    return _OWN[0] if _OWN is not None else None
+
+
+def restore_own_memory() -> None:
+    global _OWN
+    if _OWN is None:
+        return
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (_OWN[1], resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (ImportError, OSError, ValueError):
+        pass
+    _OWN = None
 
 
 def _die_with_parent() -> None:
@@ -267,14 +367,14 @@ def _watch_size(peak) -> None:
     threading.Thread(target=loop, daemon=True).start()
 
 
-def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None) -> None:
+def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None, inherited: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handler, inherited on fork
     _die_with_parent()
     if parent is not None and os.getppid() != parent:
         return  # the parent died before the line above took effect
     limit = memory_limit(spec.max_bytes)
-    _limit_memory(limit)
+    _limit_memory(limit, inherited)
     _watch_size(peak)
     linter = spec.build()
     while True:
@@ -284,8 +384,8 @@ def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None) -> Non
             return
         if msg is None:
             return
-        i, display, data = msg
-        res = _guarded(linter, data, display)
+        i, display, source = msg
+        res = _lint_item(linter, source, display)
         try:
             conn.send((i, res))
         except MemoryError:  # the result itself did not fit: report the file, not a dead worker
@@ -296,13 +396,14 @@ class _Worker:
     def __init__(self, ctx, spec: LinterSpec) -> None:
         self.conn, child = ctx.Pipe()
         self.peak = ctx.Value("q", 0, lock=False)  # the worker's largest address space, in bytes
-        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid(), self.peak), daemon=True)
+        inherited = _OWN[1] if _OWN is not None else None
+        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid(), self.peak, inherited), daemon=True)
         self.proc.start()
         child.close()
         self.current: tuple[int, str] | None = None
         self.started = 0.0
 
-    def give(self, item: tuple[int, str, bytes]) -> None:
+    def give(self, item: Work) -> None:
         self.current = (item[0], item[1])
         self.started = time.monotonic()
         self.conn.send(item)
@@ -326,13 +427,13 @@ class _Worker:
         self.conn.close()
 
 
-def lint_parallel(spec: LinterSpec, work: list[tuple[int, str, bytes]], jobs: int, timeout: float | None,
+def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float | None,
                   ctx=None, linter: Linter | None = None) -> dict[int, FileResult]:
-    """Lint ``work`` ((index, display path, bytes) items) on ``jobs`` worker processes."""
+    """Lint ``work`` ((index, display path, bytes or Queued) items) on ``jobs`` worker processes."""
     ctx = ctx or _context()
     # Largest first, so a big file does not start last and leave one CPU busy
     # after the others are done.
-    queue = deque(sorted(work, key=lambda w: -len(w[2])))
+    queue = deque(sorted(work, key=lambda w: -_size(w[2])))
     results: dict[int, FileResult] = {}
     if linter is not None and ctx.get_start_method() == "fork" and len(queue) > 1:
         # The first file a process lints fills lazily built tables (LibCST's
