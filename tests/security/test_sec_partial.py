@@ -4,11 +4,14 @@ checked repository's configuration is not looked for above its git top; an
 unquoted ``python = 3.10``; --fix leaves read-only and hard-linked files alone.
 Every hostile input is made here, in tmp_path."""
 import os
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import lint, run_cli
+from conftest import SRC, lint, run_cli
 
 FP8 = "import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
 A100 = "[tool.aicompat]\ngpus = ['A100']\n"
@@ -76,20 +79,36 @@ def test_a_baseline_does_not_hide_a_folder_that_cannot_be_listed(tmp_path):
     assert r.returncode == 3 and "cannot read folder" in r.stdout and "b.py" not in r.stdout
 
 
-def test_a_folder_without_read_permission_is_incomplete(tmp_path):
+# Root reads a folder whatever its mode; without the two capabilities that let it
+# (setpriv drops them) it is held to the mode like any user.
+NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def _as_user(cwd, *args):
+    prefix = NO_DAC if os.geteuid() == 0 else []
+    env = dict(os.environ, PYTHONPATH=str(SRC), AICOMPAT_CACHE_DIR=str(cwd.parent / "cache"))
+    return subprocess.run([*prefix, sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("mode", [0, 0o444], ids=["no-access", "listed-not-searchable"])
+def test_a_folder_without_read_permission_is_incomplete(tmp_path, mode):
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "locked").mkdir()
     (proj / "locked" / "k.py").write_text(FP8)
-    (proj / "locked").chmod(0)
+    (proj / "locked").chmod(mode)
     try:
-        try:
-            os.listdir(proj / "locked")
-            pytest.skip("this user reads a folder whatever its mode (root); the too-long path test covers it")
-        except PermissionError:
-            pass
-        r = _cli(proj, "--no-config", ".", "--exit-zero")
-        assert r.returncode == 3 and "AIC002" in r.stdout and "Permission denied" in r.stdout
+        if os.geteuid() == 0 and shutil.which("setpriv") is None:
+            pytest.skip("root reads a folder whatever its mode and setpriv is not here to drop that")
+        probe = _as_user(proj, "-c", "import os; os.stat('locked/k.py')")
+        if probe.returncode == 0 or "PermissionError" not in probe.stderr:
+            pytest.skip(f"this user reads a folder whatever its mode: {probe.stderr.strip()[-200:]}")
+        r = _as_user(proj, "-m", "aicompat", "lint", "--no-config", "--exit-zero", ".")
+        assert "Traceback" not in r.stderr, r.stderr
+        assert r.returncode == 3 and "locked:1:1: AIC002 not checked: cannot read folder: Permission denied" in r.stdout
+        ok = _as_user(proj, "-m", "aicompat", "lint", "--no-config", "--allow-incomplete", ".")
+        assert ok.returncode == 0 and "AIC002" in ok.stdout
     finally:
         (proj / "locked").chmod(0o755)
 
