@@ -122,5 +122,6 @@ def write_fixed(src: Source, new: str) -> bool:
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+    # The hunks' line numbers are Python's: str.splitlines would also break on a form feed.
+    return "".join(difflib.unified_diff(_LINE.findall(old), _LINE.findall(new),
                                         fromfile=f"a/{path}", tofile=f"b/{path}"))
