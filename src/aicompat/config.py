@@ -77,6 +77,10 @@ def verify_options(timeout: float | None = None, cache_dir: Path | None = None):
 
 
 def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start``, not above the top of its
+    repository (the nearest folder holding ``.git``, a folder or a worktree's file):
+    a clone at /tmp/x/repo must not take /tmp/x/pyproject.toml (its exclude, its
+    requirements, its cache folder). Outside any repository, the nearest one."""
     start = start.resolve()
     if start.is_file():
         start = start.parent
@@ -84,6 +88,8 @@ def find_pyproject(start: Path) -> Path | None:
         p = d / "pyproject.toml"
         if p.is_file():
             return p
+        if os.path.lexists(d / ".git"):
+            return None
     return None
 
 
