@@ -221,7 +221,11 @@ def build_settings(
             gpus = list(tool["gpus"])
             sources["gpus"] = src
         if "python" in tool:
-            python = parse_python(str(tool["python"]), f"{pyproject}: [tool.aicompat] python")
+            if not isinstance(tool["python"], str):  # TOML reads python = 3.10 as the float 3.1
+                raise ConfigError(f"{pyproject}: [tool.aicompat] python: expected a quoted version, got "
+                                  f"{tool['python']!r} (TOML reads an unquoted 3.10 as the number 3.1); "
+                                  'quote it: python = "3.10"')
+            python = parse_python(tool["python"], f"{pyproject}: [tool.aicompat] python")
             sources["python"] = src
         if "cuda" in tool:
             cuda = check_cuda(str(tool["cuda"]), f"{pyproject}: [tool.aicompat] cuda")
