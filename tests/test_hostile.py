@@ -292,7 +292,7 @@ def test_an_unreadable_folder_is_reported(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(files.os, "scandir", scandir)
     code, out, _ = _cli(tmp_path, monkeypatch, capsys)
-    assert "locked:1:1: AIC001 cannot parse: cannot read folder: Permission denied" in out and code == 1
+    assert "locked:1:1: AIC002 not checked: cannot read folder: Permission denied" in out and code == 3
 
 
 # -- 9: a crash is exit 3 and one line; bad configuration is exit 2 ------------------------

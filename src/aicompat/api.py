@@ -10,7 +10,7 @@ from .config import Settings, build_settings
 from .diagnostics import Diagnostic
 from .files import discover, display_path
 from .fix import digest
-from .linter import FileResult, Linter, unreadable
+from .linter import FileResult, Linter, limit_result, unreadable
 from .matrix import Matrix, default_matrix
 from .parallel import (MAX_FILE_BYTES, FileTimeout, LinterSpec, Queued, Work, bound_jobs, file_cap, lint_one,
                        lint_parallel, lint_serial, read_capped, timed, timeout_result, too_large, use_pool)
@@ -111,8 +111,10 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     final = [r for r in results if r is not None]
     # The link itself is named, not where it points (nowhere, or in a loop).
     final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
-    # A folder that cannot be listed is reported, not skipped in silence: its files were not checked.
-    final += [unreadable(display_path(p), exc, "folder") for p, exc in unlisted]
+    # A folder that cannot be listed is reported, not skipped in silence: its files were not
+    # checked, so the run is incomplete (AIC002: no noqa, baseline, --ignore or --exit-zero hides it).
+    final += [limit_result(display_path(p), f"cannot read folder: {exc.strerror or exc} (give it read and "
+                                            "search permission, or exclude it)") for p, exc in unlisted]
     diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
     notes = list(dict.fromkeys(n for r in final for n in r.notes))
     return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root,

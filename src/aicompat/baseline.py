@@ -30,7 +30,7 @@ from .confine import read_regular
 from .diagnostics import Diagnostic
 from .errors import ConfigError
 from .formatters import printable_path
-from .suppress import NEVER_SUPPRESSED
+from .suppress import NEVER_SUPPRESSED, source_lines
 
 _LINE_REF = re.compile(r"\bline \d+")
 MAX_BYTES = 64_000_000  # about 400,000 findings; far more than any baseline --write-baseline makes
@@ -44,7 +44,7 @@ def _source_line(d: Diagnostic, cache: dict[str, list[str]]) -> str:
             data = read_capped(d.path)
         except OSError:
             data = b""
-        cache[d.path] = data.decode("utf-8", "replace").splitlines() if isinstance(data, bytes) else []
+        cache[d.path] = source_lines(data.decode("utf-8", "replace")) if isinstance(data, bytes) else []
     lines = cache[d.path]
     return lines[d.line - 1].strip() if d.cell is None and 0 < d.line <= len(lines) else ""
 

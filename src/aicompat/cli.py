@@ -14,7 +14,7 @@ from pathlib import Path
 from . import __version__
 from . import baseline
 from .confine import tree_of, within
-from .fix import fixed_source, unified_diff, write_fixed
+from .fix import LeftAlone, fixed_source, unified_diff, write_fixed
 from .api import run, with_run_options
 from .cache import CACHE_DIR
 from .config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
@@ -285,7 +285,10 @@ def _lint(args) -> int:
                     if not write_fixed(src, new):
                         continue  # changed since it was checked: left as it is
                 except OSError as exc:  # the file is left whole (fix.write_fixed)
-                    print(f"aicompat: cannot fix {printable(f.path)}: {exc.strerror or exc}", file=sys.stderr)
+                    print(f"aicompat: cannot fix {printable(f.path)}: {printable(str(exc.strerror or exc))}", file=sys.stderr)
+                    continue
+                except LeftAlone as exc:  # read-only or hard-linked: unchanged, the rest goes on
+                    print(f"aicompat: --fix: left {printable(f.path)} as it is: {exc}", file=sys.stderr)
                     continue
             changed += 1
         _say_not_rewritten(result, "--fix" if args.fix else "--diff")

@@ -78,6 +78,10 @@ def verify_options(timeout: float | None = None, cache_dir: Path | None = None):
 
 
 def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start``, not above the top of its
+    repository (the nearest folder holding ``.git``, a folder or a worktree's file):
+    a clone at /tmp/x/repo must not take /tmp/x/pyproject.toml (its exclude, its
+    requirements, its cache folder). Outside any repository, the nearest one."""
     start = start.resolve()
     if start.is_file():
         start = start.parent
@@ -85,6 +89,8 @@ def find_pyproject(start: Path) -> Path | None:
         p = d / "pyproject.toml"
         if p.is_file():
             return p
+        if os.path.lexists(d / ".git"):
+            return None
     return None
 
 
@@ -231,7 +237,11 @@ def build_settings(
             gpus = list(tool["gpus"])
             sources["gpus"] = src
         if "python" in tool:
-            python = parse_python(str(tool["python"]), f"{pyproject}: [tool.aicompat] python")
+            if not isinstance(tool["python"], str):  # TOML reads python = 3.10 as the float 3.1
+                raise ConfigError(f"{pyproject}: [tool.aicompat] python: expected a quoted version, got "
+                                  f"{tool['python']!r} (TOML reads an unquoted 3.10 as the number 3.1); "
+                                  'quote it: python = "3.10"')
+            python = parse_python(tool["python"], f"{pyproject}: [tool.aicompat] python")
             sources["python"] = src
         if "cuda" in tool:
             cuda = check_cuda(str(tool["cuda"]), f"{pyproject}: [tool.aicompat] cuda")

@@ -130,6 +130,9 @@ def _walk(top: str, on_error):
         except OSError as exc:
             on_error(d, exc)
             continue
+        if entries and not os.access(d, os.X_OK):  # listed (mode r--) but its files cannot be opened or stat'ed
+            on_error(d, PermissionError(errno.EACCES, "Permission denied: it can be listed, not searched", d))
+            continue
         dirnames, filenames = [], []
         for e in entries:
             try:

@@ -11,7 +11,8 @@ own line breaks (``\\r\\n``, ``\\r``, ``\\n``; not the form feed, ``\\x85`` or
 ``\\u2028`` that ``str.splitlines`` also breaks on), in the file's own encoding
 (PEP 263) and newlines, and written to a temporary file in the same folder
 that is renamed over the original (keeping its mode): a failed write leaves
-the file as it was.
+the file as it was. A read-only file and one with other hard links are left as
+they are (the rename would override the one and split the other), with a note.
 """
 
 from __future__ import annotations
@@ -110,12 +111,38 @@ def fixed_source(path: str, diags: list[Diagnostic], tree: str | None = None,
     return src, old, new
 
 
+class LeftAlone(Exception):
+    """--fix does not rewrite this file; the message says why and what to do."""
+
+
+def _left_alone(path: str) -> str | None:
+    """Why ``path`` must not be rewritten, or None. The rewrite is a rename over the
+    file, which a read-only mode does not stop (the folder's mode decides) and which
+    gives the name a new inode, so a second hard link would keep the old text."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"cannot stat it: {exc.strerror or exc}"
+    if st.st_nlink > 1:
+        return (f"it has {st.st_nlink} hard links and a rewrite would leave the others unchanged "
+                "(edit it in place by hand)")
+    # By its mode too: root may write any file, but a file marked read-only is not to be changed.
+    bits = stat.S_IWUSR if st.st_uid == os.geteuid() else stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+    if not st.st_mode & bits or not os.access(path, os.W_OK):
+        return "it is read-only (make it writable to fix it)"
+    return None
+
+
 def write_fixed(src: Source, new: str) -> bool:
     """Replace the file with ``new`` (in its encoding) if it still holds the bytes
-    that were fixed: a temporary file beside it, renamed over it."""
+    that were fixed: a temporary file beside it, renamed over it. Raises LeftAlone
+    for a read-only or hard-linked file, which is not changed."""
     again = read_regular(src.path, MAX_BYTES)
     if again != src.data:
         return False  # changed (or replaced by something else) since it was read
+    why = _left_alone(src.path)
+    if why is not None:
+        raise LeftAlone(why)
     folder, name = os.path.split(os.path.abspath(src.path))
     replace_file(Path(folder), name, new.encode(src.encoding), mode=src.mode, sync=True,
                  prefix=f".{name}.aicompat-")

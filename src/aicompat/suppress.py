@@ -15,6 +15,18 @@ IGNORE_FILE = re.compile(rb"(?:#|//)\s*aicompat:\s*ignore-file\b")
 # incomplete: no comment in the checked file (a bare ``# noqa`` after
 # ``import torch`` is common) and no baseline may hide that.
 NEVER_SUPPRESSED = frozenset({"AIC000", "AIC002"})
+# Line breaks as Python (and LibCST, whose line numbers findings carry) counts them:
+# str.splitlines also breaks on \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029, so one of
+# those in a comment moved every later line, and its ``# noqa``, by one.
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(text: str) -> list[str]:
+    """``text`` split into lines without their breaks, numbered as Python numbers them."""
+    lines = _BREAK.split(text)
+    if lines and not lines[-1]:
+        lines.pop()  # the break ending the last line starts no line
+    return lines
 
 
 def _codes_on(line: str) -> set[str] | None:
@@ -49,7 +61,7 @@ def apply(diags: list[Diagnostic], text: str) -> tuple[list[Diagnostic], list[Di
         return [], []
     if "#" not in text and "//" not in text:
         return diags, []
-    lines = text.splitlines()
+    lines = source_lines(text)
     kept, dropped = [], []
     memo: dict = {}
     for d in diags:
