@@ -26,7 +26,7 @@ from aicompat.matrix import default_matrix  # noqa: E402
 # these modules (real tools in the loop: nvcc over the kernel corpus and exact mode, the
 # pre-commit and wheel installs, the property-based fuzzer), the day-to-day subset. CI runs
 # everything. A single test can also carry @pytest.mark.slow.
-SLOW_MODULES = {"test_kernel_corpus.py", "test_cuda_verify.py", "test_precommit.py", "test_wheel.py",
+SLOW_MODULES = {"test_kernel_corpus.py", "test_cuda_verify.py", "test_sec_exact.py", "test_precommit.py", "test_wheel.py",
                 "test_fuzz.py"}
 SLOW_TESTS = {"test_python_wrappers_agree_with_nvcc"}  # tests/test_aic301.py: nvcc on every wrapper
 

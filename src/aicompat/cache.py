@@ -29,7 +29,7 @@ import re
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from .cachefs import create_new, machine_secret, real_dirs, replace_file
+from .cachefs import ensure_root, machine_secret, real_dirs, replace_file
 from .confine import read_inside, read_regular
 from .data import data_dir
 from .diagnostics import Diagnostic
@@ -175,18 +175,6 @@ class Cache:
 
     def _ensure_root(self) -> None:
         ensure_root(self.root)
-
-
-def ensure_root(root: Path) -> None:
-    """Create the cache folder with a .gitignore and a CACHEDIR.TAG (also used by exact mode's
-    compile results, cuda/verify.py); never through a link, never over what is there."""
-    if real_dirs(root, [], create=True) is None:
-        raise OSError("the cache folder is not a folder")
-    # Keep the cache out of version control without touching the
-    # project's own .gitignore (ruff does the same).
-    create_new(root / ".gitignore", b"# Automatically created by aicompat.\n*\n")
-    create_new(root / "CACHEDIR.TAG", b"Signature: 8a477f597d28d172789f06886806bc55\n"
-                                      b"# This file is a cache directory tag created by aicompat.\n")
 
 
 def _stored(d: Diagnostic) -> dict:

@@ -148,3 +148,15 @@ def machine_secret() -> bytes:
         found = _read_secret(path)
     _SECRET = found or secrets.token_hex(32).encode()
     return _SECRET
+
+
+def ensure_root(root: Path) -> None:
+    """Create the cache folder with a .gitignore and a CACHEDIR.TAG (also used by exact mode's
+    compile results, cuda/verify.py); never through a link, never over what is there."""
+    if real_dirs(root, [], create=True) is None:
+        raise OSError("the cache folder is not a folder")
+    # Keep the cache out of version control without touching the
+    # project's own .gitignore (ruff does the same).
+    create_new(root / ".gitignore", b"# Automatically created by aicompat.\n*\n")
+    create_new(root / "CACHEDIR.TAG", b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                                      b"# This file is a cache directory tag created by aicompat.\n")

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="exact mode: compile each CUDA source AIC301 finds (load_inline, CuPy, PyCUDA, NVRTC, "
                            ".cu files) with the local nvcc for each target its build produces (device code only, "
                            "never run; results cached); nvcc's verdict replaces the static one "
-                           "(also [tool.aicompat] cuda-verify = true)")
+                           "(also AICOMPAT_CUDA_VERIFY=1; never from the checked tree's config)")
     lint.add_argument("--format", choices=sorted(FORMATTERS), default="text")
     lint.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (comma-separated)")
     lint.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes or prefixes (comma-separated)")
@@ -238,7 +238,7 @@ def _lint(args) -> int:
         start = Path(args.stdin_filename).parent if args.stdin_filename else Path.cwd()
     else:
         start = Path(args.paths[0]) if args.paths else Path.cwd()
-    cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda, cuda_verify=args.cuda_verify)
+    cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda, cuda_verify=args.cuda_verify or _verify_env())
     settings = build_settings(matrix, start=start, cli=cli, cli_pins=args.pin, no_config=args.no_config)
     select, ignore = _codes(args.select), _codes(args.ignore)
     bad = unknown_code(select + ignore)
@@ -343,6 +343,16 @@ def _lint(args) -> int:
     if any(d.code not in INCOMPLETE for d in result.diagnostics) and not args.exit_zero:
         return 1
     return 0
+
+
+def _verify_env() -> bool | None:
+    """AICOMPAT_CUDA_VERIFY=1 (or true/yes/on): exact mode, the user's own switch beside --cuda-verify."""
+    v = os.environ.get("AICOMPAT_CUDA_VERIFY", "").strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("", "0", "false", "no", "off"):
+        return None
+    raise ConfigError(f"$AICOMPAT_CUDA_VERIFY: expected 1 or 0, got {printable(v)!r}")
 
 
 def _say_not_rewritten(result, flag: str) -> None:

@@ -189,6 +189,7 @@ def build_settings(
     pyproject = None if no_config else find_pyproject(start or Path.cwd())
     tool: dict[str, Any] = {}
     verify = False
+    refused_notes: list[str] = []
 
     doc: dict[str, Any] | None = None
     if pyproject is not None:
@@ -263,9 +264,11 @@ def build_settings(
             else:
                 raise ConfigError(f"{pyproject}: [tool.aicompat] pins: expected a list of requirements or a table")
         if "cuda-verify" in tool:
-            if not isinstance(tool["cuda-verify"], bool):
-                raise ConfigError(f"{pyproject}: [tool.aicompat] cuda-verify: expected true or false")
-            verify = tool["cuda-verify"]
+            # Exact mode runs nvcc on the checked code: the person running aicompat decides, never
+            # the tree being checked (a pull request could switch it on for itself).
+            refused_notes.append(f"{pyproject}: [tool.aicompat] cuda-verify is ignored: exact mode runs nvcc on "
+                                 "the checked code, so only the command line (--cuda-verify) or the environment "
+                                 "(AICOMPAT_CUDA_VERIFY=1) turns it on")
         for key in ("exclude", "select", "ignore"):
             if key in tool:
                 if not isinstance(tool[key], list) or not all(isinstance(x, str) for x in tool[key]):
@@ -359,7 +362,7 @@ def build_settings(
         sources=sources,
         default_fleet=sources["gpus"] == "default",
     )
-    notes = pin_notes
+    notes = refused_notes + pin_notes
     if verify:
         target.verify, missing = verify_options(run_opts.get("timeout"))
         if missing:

@@ -4,13 +4,15 @@ any of several targets. Only verdicts nvcc really gave count; the rest stays sta
 
 from __future__ import annotations
 
+import os
 import re
 import sysconfig
 from dataclasses import replace
 from importlib.util import find_spec
 from pathlib import Path
 
-from .verify import Job, Outcome, Verifier, headers_of, settle
+from . import sealed
+from .verify import DROPPED, Job, Outcome, Verifier, settle, split_defines
 
 DECIDED = ("ok", "fail", "empty")
 
@@ -41,19 +43,31 @@ def torch_include_dirs() -> tuple[str, ...]:
 
 
 def tree_of(folder: Path) -> Path:
-    """The project folder above ``folder`` (the nearest with .git or pyproject.toml): the in-tree
-    headers a source includes, whose digests key its cache entries, are looked up inside it."""
+    """The tree a source's in-tree headers are read from (sealed.py inlines them; nothing outside
+    it is read): the repository above ``folder`` (the nearest folder with .git), else the nearest
+    project folder (pyproject.toml), else ``folder``."""
     for d in (folder, *folder.parents):
-        if (d / ".git").exists() or (d / "pyproject.toml").is_file():
+        if os.path.lexists(d / ".git"):
+            return d
+    for d in (folder, *folder.parents):
+        if (d / "pyproject.toml").is_file():
             return d
     return folder
 
 
 def jobs_for(text: str, targets, flags, source_dir: Path | None, root: Path | None,
              extra_includes: tuple[str, ...] = ()) -> list[Job]:
-    inc = ((str(source_dir),) if source_dir is not None else ()) + tuple(extra_includes)
-    headers = headers_of(text, source_dir, root)
-    return [Job(text, t, tuple(flags), inc, headers) for t in targets]
+    """One job per target for ``text``: the sealed unit (its in-tree headers inlined, nothing
+    that reads outside the tree; sealed.py), the flags that may go on nvcc's command line, and
+    the other -D definitions written at the top of the unit."""
+    line_flags, defines = split_defines([f for f in flags if f != DROPPED])
+    unit = sealed.seal(text, source_dir, root, (), defines)
+    refused = unit.refused
+    if DROPPED in flags:
+        refused = ("a -D/-U flag of the build cannot be passed to nvcc safely (its name is not a macro name, or "
+                   "its value spans lines)")
+    body = unit.text if unit.text is not None else text
+    return [Job(body, t, line_flags, tuple(extra_includes), refused) for t in targets]
 
 
 def per_target(ver: Verifier, matrix, text: str, targets, flags=(), source_dir=None, root=None,

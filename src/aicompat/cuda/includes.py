@@ -16,6 +16,8 @@ import re
 import stat
 from pathlib import Path
 
+from ..confine import read_regular, within
+
 MAX_BYTES = 1_000_000
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
@@ -56,7 +58,8 @@ def resolve(name: str, quoted: bool, from_dir: Path, include_dirs, root: Path) -
     dirs = ([from_dir] if quoted else []) + [Path(d) for d in include_dirs]
     for d in dirs:
         cand = Path(os.path.normpath(d / name))
-        if inside(cand, root) and regular_file(cand) is not None:
+        # Inside the tree by its real path too: a folder link (inc -> /etc) or a VCS folder is not.
+        if inside(cand, root) and within(cand, root) is not None and regular_file(cand) is not None:
             return cand
     return None
 
@@ -68,8 +71,6 @@ def read(path: Path) -> str | None:
         return None
     key = (str(path), st.st_size, st.st_mtime_ns)
     if key not in _TEXTS:
-        try:
-            _TEXTS[key] = path.read_bytes().decode("utf-8", "replace")
-        except OSError:
-            _TEXTS[key] = None
+        data = read_regular(path, MAX_BYTES)  # not through a link swapped in since, never a FIFO
+        _TEXTS[key] = data.decode("utf-8", "replace") if data is not None else None
     return _TEXTS[key]

@@ -1,16 +1,25 @@
 """Exact mode (``--cuda-verify``): compile CUDA device code with the local nvcc.
 
-Opt-in only: the analyzer otherwise never runs a compiler. Each compile is
-``nvcc -ptx -lineinfo -arch=compute_XY`` of the source written to a private
-temporary folder, then ``ptxas -arch=sm_XY`` of that PTX: device passes only,
-no host compiler pass, nothing linked or run. nvcc gets a minimal environment
-(PATH, TMPDIR/HOME in the private folder, C locale), no shell, a time limit.
-A ptxas error is mapped back to the CUDA line through the PTX's ``.loc``
-directives (-lineinfo); a front-end error names its line itself.
+Opt-in only, and only by whoever runs aicompat (the command line or the
+environment, never the checked tree's config): the analyzer otherwise never runs
+a compiler. Each compile is ``nvcc -ptx -lineinfo -arch=compute_XY`` of one sealed
+unit (cuda/sealed.py: the source with its in-tree headers inlined, nothing in it
+that opens a file outside the tree) written to a private temporary folder, then
+``ptxas -arch=sm_XY`` of that PTX: device passes only, no host compiler pass,
+nothing linked or run. nvcc gets no include folder of the tree, a minimal
+environment (PATH, TMPDIR/HOME in the private folder, C locale), no shell of
+ours, a time limit, and, where the kernel has Landlock, a file-system sandbox
+(cuda/sandbox.py). The checked code's build flags reach nvcc only as
+``-D``/``-U`` of plain tokens and a fixed set of device options; any other
+definition is written into the unit, never onto a command line (nvcc runs its
+host preprocessor through /bin/sh with each ``-D`` in double quotes). A ptxas
+error is mapped back to the CUDA line through the PTX's ``.loc`` directives
+(-lineinfo); a front-end error names its line itself. What the compilers print is
+reported only in the forms of cuda/compiler_text.py, never as free text.
 
 Results are cached in aicompat's cache folder under ``cuda-verify/``, keyed by
-the source and the in-tree headers it includes, the target, the flags and the
-nvcc version; nothing is written anywhere else. At most ``SLOTS`` nvcc
+the unit, the target, the flags and the nvcc version; nothing is written
+anywhere else, and nothing there through a link. At most ``SLOTS`` nvcc
 processes run at once (across worker processes too, through lock files in the
 cache folder, when there is one) and at most ``max_compiles`` per run.
 """
@@ -23,19 +32,20 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..cachefs import machine_secret, real_dirs, replace_file
+from ..cachefs import ensure_root, machine_secret, real_dirs, replace_file
 from ..confine import read_regular
-from . import includes
+from . import compiler_text, sandbox
 
-FORMAT = 1  # bump when an entry's layout or meaning changes
+FORMAT = 2  # bump when an entry's layout or meaning changes
 SLOTS = 2  # nvcc processes at once: compiles are CPU-heavy and the machine is shared
 MAX_COMPILES = 256  # per run (per process with worker processes)
 COMPILES = 0  # nvcc invocations made by this process (tests count cache hits with it)
@@ -47,14 +57,37 @@ _PTXAS = re.compile(r"^ptxas\s+(?P<file>.*?), line (?P<line>\d+); (?P<kind>error
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _ENTRY = re.compile(r"\.entry\s+\S+\s*\([^)]*\)[^{]*\{(.*?)\n\}", re.S)
-_UNSUPPORTED = re.compile(r"nvcc fatal\s*:\s*Unsupported gpu architecture '([^']+)'")
+_UNSUPPORTED = re.compile(r"nvcc fatal\s*:\s*Unsupported gpu architecture '((?:sm|compute)_\w{1,8})'")
 _EXTERN = re.compile(r"Unresolved extern function '([^']+)'")
-# Build flags that change what device code nvcc generates and are safe to pass on;
-# anything else (host compiler options, output paths, -Xcompiler, --run) is dropped.
-_KEEP_FLAG = re.compile(r"^(-D\S+|-U\S+|-std=\S+|--std=\S+|--expt-relaxed-constexpr|--expt-extended-lambda|"
-                        r"--extended-lambda|--use_fast_math|-use_fast_math|--ftz=\S+|--prec-div=\S+|"
-                        r"--prec-sqrt=\S+|--fmad=\S+|-ftz=\S+|-prec-div=\S+|-prec-sqrt=\S+|-fmad=\S+|"
-                        r"-O[0-3]|--restrict|-maxrregcount=\d+|--maxrregcount=\d+)$")
+# Build flags that change what device code nvcc generates and are safe to pass on, each
+# with a value of plain characters; anything else (host compiler options, output paths,
+# -Xcompiler, --run) is dropped.
+_KEEP_FLAG = re.compile(r"^(-std=(?:c|gnu)\+\+\d\d|--std=(?:c|gnu)\+\+\d\d|--expt-relaxed-constexpr|"
+                        r"--expt-extended-lambda|--extended-lambda|--use_fast_math|-use_fast_math|"
+                        r"-?-(?:ftz|prec-div|prec-sqrt|fmad)=(?:true|false)|-O[0-3]|--restrict|-?-maxrregcount=\d{1,4})$")
+# A -D/-U that may go on nvcc's command line: nvcc hands it to /bin/sh inside double quotes,
+# so only characters no shell treats specially inside them.
+_PLAIN_DEFINE = re.compile(r"-D[A-Za-z_]\w{0,200}(?:=[A-Za-z0-9_.+-]{0,200})?")
+_PLAIN_UNDEF = re.compile(r"-U[A-Za-z_]\w{0,200}")
+# Any other -D with a macro name (also function-like) and a one-line value: written into the unit.
+_OTHER_DEFINE = re.compile(r"-D([A-Za-z_]\w{0,200}(?:\([A-Za-z_0-9, .]{0,200}\))?)(?:=(.{0,4000}))?", re.S)
+DROPPED = "--aicompat-dropped-define"  # stands for a -D/-U that cannot be passed safely (never given to nvcc)
+# Neither a shell nor the preprocessor may see these in a definition written into the unit.
+_UNSAFE_VALUE = re.compile(r"[\n\r\0]|\\$")
+
+
+def split_defines(flags) -> tuple[tuple[str, ...], tuple[tuple[str, str | None], ...]]:
+    """(flags for nvcc's command line, (name, value) definitions to write into the unit)."""
+    line: list[str] = []
+    unit: list[tuple[str, str | None]] = []
+    for f in flags:
+        if f.startswith("-D") and not _PLAIN_DEFINE.fullmatch(f):
+            m = _OTHER_DEFINE.fullmatch(f)
+            if m:
+                unit.append((m.group(1), m.group(2)))
+                continue
+        line.append(f)
+    return tuple(line), tuple(unit)
 
 
 @dataclass(frozen=True)
@@ -64,6 +97,8 @@ class Toolkit:
     release: str  # "13.0"
     ident: str  # "13.0, V13.0.88": part of every cache key
     path: str  # PATH for nvcc: its own folder and the host compiler's
+    dirs: tuple[str, ...] = ()  # the toolkit's folders, as nvcc -dryrun names them (the sandbox reads them)
+    compilers: tuple[str, ...] = ()  # the host compilers nvcc may start
 
 
 @dataclass(frozen=True)
@@ -100,16 +135,23 @@ def probe(path_env: str | None = None, timeout: float = 30.0) -> tuple[Toolkit |
         if d not in dirs:
             dirs.append(d)
     path = os.pathsep.join(dirs)
+    compilers = tuple(c for c in (shutil.which(cc, path=path_env) for cc in ("gcc", "g++", "cc", "c++")) if c)
     try:
         with tempfile.TemporaryDirectory(prefix="aicompat-nvcc-") as tmp:
             p = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=timeout,
                                env=_env(path, tmp), cwd=tmp, check=False)
+            # Where the toolkit really is (nvcc on PATH may be a wrapper script): the sandbox lets
+            # the compilers read it. -dryrun runs nothing.
+            Path(tmp, "probe.cu").write_text("")
+            d = subprocess.run([nvcc, "-dryrun", "-ptx", "-arch=compute_75", "probe.cu"], capture_output=True,
+                               text=True, timeout=timeout, env=_env(path, tmp), cwd=tmp, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"{nvcc} --version failed: {exc}"
     m = _VERSION.search(p.stdout)
     if p.returncode != 0 or not m:
         return None, f"{nvcc} --version printed no CUDA release"
-    return Toolkit(nvcc, os.path.abspath(ptxas), m.group(1), f"{m.group(1)}, {m.group(2)}", path), ""
+    return Toolkit(nvcc, os.path.abspath(ptxas), m.group(1), f"{m.group(1)}, {m.group(2)}", path,
+                   tuple(sandbox.dryrun_dirs(d.stdout + d.stderr)), compilers), ""
 
 
 def _env(path: str, tmp: str) -> dict[str, str]:
@@ -117,15 +159,28 @@ def _env(path: str, tmp: str) -> dict[str, str]:
 
 
 def device_flags(flags: list[str]) -> tuple[str, ...]:
-    """The flags from a build that shape device code and are safe to pass to nvcc."""
+    """The flags from a build that shape device code and are safe to pass on: the device
+    options of _KEEP_FLAG, every -U of a plain name and every -D of a macro name whose value
+    is one line (split_defines says which go on the command line and which into the unit).
+    A -D/-U that is neither is ``DROPPED``: that source cannot be compiled as the build
+    compiles it, so it is not compiled at all."""
     out: list[str] = []
     it = iter(flags)
     for f in it:
-        if f in ("-D", "-U", "-std", "--std", "-maxrregcount"):  # the value as the next item
+        if not isinstance(f, str):
+            continue
+        if f in ("-D", "-U", "-std", "--std", "-maxrregcount", "--maxrregcount"):  # the value as the next item
             nxt = next(it, None)
-            if nxt is not None:
-                f = f"{f}{nxt}" if f in ("-D", "-U") else f"{f}={nxt}"
-        if _KEEP_FLAG.match(f):
+            if nxt is None or not isinstance(nxt, str):
+                continue
+            f = f"{f}{nxt}" if f in ("-D", "-U") else f"{f}={nxt}"
+        if f.startswith("-D"):
+            m = _OTHER_DEFINE.fullmatch(f)
+            ok = m is not None and not _UNSAFE_VALUE.search(m.group(2) or "")
+            out.append(f if ok else DROPPED)
+        elif f.startswith("-U"):
+            out.append(f if _PLAIN_UNDEF.fullmatch(f) else DROPPED)
+        elif _KEEP_FLAG.match(f):
             out.append(f)
     return tuple(out)
 
@@ -151,40 +206,19 @@ class Outcome:
 
 @dataclass
 class Job:
-    text: str
+    text: str  # the sealed unit (cuda/sealed.py): all nvcc reads of the tree
     target: str  # sm_90a
-    flags: tuple[str, ...] = ()
-    include_dirs: tuple[str, ...] = ()  # where the source's own #include "..." files are
-    headers: tuple[tuple[str, str], ...] = field(default=())  # (path, digest) of in-tree headers
+    flags: tuple[str, ...] = ()  # for nvcc's command line: plain -D/-U and device options only
+    include_dirs: tuple[str, ...] = ()  # aicompat's own environment's headers (torch's), never the tree's
+    refused: str = ""  # why the source is not compiled at all (sealed.py, a dropped -D)
 
     def key(self, toolkit: Toolkit) -> str:
         h = hashlib.blake2b(digest_size=20)
-        doc = [FORMAT, self.target, list(self.flags), list(self.include_dirs), list(self.headers), toolkit.ident]
+        doc = [FORMAT, self.target, list(self.flags), list(self.include_dirs), toolkit.ident]
         h.update(json.dumps(doc).encode())
         h.update(b"\0")
         h.update(self.text.encode("utf-8", "surrogateescape"))
         return h.hexdigest()
-
-
-def headers_of(text: str, from_dir: Path | None, root: Path | None) -> tuple[tuple[str, str], ...]:
-    """(path, digest) of the in-tree files ``text`` includes, transitively: a changed header
-    changes the cache key."""
-    if from_dir is None or root is None:
-        return ()
-    seen: dict[str, str] = {}
-    todo = [(text, from_dir)]
-    while todo and len(seen) < 200:
-        t, d = todo.pop()
-        for _line, name, quoted in includes.directives(t):
-            p = includes.resolve(name, quoted, d, (), root)
-            if p is None or str(p) in seen:
-                continue
-            body = includes.read(p)
-            if body is None:
-                continue
-            seen[str(p)] = hashlib.blake2b(body.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-            todo.append((body, p.parent))
-    return tuple(sorted(seen.items()))
 
 
 class Verifier:
@@ -200,6 +234,29 @@ class Verifier:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(SLOTS)
         self.dir = Path(options.cache_dir) / "cuda-verify" if options.cache_dir else None
+        self.vocabulary: frozenset[str] = frozenset()  # ptxas's words (compiler_text.ptx_vocabulary)
+        self.sandbox: sandbox.Sandbox | None = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+        self._prepared = False
+
+    def _prepare(self, matrix) -> None:
+        """Before the first compile: ptxas's vocabulary and the sandbox (once per run)."""
+        if self._prepared:
+            return
+        self._prepared = True
+        self.vocabulary = compiler_text.ptx_vocabulary(matrix)
+        tk = self.toolkit
+        from .exact import torch_include_dirs  # aicompat's own environment's headers
+
+        read = sandbox.toolchain_paths([tk.nvcc, tk.ptxas, *tk.compilers], list(tk.dirs), torch_include_dirs())
+        # Every compile's folder lies in one private folder of this run: the only place the
+        # compilers may write (the rest of /tmp holds other users' and the checked tree's files).
+        self._tmp = tempfile.TemporaryDirectory(prefix="aicompat-nvcc-")
+        self.sandbox, why = sandbox.build(read, [self._tmp.name, "/dev/null"])
+        if self.sandbox is None:
+            self.notes.append(f"--cuda-verify: nvcc runs without a file-system sandbox ({why}): each unit is still "
+                              "sealed (no include outside the tree), but a toolkit macro could still test "
+                              "whether a file exists")
 
     def unsupported(self, target: str, matrix) -> bool:
         """nvcc is older than the first toolkit that builds ``target`` (version_matrix gpus.toml)."""
@@ -216,6 +273,9 @@ class Verifier:
             if self.toolkit is None:
                 out[i] = Outcome("unverified", stage="nvcc missing")
                 continue
+            if job.refused:
+                out[i] = Outcome("unverified", error=job.refused, stage="could not verify")
+                continue
             if self.unsupported(job.target, matrix):
                 self.notes.append(f"--cuda-verify: nvcc {self.toolkit.release} is too old to build {job.target} "
                                   f"(needs CUDA {matrix.targets[job.target]['toolkit']}): verdicts for "
@@ -230,6 +290,7 @@ class Verifier:
             else:
                 todo.setdefault(key, []).append(i)
         if todo:
+            self._prepare(matrix)
             keys = list(todo)
             budget = max(0, self.options.max_compiles - self.compiles)
             if len(keys) > budget:
@@ -280,7 +341,7 @@ class Verifier:
 
     def _compile(self, job: Job) -> Outcome:
         with self._slots, _GlobalSlot(self.dir):
-            with tempfile.TemporaryDirectory(prefix="aicompat-nvcc-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="unit-", dir=self._tmp.name if self._tmp else None) as tmp:
                 return self._compile_in(job, tmp)
 
     def _exec(self, cmd: list[str], tmp: str) -> tuple[int | None, str]:
@@ -288,9 +349,10 @@ class Verifier:
         COMPILES += 1
         try:
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 env=_env(self.toolkit.path, tmp), cwd=tmp, text=True, errors="replace")
-        except OSError as exc:
-            return -1, str(exc)
+                                 env=_env(self.toolkit.path, tmp), cwd=tmp, text=True, errors="replace",
+                                 preexec_fn=self.sandbox.preexec if self.sandbox is not None else None)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return -1, f"cannot start {os.path.basename(cmd[0])}: {type(exc).__name__}"
         with self._lock:
             self._procs.add(p)
         try:
@@ -323,10 +385,13 @@ class Verifier:
             if m:
                 return Outcome("unverified", error=f"Unsupported gpu architecture '{m.group(1)}'",
                                stage="nvcc too old")
+            allowed = compiler_text.unit_words(job.text) | self.vocabulary
+            if rc == -1 and text.startswith("cannot start"):
+                return Outcome("unverified", error=text, stage="could not verify")
             if any(_PTXAS.match(ln.strip()) for ln in text.splitlines()) and os.path.exists(ptx):
                 # nvcc -ptx checks its PTX with ptxas for compute_XY: a ptxas error already.
-                return _ptxas_error(text, Path(ptx).read_text(encoding="utf-8", errors="replace"))
-            line, err = _front_error(text)
+                return _ptxas_error(text, Path(ptx).read_text(encoding="utf-8", errors="replace"), allowed)
+            line, err = _front_error(text, allowed)
             return Outcome("fail", line, err, "front end")
         try:
             ptx_text = Path(ptx).read_text(encoding="utf-8", errors="replace")
@@ -337,7 +402,7 @@ class Verifier:
             return Outcome("unverified", error=f"ptxas took longer than {self.options.timeout:g} s",
                            stage="time limit")
         if rc != 0:
-            return _ptxas_error(text, ptx_text)
+            return _ptxas_error(text, ptx_text, compiler_text.unit_words(job.text) | self.vocabulary)
         return Outcome("empty" if empty_kernel(ptx_text) else "ok")
 
     # -- the cache ---------------------------------------------------------------
@@ -369,8 +434,6 @@ class Verifier:
     def _put(self, key: str, res: Outcome) -> None:
         if self.dir is None:
             return
-        from ..cache import ensure_root
-
         name = self._name(key)
         try:
             ensure_root(self.dir.parent)
@@ -383,7 +446,11 @@ class Verifier:
 
 class _GlobalSlot:
     """One of ``SLOTS`` lock files in the cache folder, so that worker processes of one
-    run (and concurrent runs) together start at most ``SLOTS`` nvcc processes."""
+    run (and concurrent runs) together start at most ``SLOTS`` nvcc processes. The cache
+    may be committed with the checked tree: its folders are used only when they are real
+    folders (cachefs.real_dirs) and a lock file is opened only when it is a regular file,
+    never through a link (O_NOFOLLOW), so a link there cannot make aicompat create or
+    touch anything elsewhere."""
 
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
@@ -396,10 +463,22 @@ class _GlobalSlot:
             import fcntl
         except ImportError:  # not POSIX: the per-process limit alone
             return self
+        handles = []
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            handles = [open(self.folder / f"slot{i}.lock", "a+b") for i in range(SLOTS)]  # noqa: SIM115
+            ensure_root(self.folder.parent)
+            folder = real_dirs(self.folder.parent, [self.folder.name], create=True)
+            if folder is None:
+                return self
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | \
+                getattr(os, "O_NONBLOCK", 0)
+            for i in range(SLOTS):
+                fd = os.open(folder / f"slot{i}.lock", flags, 0o600)
+                handles.append(os.fdopen(fd, "rb"))
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError("not a regular file")
         except OSError:
+            for h in handles:
+                h.close()
             return self
         while self.fh is None:
             for h in handles:
@@ -425,43 +504,37 @@ def _vtuple(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v))
 
 
-def _strip(msg: str) -> str:
-    return " ".join(msg.replace("source.cu", "").split())
-
-
-def _front_error(text: str) -> tuple[int | None, str]:
+def _front_error(text: str, allowed) -> tuple[int | None, str]:
+    """The line (in the source, when the error is there) and the first error, in the forms
+    of compiler_text: the compiler's own words are never passed on."""
     for ln in text.splitlines():
         m = _FRONT.match(ln.strip()) or _CPP.match(ln.strip())
         if m and m.group("file").endswith("source.cu"):
-            return int(m.group("line")), _strip(f"error: {m.group('msg')}")
+            return int(m.group("line")), compiler_text.front_error(m.group("msg"), allowed)
     for ln in text.splitlines():
         m = _FRONT.match(ln.strip()) or _CPP.match(ln.strip())
         if m:  # in a header: the line of the source is not known
-            return None, _strip(f"{os.path.basename(m.group('file'))}({m.group('line')}): error: {m.group('msg')}")
-    for ln in text.splitlines():
-        if "error" in ln.lower() or "fatal" in ln.lower():
-            return None, _strip(ln.strip())
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return None, _strip(lines[0]) if lines else "nvcc failed without a message"
+            return None, compiler_text.front_error(m.group("msg"), allowed)
+    return None, compiler_text.FRONT_REJECTED
 
 
-def _ptxas_error(text: str, ptx: str) -> Outcome:
+def _ptxas_error(text: str, ptx: str, allowed) -> Outcome:
     lines = ptx.splitlines()
     for ln in text.splitlines():
         m = _PTXAS.match(ln.strip())
         if m:
-            msg = f"ptxas error: {m.group('msg').strip()}"
+            msg = compiler_text.ptxas_error(m.group("msg"), allowed)
             return Outcome("fail", cuda_line(lines, int(m.group("line"))), msg, "ptxas", _named(msg))
     for ln in text.splitlines():
         if ln.startswith("ptxas fatal") and "aborted due to errors" not in ln:
-            msg = "ptxas fatal: " + ln.split(":", 1)[1].strip()
+            msg = compiler_text.ptxas_fatal(ln.split(":", 1)[1].strip(), allowed)
             line = None
-            m = _EXTERN.search(ln)
+            m = _EXTERN.search(msg)
             if m:  # the call to the missing function is where the source asked for it
                 at = next((i for i, l in enumerate(lines, 1) if m.group(1) in l and ".extern" not in l), None)
                 line = cuda_line(lines, at) if at else None
             return Outcome("fail", line, msg, "ptxas")
-    return Outcome("fail", None, _strip(text.strip().splitlines()[0]) if text.strip() else "ptxas failed", "ptxas")
+    return Outcome("fail", None, compiler_text.PTXAS_REJECTED, "ptxas")
 
 
 def _named(msg: str) -> str:
