@@ -12,7 +12,6 @@ from aicompat.api import with_run_options
 from aicompat.config import build_settings
 from aicompat.cuda import exact, verify
 from aicompat.cuda.scan import CudaSource, load_features
-from aicompat.errors import ConfigError
 from aicompat.linter import Linter
 from aicompat.target import Target
 from aicompat.toml_compat import tomllib
