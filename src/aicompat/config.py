@@ -245,7 +245,11 @@ def build_settings(
             python = parse_python(tool["python"], f"{pyproject}: [tool.aicompat] python")
             sources["python"] = src
         if "cuda" in tool:
-            cuda = check_cuda(str(tool["cuda"]), f"{pyproject}: [tool.aicompat] cuda")
+            if not isinstance(tool["cuda"], str):  # cuda = 12.10 would be the number 12.1
+                raise ConfigError(f"{pyproject}: [tool.aicompat] cuda: expected a quoted version, got "
+                                  f"{tool['cuda']!r} (TOML reads an unquoted 12.10 as the number 12.1); "
+                                  'quote it: cuda = "12.8"')
+            cuda = check_cuda(tool["cuda"], f"{pyproject}: [tool.aicompat] cuda")
             sources["cuda"] = src
         if "pins" in tool:
             raw = tool["pins"]

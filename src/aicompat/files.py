@@ -180,12 +180,18 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
 
     for raw in paths:
         p = Path(raw)
-        if p.is_file():
+        try:
+            is_file = p.is_file()
+            is_dir = not is_file and p.is_dir()
+        except OSError as exc:  # named inside a folder that cannot be searched: not checked, said
+            unreadable.append((p, exc))
+            continue
+        if is_file:
             if p.resolve() not in seen:
                 seen.add(p.resolve())
                 out.append(p)
             continue
-        if not p.is_dir():
+        if not is_dir:
             why = _unusable(p) if os.path.lexists(p) else None
             if why:
                 skipped.append((p, why))

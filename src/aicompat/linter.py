@@ -343,9 +343,9 @@ class Linter:
 
 
 def unreadable(display: str, exc: OSError, what: str = "file") -> FileResult:
-    res = FileResult(display)
-    res.diagnostics.append(_parse_error(display, 1, 1, f"cannot read {what}: {exc.strerror or exc}"))
-    return res
+    """A file that could not be read was not checked: AIC002, so the run is incomplete (exit 3)
+    and no baseline, noqa, --ignore or --exit-zero makes it look clean (issue 25)."""
+    return limit_result(display, f"cannot read {what}: {exc.strerror or exc}")
 
 
 def _newer_than_running(providers, data: bytes, line: int) -> bool:

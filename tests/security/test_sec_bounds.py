@@ -223,6 +223,7 @@ def test_a_queued_file_is_linted_only_as_the_parent_checked_it(tmp_path):
     got = lint_serial(spec, work, 20)
     assert [d.code for d in got[0].diagnostics] == ["AIC102"] and got[0].digest == digest(checked)
     assert [d.message for d in got[1].diagnostics] == [
-        "cannot parse: cannot read file: it changed while it was being checked; check it again"]
-    assert [d.message for d in got[2].diagnostics] == ["cannot parse: cannot read file: not a regular file"]
+        "not checked: cannot read file: it changed while it was being checked; check it again; the run is incomplete"]
+    assert [d.message for d in got[2].diagnostics] == [
+        "not checked: cannot read file: not a regular file; the run is incomplete"]
     assert got[1].digest is got[2].digest is None  # so neither is cached nor fixed

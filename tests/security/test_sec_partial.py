@@ -209,6 +209,16 @@ def test_an_unquoted_python_version_is_a_config_error(tmp_path, value):
     assert "python" in err and "quote it" in err and 'python = "3.10"' in err
 
 
+def test_an_unquoted_cuda_version_is_a_config_error(tmp_path):
+    # cuda = 12.10 unquoted is the number 12.1: said, never read as CUDA 12.1.
+    (tmp_path / "pyproject.toml").write_text("[tool.aicompat]\ncuda = 12.10\n")
+    (tmp_path / "a.py").write_text("import torch\n")
+    r = _cli(tmp_path, ".")
+    assert r.returncode == 2 and 'quote it: cuda = "12.8"' in r.stderr and "12.1" in r.stderr, r.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.aicompat]\ncuda = "12.8"\n')
+    assert _cli(tmp_path, ".").returncode == 0
+
+
 def test_a_quoted_python_version_is_read(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.aicompat]\npython = "3.10"\n')
     (tmp_path / "a.py").write_text("import torch\n")
@@ -249,3 +259,22 @@ def test_fix_does_not_break_a_hard_link(tmp_path):
     note = [ln for ln in r.stderr.splitlines() if "env.py" in ln]
     assert len(note) == 1 and "hard link" in note[0], r.stderr
     assert r.returncode == 1 and "fixed" not in r.stderr
+
+
+def test_a_file_named_inside_a_folder_that_cannot_be_searched_is_incomplete_not_a_crash(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "locked").mkdir()
+    (proj / "locked" / "k.py").write_text(FP8)
+    (proj / "locked").chmod(0o444)  # listed, not searched: stat of locked/k.py fails
+    try:
+        if os.geteuid() == 0 and shutil.which("setpriv") is None:
+            pytest.skip("root reads a folder whatever its mode and setpriv is not here to drop that")
+        probe = _as_user(proj, "-c", "import os; os.stat('locked/k.py')")
+        if probe.returncode == 0 or "PermissionError" not in probe.stderr:
+            pytest.skip(f"this user reads a folder whatever its mode: {probe.stderr.strip()[-200:]}")
+        r = _as_user(proj, "-m", "aicompat", "lint", "--no-config", "--exit-zero", "locked/k.py")
+        assert "crashed" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert r.returncode == 3 and "AIC002 not checked: cannot read folder: Permission denied" in r.stdout, r.stdout
+    finally:
+        (proj / "locked").chmod(0o755)

@@ -11,6 +11,7 @@ from pathlib import Path
 import libcst as cst
 from packaging.version import Version
 
+from ..confine import read_inside, tree_of
 from ..index import dotted
 from .attention_spans import matches, releases_in_scope, span_of
 
@@ -116,12 +117,16 @@ def _top_level_copy(fc, name: str):
     if not fc.path or str(fc.path).startswith("<"):
         return None
     here = Path(fc.path).resolve().parent
+    tree = tree_of(str(fc.path), getattr(fc, "root", None))  # nothing above the checked tree is read
     for d in [here, *here.parents]:
         cand = d / f"{name}.py"
         if cand.is_file():
+            data = read_inside(cand, tree)
+            if data is None:
+                return None
             try:
-                return cst.parse_module(cand.read_text(encoding="utf-8", errors="replace"))
-            except (OSError, UnicodeError, cst.ParserSyntaxError, RecursionError):
+                return cst.parse_module(data.decode("utf-8", "replace"))
+            except (UnicodeError, cst.ParserSyntaxError, RecursionError):
                 return None
         if not (d / "__init__.py").is_file():
             return None
