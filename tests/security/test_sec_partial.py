@@ -3,6 +3,7 @@ run incomplete; ``# noqa`` and the baseline count lines as Python does; the
 checked repository's configuration is not looked for above its git top; an
 unquoted ``python = 3.10``; --fix leaves read-only and hard-linked files alone.
 Every hostile input is made here, in tmp_path."""
+import contextlib
 import os
 import shutil
 import stat
@@ -91,11 +92,11 @@ def _as_user(cwd, *args):
                           timeout=120)
 
 
-@pytest.mark.parametrize("mode", [0, 0o444], ids=["no-access", "listed-not-searchable"])
-def test_a_folder_without_read_permission_is_incomplete(tmp_path, mode):
+@contextlib.contextmanager
+def _locked(tmp_path, mode):
+    """A project whose folder ``locked`` (holding k.py) has ``mode``, for a user held to it."""
     proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "locked").mkdir()
+    (proj / "locked").mkdir(parents=True)
     (proj / "locked" / "k.py").write_text(FP8)
     (proj / "locked").chmod(mode)
     try:
@@ -104,13 +105,19 @@ def test_a_folder_without_read_permission_is_incomplete(tmp_path, mode):
         probe = _as_user(proj, "-c", "import os; os.stat('locked/k.py')")
         if probe.returncode == 0 or "PermissionError" not in probe.stderr:
             pytest.skip(f"this user reads a folder whatever its mode: {probe.stderr.strip()[-200:]}")
+        yield proj
+    finally:
+        (proj / "locked").chmod(0o755)
+
+
+@pytest.mark.parametrize("mode", [0, 0o444], ids=["no-access", "listed-not-searchable"])
+def test_a_folder_without_read_permission_is_incomplete(tmp_path, mode):
+    with _locked(tmp_path, mode) as proj:
         r = _as_user(proj, "-m", "aicompat", "lint", "--no-config", "--exit-zero", ".")
         assert "Traceback" not in r.stderr, r.stderr
         assert r.returncode == 3 and "locked:1:1: AIC002 not checked: cannot read folder: Permission denied" in r.stdout
         ok = _as_user(proj, "-m", "aicompat", "lint", "--no-config", "--allow-incomplete", ".")
         assert ok.returncode == 0 and "AIC002" in ok.stdout
-    finally:
-        (proj / "locked").chmod(0o755)
 
 
 # -- 2: lines are counted as Python counts them ------------------------------------------
@@ -262,19 +269,7 @@ def test_fix_does_not_break_a_hard_link(tmp_path):
 
 
 def test_a_file_named_inside_a_folder_that_cannot_be_searched_is_incomplete_not_a_crash(tmp_path):
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "locked").mkdir()
-    (proj / "locked" / "k.py").write_text(FP8)
-    (proj / "locked").chmod(0o444)  # listed, not searched: stat of locked/k.py fails
-    try:
-        if os.geteuid() == 0 and shutil.which("setpriv") is None:
-            pytest.skip("root reads a folder whatever its mode and setpriv is not here to drop that")
-        probe = _as_user(proj, "-c", "import os; os.stat('locked/k.py')")
-        if probe.returncode == 0 or "PermissionError" not in probe.stderr:
-            pytest.skip(f"this user reads a folder whatever its mode: {probe.stderr.strip()[-200:]}")
+    with _locked(tmp_path, 0o444) as proj:  # listed, not searched: stat of locked/k.py fails
         r = _as_user(proj, "-m", "aicompat", "lint", "--no-config", "--exit-zero", "locked/k.py")
         assert "crashed" not in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert r.returncode == 3 and "AIC002 not checked: cannot read folder: Permission denied" in r.stdout, r.stdout
-    finally:
-        (proj / "locked").chmod(0o755)

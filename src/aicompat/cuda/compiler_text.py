@@ -80,40 +80,34 @@ def ptx_vocabulary(matrix) -> frozenset[str]:
     return frozenset(words)
 
 
+# cuda::ptx wrappers on a target below their PTX: the toolkit's own marker of a function never defined.
+_CUDA_PTX_MARKER = re.compile(r"__cuda_ptx_\w+_is_not_supported_before_SM_\w+__")
+
+
 def _names_ok(m: re.Match, allowed) -> bool:
-    for name in m.groupdict().values():
-        if name is None:
-            continue
-        if not all(w in allowed for w in _WORD.findall(name)):
-            return False
-    return True
+    names = [n for n in m.groupdict().values() if n is not None]
+    return all(w in allowed for n in names for w in _WORD.findall(n)) or \
+        (len(names) == 1 and _CUDA_PTX_MARKER.fullmatch(names[0]) is not None)
+
+
+def _reported(msg: str, forms, allowed, prefix: str, fallback: str) -> str:
+    """``prefix: msg`` when ``msg`` has one of ``forms`` and its names are ``allowed`` words, else ``fallback``."""
+    msg = " ".join(msg.split())
+    for form in forms:
+        m = form.fullmatch(msg)
+        if m and _names_ok(m, allowed):
+            return f"{prefix}: {msg}"
+    return fallback
 
 
 def ptxas_error(msg: str, allowed) -> str:
-    """``ptxas error: <msg>`` when ``msg`` has a known form and known words, else the fixed phrase."""
-    msg = " ".join(msg.split())
-    for form in PTXAS_FORMS:
-        m = form.fullmatch(msg)
-        if m and _names_ok(m, allowed):
-            return f"ptxas error: {msg}"
-    return PTXAS_REJECTED
+    return _reported(msg, PTXAS_FORMS, allowed, "ptxas error", PTXAS_REJECTED)
 
 
 def ptxas_fatal(msg: str, allowed) -> str:
-    msg = " ".join(msg.split())
-    for form in PTXAS_FATAL_FORMS:
-        m = form.fullmatch(msg)
-        if m and (_names_ok(m, allowed) or re.fullmatch(r"__cuda_ptx_\w+_is_not_supported_before_SM_\w+__",
-                                                           m.groupdict().get("n") or "")):
-            return f"ptxas fatal: {msg}"
-    return PTXAS_FATAL
+    return _reported(msg, PTXAS_FATAL_FORMS, allowed, "ptxas fatal", PTXAS_FATAL)
 
 
 def front_error(msg: str, allowed) -> str:
-    """``error: <msg>`` for a front-end or preprocessor message of a known form, else the fixed phrase."""
-    msg = " ".join(msg.split())
-    for form in FRONT_FORMS:
-        m = form.fullmatch(msg)
-        if m and _names_ok(m, allowed):
-            return f"error: {msg}"
-    return FRONT_REJECTED
+    """A front-end or host-preprocessor message."""
+    return _reported(msg, FRONT_FORMS, allowed, "error", FRONT_REJECTED)
