@@ -38,13 +38,13 @@ import libcst as cst
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from aicompat import engine  # noqa: E402
-from aicompat.config import build_settings  # noqa: E402
-from aicompat.diagnostics import Diagnostic  # noqa: E402
-from aicompat.linter import Linter  # noqa: E402
+from aicompat.core import engine  # noqa: E402
+from aicompat.run.config import build_settings  # noqa: E402
+from aicompat.base.diagnostics import Diagnostic  # noqa: E402
+from aicompat.run.linter import Linter  # noqa: E402
 from aicompat.matrix import default_matrix  # noqa: E402
-from aicompat.suppress import apply  # noqa: E402
-from aicompat.target import Target  # noqa: E402
+from aicompat.syntax.suppress import apply  # noqa: E402
+from aicompat.matrix.target import Target  # noqa: E402
 
 TF_NAMED = [
     "modeling_utils.py", "modeling_flash_attention_utils.py", "integrations/sdpa_attention.py",
@@ -146,7 +146,7 @@ def findings(linter: Linter, name: str, data: bytes) -> list:
 
 def realistic_findings(matrix) -> dict[str, list]:
     """tests/realistic, failing cases and twins, each under its case's fleet and pins."""
-    from aicompat.toml_compat import tomllib
+    from aicompat.base.toml_compat import tomllib
 
     corpus = HERE.parent / "tests" / "realistic"
     out = {}

@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from aicompat import Target, lint_paths  # noqa: E402
-from aicompat.toml_compat import tomllib  # noqa: E402
+from aicompat.base.toml_compat import tomllib  # noqa: E402
 
 CORPUS = HERE.parent / "tests" / "realistic"
 

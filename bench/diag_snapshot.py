@@ -26,7 +26,7 @@ _EXAMPLES = """
 import json, sys
 from aicompat import Target, lint_source
 try:
-    from aicompat.registry import RULE_CLASSES
+    from aicompat.rules.registry import RULE_CLASSES
 except ImportError:
     from aicompat.rules import RULE_CLASSES
 out = []

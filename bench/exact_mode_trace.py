@@ -186,12 +186,12 @@ def main() -> int:
 
     tk = [os.path.realpath(os.path.dirname(os.path.dirname(shutil.which("nvcc"))))]
     sys.path.insert(0, str(ROOT / "src"))
-    from aicompat.cuda import verify  # noqa: E402  (for the toolkit's folders)
+    from aicompat.cuda.exact import verify  # noqa: E402  (for the toolkit's folders)
 
     tool = verify.probe()[0]
     tk += [os.path.realpath(d) for d in getattr(tool, "dirs", ())]
     try:
-        from aicompat.cuda.sandbox import abi
+        from aicompat.cuda.exact.sandbox import abi
     except ImportError:  # a tree from before the sandbox
         def abi():
             return 0

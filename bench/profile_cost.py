@@ -27,11 +27,12 @@ sys.path.insert(0, str(HERE))
 import libcst as cst  # noqa: E402
 
 import bench_cost  # noqa: E402
-from aicompat import engine, guards  # noqa: E402
-from aicompat.config import build_settings  # noqa: E402
-from aicompat.linter import Linter  # noqa: E402
+from aicompat.core import engine
+from aicompat.model import guards  # noqa: E402
+from aicompat.run.config import build_settings  # noqa: E402
+from aicompat.run.linter import Linter  # noqa: E402
 from aicompat.matrix import default_matrix  # noqa: E402
-from aicompat.target import Target  # noqa: E402
+from aicompat.matrix.target import Target  # noqa: E402
 
 
 def forced_times(run) -> collections.Counter:

@@ -24,16 +24,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from aicompat.cuda.scan import CudaSource, load_features  # noqa: E402
+from aicompat.cuda.cpp.scan import CudaSource, load_features  # noqa: E402
 from aicompat.matrix import load_matrix  # noqa: E402
-from aicompat.toml_compat import tomllib  # noqa: E402
+from aicompat.base.toml_compat import tomllib  # noqa: E402
 
 
 def old_matcher(rev: str):
     tmp = Path(tempfile.mkdtemp())
     code = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:src/aicompat/cuda/scan.py"], capture_output=True,
                           text=True, check=True).stdout
-    code = code.replace("from .preprocessor import", "from aicompat.cuda.preprocessor import")
+    code = code.replace("from .preprocessor import", "from aicompat.cuda.cpp.preprocessor import")
     (tmp / "old_scan.py").write_text(code)
     spec = importlib.util.spec_from_file_location("old_scan", tmp / "old_scan.py")
     mod = importlib.util.module_from_spec(spec)

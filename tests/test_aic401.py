@@ -9,8 +9,8 @@ import pytest
 from conftest import ROOT, lint
 
 from aicompat import Target
-from aicompat.config import build_settings
-from aicompat.linter import Linter
+from aicompat.run.config import build_settings
+from aicompat.run.linter import Linter
 from aicompat.matrix import default_matrix
 
 # feature -> a module that uses it (and nothing newer)
@@ -238,7 +238,7 @@ def test_parse_failure_from_newer_syntax_is_named(monkeypatch):
     def too_old(data, *a, **k):
         raise cst.ParserSyntaxError("tokenizer error", lines=["x"], raw_line=2, raw_column=4)
 
-    monkeypatch.setattr("aicompat.linter.cst.parse_module", too_old)
+    monkeypatch.setattr("aicompat.run.linter.cst.parse_module", too_old)
     code = "import torch\nx = t\"{torch.compile}\"\n"
     found = aic401(code, "3.13")
     assert [d.code for d in found] == ["AIC401"] and found[0].line == 2

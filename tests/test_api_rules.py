@@ -243,7 +243,7 @@ def test_a_deprecated_overload_warns_only_for_the_calls_it_matches():
 
 
 def test_the_scanner_records_an_overload_deprecation_with_its_condition():
-    from aicompat.apiscan import ApiReader
+    from aicompat.matrixbuild.apiscan import ApiReader
 
     src = '''from typing import Literal, overload
 from typing_extensions import deprecated

@@ -4,8 +4,8 @@ them where the static reading of each release between says so, and says it does 
 where no static reading can (names created in C++ or in a module-replacing class)."""
 from conftest import lint
 
-from aicompat import introspection
-from aicompat.apiscan import Namespace, Sym
+from aicompat.matrixbuild import introspection
+from aicompat.matrixbuild.apiscan import Namespace, Sym
 
 
 def aic201(code, pin):

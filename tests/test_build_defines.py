@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from aicompat import Target, lint_paths
-from aicompat.cuda.setup_py import extensions, nvcc_defines
+from aicompat.cuda.build.setup_py import extensions, nvcc_defines
 
 SM90_ATTN = """\
     #include <cuda_fp16.h>

@@ -113,7 +113,7 @@ def test_rules_lists_every_code():
     assert r.returncode == 0
     for code in ("AIC001", "AIC101", "AIC102", "AIC103", "AIC401"):
         assert code in r.stdout
-    from aicompat.registry import CODES, IMPLEMENTED
+    from aicompat.rules.registry import CODES, IMPLEMENTED
 
     assert "v-headdim-mismatch" in r.stdout
     assert all(code in r.stdout for code in CODES)

@@ -8,13 +8,14 @@ import textwrap
 import pytest
 from conftest import ROOT, run_cli
 
-from aicompat.api import with_run_options
-from aicompat.config import build_settings
-from aicompat.cuda import exact, verify
-from aicompat.cuda.scan import CudaSource, load_features
-from aicompat.linter import Linter
-from aicompat.target import Target
-from aicompat.toml_compat import tomllib
+from aicompat.run.api import with_run_options
+from aicompat.run.config import build_settings
+from aicompat.cuda import exact
+from aicompat.cuda.exact import verify
+from aicompat.cuda.cpp.scan import CudaSource, load_features
+from aicompat.run.linter import Linter
+from aicompat.matrix.target import Target
+from aicompat.base.toml_compat import tomllib
 
 if shutil.which("nvcc") is None:
     pytest.skip("nvcc not found: exact mode is checked only where the CUDA toolkit is installed",
@@ -346,7 +347,7 @@ def test_a_changed_header_is_compiled_again_and_a_header_alone_never(tmp_path):
 def test_compile_results_of_another_user_or_a_commit_are_never_used(tmp_path, monkeypatch):
     # issue 16 applied to exact mode's compile cache: entries are named by the key under this user's
     # cache secret, so a cuda-verify/ folder committed with the repository (or another user's) is a miss.
-    from aicompat import cachefs
+    from aicompat.fs import cachefs
 
     code = WGMMA_EXT.replace("{a}", "")
     _lint(tmp_path, "ext.py", code, ["H100"])

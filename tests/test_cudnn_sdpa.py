@@ -11,7 +11,7 @@ import pytest
 
 from aicompat import Target, lint_source
 from aicompat.matrix import default_matrix
-from aicompat.with_helpers import inner_context_call
+from aicompat.model.with_helpers import inner_context_call
 
 ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("read_cudnn_sdpa", ROOT / "tools" / "read_cudnn_sdpa.py")

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from aicompat import Target, lint_paths
-from aicompat.cuda.scan import CudaSource, load_features
+from aicompat.cuda.cpp.scan import CudaSource, load_features
 
 TRAP = "compiles to CUTE_INVALID_CONTROL_PATH, a trap at run time"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aicompat.config import build_settings
+from aicompat.run.config import build_settings
 from aicompat.matrix import default_matrix
 
 VLLM = Path("/tmp/sdist/vllm-0.33.0")

@@ -1,4 +1,4 @@
-"""FlashInfer's JIT front-end (version_matrix/cuda_jit.toml [jit.flashinfer], cuda/jit_specs.py):
+"""FlashInfer's JIT front-end (version_matrix/cuda_jit.toml [jit.flashinfer], cuda/build/jit_specs.py):
 each module is built at run time, on the GPU it runs on, from ``gen_jit_spec(name, sources,
 extra_cuda_cflags=...)``. A source built with a fixed per-arch flag list (``sm90a_nvcc_flags``)
 is compiled only on the GPUs that can run that code; one built with

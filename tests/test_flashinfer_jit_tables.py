@@ -1,5 +1,5 @@
 """FlashInfer specs whose sources are named through a module table and a generated translation
-unit, and flag lists in the shapes flashinfer 0.6.18 writes them (cuda/jit_specs.py, jit_values.py).
+unit, and flag lists in the shapes flashinfer 0.6.18 writes them (cuda/build/jit_specs.py, jit_values.py).
 
 - flashinfer/jit/cake_kda_packed_t1.py: ``CAKE_KDA_PACKED_T1_VARIANT_METADATA = {"v": Meta(body=
   "x.cu", ...)}`` (a NamedTuple per variant); ``gen_cake_kda_packed_t1_module(variant, target)``

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from aicompat.flow import build_scope
+from aicompat.model.flow import build_scope
 from conftest import lint
 
 BLOCK = '''

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aicompat.toml_compat import tomllib
+from aicompat.base.toml_compat import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / "tools"

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 from conftest import lint
 
-from aicompat.probes import load
+from aicompat.libmodels.probes import load
 
 
 def failing(code, code_="AIC102", gpus=("A100", "H100"), pins=None, python="3.11", cuda=None):

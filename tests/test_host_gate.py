@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from aicompat import Target, lint_paths
-from aicompat.cuda.host_gate import gates, turned_away
+from aicompat.cuda.cpp.host_gate import gates, turned_away
 
 # Written like cutlass/examples/cute/tutorial/hopper/wgmma_sm90.cu (flash-attn 2.8.3.post2 sdist).
 CUTE_TUTORIAL = """\

@@ -58,10 +58,10 @@ PREFILTER_UNITS = [
 
 @pytest.mark.parametrize("unit", PREFILTER_UNITS)
 def test_prefilter_time_grows_linearly(unit):
-    from aicompat.config import build_settings
-    from aicompat.linter import Linter
+    from aicompat.run.config import build_settings
+    from aicompat.run.linter import Linter
     from aicompat.matrix import default_matrix
-    from aicompat.target import Target
+    from aicompat.matrix.target import Target
 
     m = default_matrix()
     linter = Linter(build_settings(m, cli=Target(gpus=["A100"], python="3.7"), no_config=True).target, m)
@@ -79,7 +79,7 @@ def test_prefilter_time_grows_linearly(unit):
 
 def test_fstring_signature_does_not_backtrack_exponentially():
     """``f'`` then 30 ``{{}}`` and an unclosed ``{``: 25 pairs took minutes."""
-    from aicompat.rules.syntax_features import SIGNATURES
+    from aicompat.rules.python_syntax.features import SIGNATURES
 
     data = ("x = f'" + "{{}}" * 30 + "{").encode()  # at the end of the file: nothing closes it
     assert not _under(5, lambda: any(sig.search(data) for sig in SIGNATURES["fstring_quotes"]))
@@ -89,7 +89,7 @@ def test_fstring_signature_does_not_backtrack_exponentially():
 
 
 def test_prefilter_time_counts_against_the_per_file_limit(tmp_path, monkeypatch, capsys):
-    from aicompat.linter import Linter
+    from aicompat.run.linter import Linter
 
     def slow(self, data, path):
         time.sleep(30)
@@ -175,7 +175,7 @@ def test_a_parser_crash_costs_one_file_and_never_the_run(tmp_path, monkeypatch, 
 
 def test_the_time_limit_is_a_hard_kill(tmp_path, monkeypatch, capsys):
     """A parse stuck where no signal reaches it (native code) is killed at the limit."""
-    from aicompat.linter import Linter
+    from aicompat.run.linter import Linter
 
     def stuck(self, data, path):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # as inside LibCST's native parser
@@ -191,8 +191,8 @@ def test_the_time_limit_is_a_hard_kill(tmp_path, monkeypatch, capsys):
 
 
 def test_a_worker_has_a_memory_limit(tmp_path, monkeypatch, capsys):
-    from aicompat import parallel
-    from aicompat.linter import Linter
+    from aicompat.run import parallel
+    from aicompat.run.linter import Linter
 
     def greedy(self, data, path):
         return bytearray(1 << 30)  # 1 GiB, over the limit set below
@@ -232,7 +232,7 @@ def test_folding_is_capped(name):
 
 
 def test_folding_under_the_caps_still_folds():
-    from aicompat import bounds
+    from aicompat.values import bounds
 
     assert not bounds.too_big("a" * 4096 * 2) and bounds.too_big("a" * (bounds.MAX_STR + 1))
     assert bounds.repeat_fits("ab", 4096) and not bounds.repeat_fits("a" * 4000, 4000)
@@ -264,8 +264,8 @@ def test_a_baseline_never_holds_what_was_not_checked(tmp_path, monkeypatch, caps
     assert code == 3 and "AIC000" in err
     assert [e["code"] for e in json.loads((tmp_path / "bl.json").read_text())["entries"]] == ["AIC202"]
     # A baseline that names the AIC000 (committed by someone) does not hide it either.
-    from aicompat import baseline
-    from aicompat.diagnostics import Diagnostic
+    from aicompat.report import baseline
+    from aicompat.base.diagnostics import Diagnostic
 
     d = Diagnostic("a.py", 1, 1, 1, 1, "AIC000", "internal-error", "error", "x", [])
     new, old = baseline.split([d], baseline.Counter({("AIC000", "a.py", baseline.fingerprint(d, {})): 1}))
@@ -279,7 +279,7 @@ def test_diff_on_an_incomplete_run_is_not_success(tmp_path, monkeypatch, capsys,
 
 
 def test_an_unreadable_folder_is_reported(tmp_path, monkeypatch, capsys):
-    from aicompat import files
+    from aicompat.fs import files
 
     (tmp_path / "locked").mkdir()
     (tmp_path / "locked" / "a.py").write_text(FP8)
@@ -346,7 +346,7 @@ def test_a_non_utf8_file_name_with_a_strict_stdout(tmp_path, monkeypatch):
 
 
 def test_a_folder_tree_1100_levels_deep(tmp_path):
-    from aicompat.files import discover
+    from aicompat.fs.files import discover
 
     p = tmp_path
     for _ in range(1_100):  # os.walk recursed once per level on Python < 3.12
@@ -361,11 +361,11 @@ def test_a_folder_tree_1100_levels_deep(tmp_path):
 # -- 10: jobs ------------------------------------------------------------------------------
 
 def test_jobs_are_bounded_by_the_cpus(tmp_path, monkeypatch):
-    from aicompat import parallel
-    from aicompat.api import run
-    from aicompat.config import build_settings
+    from aicompat.run import parallel
+    from aicompat.run.api import run
+    from aicompat.run.config import build_settings
     from aicompat.matrix import default_matrix
-    from aicompat.target import Target
+    from aicompat.matrix.target import Target
 
     assert parallel.bound_jobs(100_000) == parallel.available_cpus()
     monkeypatch.setitem(parallel.MIN_PARALLEL_BYTES, "fork", 0)
@@ -383,8 +383,8 @@ def test_jobs_are_bounded_by_the_cpus(tmp_path, monkeypatch):
 def test_a_signal_stops_the_workers_quietly(tmp_path, monkeypatch, capsys, sig, code):
     import threading
 
-    from aicompat import parallel
-    from aicompat.linter import Linter
+    from aicompat.run import parallel
+    from aicompat.run.linter import Linter
 
     def busy(self, data, path):
         time.sleep(60)
@@ -452,7 +452,7 @@ def test_a_worker_dying_at_its_memory_limit_is_a_limit_not_a_crash():
     """Under RLIMIT_AS a worker whose stack cannot grow dies by SIGSEGV instead of raising
     MemoryError (TransformerEngine's dot_product_attention/utils.py did, at 3.0 GiB): the
     watched peak size tells it from a real crash, which stays AIC000."""
-    from aicompat.parallel import _crashed
+    from aicompat.run.parallel import _crashed
 
     limit = 3 << 30
     at_limit = _crashed("big.py", -signal.SIGSEGV, limit, peak=limit - (50 << 20))

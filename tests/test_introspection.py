@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from aicompat import introspection
-from aicompat.apimatrix import load_package
-from aicompat.apiscan import Namespace, Sym
-from aicompat.matrix_build import PACKAGES
+from aicompat.matrixbuild import introspection
+from aicompat.matrix.api_tables import load_package
+from aicompat.matrixbuild.apiscan import Namespace, Sym
+from aicompat.matrixbuild.build import PACKAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 INTRO = ROOT / "version_matrix" / "introspect"
@@ -60,7 +60,7 @@ def test_table_agrees_with_the_runtime(release):
 
 
 def _runtime_meta():
-    from aicompat.toml_compat import tomllib
+    from aicompat.base.toml_compat import tomllib
     return tomllib.loads(TABLE.read_text())["meta"].get("runtime", [])
 
 

@@ -166,7 +166,7 @@ def _lint_tree(tmp_path: Path):
 
 
 def test_the_loaded_cu_file_is_judged_with_the_loaders_flags(tmp_path):
-    # The .cu file linted on its own: its build is the load() call (cuda/torch_jit.py).
+    # The .cu file linted on its own: its build is the load() call (cuda/build/torch_jit.py).
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'quant'\n")
     (tmp_path / "csrc").mkdir()
     (tmp_path / "csrc" / "quant.cu").write_text(QUANT_CU.replace("#GUARD", "#ifndef QUANT_NO_FP8_CVT"))

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from aicompat import parallel
+from aicompat.run import parallel
 
 FP8 = "import torch\ny = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n"
 

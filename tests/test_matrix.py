@@ -3,10 +3,10 @@ import shutil
 
 import pytest
 
-from aicompat.data import data_dir
-from aicompat.errors import MatrixError
+from aicompat.base.data import data_dir
+from aicompat.base.errors import MatrixError
 from aicompat.matrix import SCHEMAS, load_matrix
-from aicompat.toml_compat import tomllib
+from aicompat.base.toml_compat import tomllib
 
 
 def test_every_entry_has_a_source(matrix):

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from aicompat.apimatrix import decode_ranges, encode_ranges, load_package
-from aicompat.apiquery import bind, presence
-from aicompat.apiscan import ApiReader, Feeder, signature
-from aicompat.linter import Linter
+from aicompat.matrix.api_tables import decode_ranges, encode_ranges, load_package
+from aicompat.model.api_query import bind, presence
+from aicompat.matrixbuild.apiscan import ApiReader, Feeder, signature
+from aicompat.run.linter import Linter
 from aicompat.matrix import load_matrix
-from aicompat.matrix_build import PackageSpec, build
-from aicompat.target import Target
-from aicompat.config import build_settings
+from aicompat.matrixbuild.build import PackageSpec, build
+from aicompat.matrix.target import Target
+from aicompat.run.config import build_settings
 
 V1 = {
     "toypkg/__init__.py": (
@@ -156,7 +156,7 @@ def test_signature_notation_and_binding():
     assert signature(fn.args) == "a, /, b, c=, *args, d, e=, **kw"
     assert encode_ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
     assert decode_ranges("0-2,5,7-8") == {0, 1, 2, 5, 7, 8}
-    from aicompat.apimatrix import _params
+    from aicompat.matrix.api_tables import _params
 
     params = _params("a, /, b, c=, *, d")
     assert bind(params, 2, ["d"], False, False) is None
@@ -198,7 +198,7 @@ def test_an_sdist_is_downloaded_without_running_anything_of_it(tmp_path, monkeyp
     import subprocess
     import urllib.request
 
-    from aicompat import matrix_build as mb
+    from aicompat.matrixbuild import build as mb
 
     payload = b"fake sdist bytes"
     meta = {"urls": [

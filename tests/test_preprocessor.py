@@ -1,4 +1,4 @@
-"""The CUDA preprocessor and its small C++ model (cuda/preprocessor.py, ppexpr.py, cxx.py).
+"""The CUDA preprocessor and its small C++ model (cuda/cpp/preprocessor.py, ppexpr.py, cxx.py).
 
 Snippets follow the patterns of TransformerEngine, FlashMLA, SageAttention and
 CUTLASS-based kernels (rewritten, not copied). Each behaviour is pinned to
@@ -12,9 +12,9 @@ import textwrap
 import pytest
 
 from aicompat import Target, lint_paths
-from aicompat.cuda.cxx import dead_lines
-from aicompat.cuda.ppexpr import Env, evaluate
-from aicompat.cuda.preprocessor import CompileTarget, Context, default_context, preprocess
+from aicompat.cuda.cpp.cxx import dead_lines
+from aicompat.cuda.cpp.ppexpr import Env, evaluate
+from aicompat.cuda.cpp.preprocessor import CompileTarget, Context, default_context, preprocess
 
 
 def live(src: str, target: str, marker: str, **ctx):
@@ -473,7 +473,7 @@ def test_cute_device_helpers_count_as_device_functions():
 def test_if_arithmetic_is_64_bit_and_bounded():
     # issue 16 item 5: `#if (1 << 12000000000)` built a 1.6 GB Python int. C evaluates #if in
     # intmax_t: sums wrap, and a shift by 64 or more is undefined (unknown here).
-    from aicompat.cuda.preprocessor import CompileTarget, preprocess
+    from aicompat.cuda.cpp.preprocessor import CompileTarget, preprocess
 
     text = ("#if (1 << 12000000000)\na\n#endif\n#if (1 << 62) * 4 == 0\nb\n#endif\n"
             "#if 0x7fffffffffffffff + 1 < 0\nc\n#endif\n#if " + "9" * 5000 + " > 1\nd\n#endif\n")

@@ -1,5 +1,5 @@
 """The generated PTX instruction table (version_matrix/ptx_instructions.toml) and the
-token matcher that reads it (cuda/ptx.py, cuda/scan.py): a sample of forms re-verified
+token matcher that reads it (cuda/cpp/ptx.py, cuda/cpp/scan.py): a sample of forms re-verified
 with the real ptxas, exact lines of instructions in multi-line asm blocks, and the
 identifier / namespace / block-scale confusions of the old substring patterns."""
 import importlib.util
@@ -12,8 +12,8 @@ import textwrap
 import pytest
 from conftest import ROOT, run_cli
 
-from aicompat.cuda.ptx import instructions
-from aicompat.cuda.scan import CudaSource, load_features
+from aicompat.cuda.cpp.ptx import instructions
+from aicompat.cuda.cpp.scan import CudaSource, load_features
 
 
 def _gen():

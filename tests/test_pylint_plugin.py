@@ -11,7 +11,7 @@ import astroid  # noqa: E402
 from pylint.testutils import CheckerTestCase, MessageTest  # noqa: E402
 
 from aicompat.pylint_plugin import MESSAGE_NUMBERS, AicompatChecker, msgid  # noqa: E402
-from aicompat.registry import CODES  # noqa: E402
+from aicompat.rules.registry import CODES  # noqa: E402
 
 BAD = ("import torch\nfrom flash_attn import flash_attn_func\nq = torch.randn(1, 8, 4, 192)\n"
        "v = torch.randn(1, 8, 4, 128)\nout = flash_attn_func(q, q, v)\n")
@@ -60,7 +60,7 @@ class TestSizeLimit(CheckerTestCase):
     CONFIG = {"aicompat_gpu": ["A100"], "aicompat_python": "3.11", "aicompat_pin": []}
 
     def test_module_over_the_size_limit_is_aic002(self, tmp_path):
-        from aicompat.parallel import MAX_FILE_BYTES
+        from aicompat.run.parallel import MAX_FILE_BYTES
 
         big = BAD.encode() + b"# padding\n" * (MAX_FILE_BYTES // 10)
         module = astroid.parse(BAD, path=str(tmp_path / "big.py"))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aicompat import Target, lint_paths
-from aicompat.toml_compat import tomllib
+from aicompat.base.toml_compat import tomllib
 
 CORPUS = Path(__file__).resolve().parent / "realistic"
 

@@ -62,8 +62,8 @@ def test_prefilter_on_and_off_agree(tmp_path):
 
 def test_rule_exception_becomes_internal_error_and_run_goes_on(tmp_path, monkeypatch):
     from aicompat import Target
-    from aicompat.api import run
-    from aicompat.config import build_settings
+    from aicompat.run.api import run
+    from aicompat.run.config import build_settings
     from aicompat.matrix import default_matrix
     from aicompat.rules.fp8 import Fp8Unsupported
 
@@ -151,7 +151,7 @@ def test_links_fifos_and_unreadable_files_are_skipped_with_a_reason(tmp_path, mo
     os.mkfifo(tmp_path / "fifo.py")  # reading it would block forever
     (tmp_path / "secret.py").write_text(FP8)
     (tmp_path / "ok.py").write_text(FP8)
-    from aicompat import api
+    from aicompat.run import api
 
     real_read = api.read_capped
 
@@ -188,7 +188,7 @@ def test_too_deep_and_broken_files_agree_with_and_without_prefilter(tmp_path):
 
 
 def test_internal_error_makes_the_run_incomplete_in_process_and_in_workers(tmp_path, monkeypatch, capsys):
-    from aicompat import parallel
+    from aicompat.run import parallel
     from aicompat.cli import main
     from aicompat.rules.fp8 import Fp8Unsupported
 
@@ -225,9 +225,10 @@ def test_a_worker_that_dies_costs_one_file(tmp_path, monkeypatch):
 
 
 def _run_api(tmp_path, files, jobs=1, timeout=None, pool=False):
-    from aicompat import Target, parallel
-    from aicompat.api import run
-    from aicompat.config import build_settings
+    from aicompat import Target
+    from aicompat.run import parallel
+    from aicompat.run.api import run
+    from aicompat.run.config import build_settings
     from aicompat.matrix import default_matrix
 
     for name, text in files.items():

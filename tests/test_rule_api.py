@@ -1,4 +1,4 @@
-"""The engine knows no rule: rules plug in through aicompat.ruleapi and the
+"""The engine knows no rule: rules plug in through aicompat.core.ruleapi and the
 registry, and provide the context other rules read (with-blocks, function
 marks, the exception hierarchy) through generic hooks and version_matrix data."""
 import io
@@ -10,11 +10,12 @@ import libcst as cst
 import pytest
 from conftest import SRC, codes, lint
 
-from aicompat import registry
-from aicompat.ruleapi import Example, Finding, Rule
-from aicompat.toml_compat import tomllib
+from aicompat.rules import registry
+from aicompat.core.ruleapi import Example, Finding, Rule
+from aicompat.base.toml_compat import tomllib
 
-ENGINE_MODULES = ["engine.py", "linter.py", "evaluate.py", "guards.py", "walk.py", "index.py", "ruleapi.py"]
+ENGINE_MODULES = ["core/engine.py", "run/linter.py", "model/evaluate.py", "model/guards.py", "syntax/walk.py",
+                  "syntax/index.py", "core/ruleapi.py"]
 # What only a rule may know: rule codes past the engine's own AIC0xx, and the
 # libraries and library calls the rules judge.
 RULE_KNOWLEDGE = re.compile(
@@ -65,7 +66,7 @@ def _walk_imports(tree):
 
 
 def test_ruleapi_is_a_leaf():
-    tree = cst.parse_module((SRC / "aicompat" / "ruleapi.py").read_text())
+    tree = cst.parse_module((SRC / "aicompat" / "core" / "ruleapi.py").read_text())
     local = [n for n in _walk_imports(tree) if isinstance(n, cst.ImportFrom) and n.relative]
     assert [cst.Module([]).code_for_node(n.module) for n in local] == ["values"]
 

@@ -6,8 +6,8 @@ import shlex
 import pytest
 
 from aicompat.cli import main
-from aicompat.errors import MatrixError
-from aicompat.ruledocs import EXAMPLE_FILE, load_docs
+from aicompat.base.errors import MatrixError
+from aicompat.report.ruledocs import EXAMPLE_FILE, load_docs
 
 DOCS = load_docs()
 REPEAT = "(line "  # "(line N repeated T times)": the example stands for a larger file
@@ -66,7 +66,7 @@ def test_explain_fixed_example_is_clean(code, tmp_path, monkeypatch, capsys):
 
 
 def test_a_doc_without_its_findings_is_rejected(tmp_path):
-    from aicompat.data import data_dir
+    from aicompat.base.data import data_dir
 
     text = (data_dir("rules") / "AIC204.toml").read_text()
     (tmp_path / "AIC204.toml").write_text(text)

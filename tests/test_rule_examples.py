@@ -3,7 +3,7 @@ an INVALID example states its findings exactly (line, column, message), a VALID 
 import pytest
 from conftest import lint
 
-from aicompat.registry import RULE_CLASSES
+from aicompat.rules.registry import RULE_CLASSES
 
 CASES = [
     pytest.param(cls, kind, i, ex, id=f"{cls.code}-{kind}-{i}")

@@ -1,4 +1,4 @@
-"""The symbolic dims (aicompat.symbolic) and the tensor shape model (aicompat.shapes).
+"""The symbolic dims (aicompat.values.symbolic) and the tensor shape model (aicompat.libmodels.torch_shapes).
 
 The cross-checks at the end run the same operations on real torch meta tensors
 (free: no storage) and compare shapes; they skip where torch is not installed.
@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from aicompat.einpattern import parse_side
-from aicompat.shapes import (
+from aicompat.libmodels.einops_patterns import parse_side
+from aicompat.libmodels.torch_shapes import (
     DTYPE_ALIASES, DTYPE_SIZES, Layer, Slice, apply_layer, attribute, binary, function, index, layer, matmul,
     tensor_method,
 )
-from aicompat.symbolic import Sym, add, div_exact, floordiv, mul, normalize, proven_eq, proven_ne, provably_nonneg, sub
+from aicompat.values.symbolic import Sym, add, div_exact, floordiv, mul, normalize, proven_eq, proven_ne, provably_nonneg, sub
 from aicompat.values import UNKNOWN, Module, Seq, Tensor
 
 B, S, H, D = (Sym.var(n) for n in ("b", "s", "H", "D"))

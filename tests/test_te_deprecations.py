@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import lint
 
-from aicompat.toml_compat import tomllib
+from aicompat.base.toml_compat import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("te_deprecations", ROOT / "tools" / "te_deprecations.py")

@@ -104,7 +104,7 @@ def test_cached_reads_are_checked_only_inside_the_project(tmp_path):
     outside the project, a link out, or a FIFO is a miss, and is never opened."""
     import hashlib
 
-    from aicompat.cache import Cache
+    from aicompat.run.cache import Cache
 
     proj, outside = tmp_path / "proj", tmp_path / "outside"
     proj.mkdir()
@@ -136,7 +136,7 @@ def test_cached_reads_are_checked_only_inside_the_project(tmp_path):
     ("diagnostics", [{"path": "a.py", "line": "1"}]), ("fixable", None),
 ])
 def test_every_field_of_an_entry_is_checked(tmp_path, field, value):
-    from aicompat.cache import Cache
+    from aicompat.run.cache import Cache
 
     cache = Cache(tmp_path / "cache", "fp", tmp_path)
     base = {"path": "a.py", "parsed": True, "skipped": None, "notes": [], "fixable": False, "reads": {}, "diagnostics": [],
@@ -151,7 +151,7 @@ def test_every_field_of_an_entry_is_checked(tmp_path, field, value):
 
 def test_links_in_the_cache_folder_are_not_written_through(tmp_path):
     from aicompat import __version__
-    from aicompat.cache import FORMAT
+    from aicompat.run.cache import FORMAT
 
     outside = tmp_path / "outside"
     (outside / "entries").mkdir(parents=True)
@@ -250,9 +250,9 @@ def test_fix_refuses_a_link_out_of_the_tree(tmp_path):
 
 def test_fix_applies_only_to_the_bytes_checked_and_never_half_writes(tmp_path, monkeypatch):
     from aicompat import Target
-    from aicompat.api import run
-    from aicompat.config import build_settings
-    from aicompat.fix import fixed_source, write_fixed
+    from aicompat.run.api import run
+    from aicompat.run.config import build_settings
+    from aicompat.report.fix import fixed_source, write_fixed
     from aicompat.matrix import default_matrix
 
     monkeypatch.chdir(tmp_path)
@@ -350,8 +350,8 @@ def test_requirements_outside_the_project_or_not_regular_are_not_read(tmp_path):
 # -- --gpu auto ------------------------------------------------------------------
 
 def test_gpu_auto_never_runs_nvidia_smi_from_the_current_folder(tmp_path, monkeypatch):
-    from aicompat.config import local_gpus
-    from aicompat.errors import ConfigError
+    from aicompat.run.config import local_gpus
+    from aicompat.base.errors import ConfigError
 
     fake = tmp_path / "nvidia-smi"
     fake.write_text(f"#!/bin/sh\necho > {tmp_path / 'ran'}\necho 9.0\n")
@@ -388,8 +388,8 @@ def test_a_link_out_of_the_tree_is_not_linted_by_a_folder_walk(tmp_path):
 def test_a_pyproject_linked_to_a_device_or_a_fifo_is_never_read(tmp_path):
     # The last open point of issue 16 item 11: pyproject.toml itself was read through a link,
     # so a checked-in `pyproject.toml -> /dev/zero` ran out of memory and a FIFO hung the run.
-    from aicompat.config import build_settings
-    from aicompat.errors import ConfigError
+    from aicompat.run.config import build_settings
+    from aicompat.base.errors import ConfigError
     from aicompat.matrix import default_matrix
 
     for name, make in (("dev", lambda p: os.symlink("/dev/zero", p)), ("fifo", os.mkfifo)):
@@ -399,7 +399,7 @@ def test_a_pyproject_linked_to_a_device_or_a_fifo_is_never_read(tmp_path):
         # Not a regular file: no configuration is read from it (and nothing hangs or blows up).
         assert build_settings(default_matrix(), start=proj).config_file is None
     with pytest.raises(ConfigError, match="not a regular file"):
-        from aicompat.config import _load_toml
+        from aicompat.run.config import _load_toml
 
         os.mkfifo(tmp_path / "pipe.toml")
         _load_toml(tmp_path / "pipe.toml")  # a FIFO met between the lookup and the read

@@ -61,7 +61,7 @@ def test_installed_command_lints_a_fixture(installed, tmp_path):
     r = subprocess.run([str(exe), "explain", "AIC102"], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 0 and "## Use instead" in r.stdout
     r = subprocess.run([str(env_dir / "bin" / "python"), "-c",
-                        "from aicompat.data import data_dir; print(data_dir('version_matrix'))"],
+                        "from aicompat.base.data import data_dir; print(data_dir('version_matrix'))"],
                        cwd=work, capture_output=True, text=True, env=env)
     assert "site-packages" in r.stdout and str(ROOT) not in r.stdout
     # The generated API tables ship too: the installed command judges a call against torch 2.4.0's signatures.

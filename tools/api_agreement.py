@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from aicompat import introspection  # noqa: E402
-from aicompat.apimatrix import load_package  # noqa: E402
+from aicompat.matrixbuild import introspection  # noqa: E402
+from aicompat.matrix.api_tables import load_package  # noqa: E402
 from packaging.version import Version  # noqa: E402
 
 

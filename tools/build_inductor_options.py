@@ -33,7 +33,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "src"))  # aicom
 
 from torch_wheels import RELEASES, Wheel, q, q_list, wheels_for  # noqa: E402
 
-from aicompat.toml_compat import tomllib  # noqa: E402
+from aicompat.base.toml_compat import tomllib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "version_matrix" / "inductor_options.toml"

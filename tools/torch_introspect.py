@@ -11,7 +11,7 @@ it imports nothing of aicompat. It writes ``<out>/torch-<release>.toml``:
 - per covered module (the list below, the same as ``matrix_build.PACKAGES["torch"]``;
   ``tests/test_introspection.py`` checks they match), every name ``dir()`` shows plus the
   child modules it could import, each with its kind and, for callables, the call
-  signatures in the notation of ``aicompat.apiscan.signature``, read from
+  signatures in the notation of ``aicompat.matrixbuild.apiscan.signature``, read from
 
   ``i`` ``inspect.signature`` (Python functions and classes);
   ``p`` the C argument parser's own listing: the TypeError of a call with no arguments

@@ -12,20 +12,20 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from . import baseline
-from .confine import tree_of, within
-from .fix import LeftAlone, fixed_source, unified_diff, write_fixed
-from .api import run, with_run_options
-from .cache import CACHE_DIR
-from .config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
-from .errors import ConfigError, MatrixError
-from .formatters import FORMATTERS, location, printable, printable_path, statistics, summary
+from .report import baseline
+from .fs.confine import tree_of, within
+from .report.fix import LeftAlone, fixed_source, unified_diff, write_fixed
+from .run.api import run, with_run_options
+from .run.cache import CACHE_DIR
+from .run.config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
+from .base.errors import ConfigError, MatrixError
+from .report.formatters import FORMATTERS, location, printable, printable_path, statistics, summary
 from .matrix import default_matrix
-from .parallel import (MAX_FILE_BYTES, default_jobs, limit_own_memory, memory_limit, own_memory_limit,
+from .run.parallel import (MAX_FILE_BYTES, default_jobs, limit_own_memory, memory_limit, own_memory_limit,
                        restore_own_memory)
-from .ruledocs import load_docs, render
-from .registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
-from .target import Target
+from .report.ruledocs import load_docs, render
+from .rules.registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
+from .matrix.target import Target
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
 # on a busy 2-CPU VM; files over --max-file-size (2 MB) are not parsed at all (parallel.too_large).
@@ -216,7 +216,7 @@ def _main(args) -> int:
         if args.command == "explain":
             return _explain(args.code)
         if args.command == "matrix":
-            from .matrix_build import main as build_main
+            from .matrixbuild.build import main as build_main
 
             return build_main(args)
         return _lint(args)
@@ -246,7 +246,7 @@ def _lint(args) -> int:
         raise ConfigError(f"--select/--ignore: unknown rule code {bad!r}")
     _no_ignoring_incomplete(ignore, "--ignore")
     _no_ignoring_incomplete([c.upper() for c in settings.ignore], f"{settings.config_file}: [tool.aicompat] ignore")
-    # This process's own memory limit (parallel.py), undone when main() returns.
+    # This process's own memory limit (run/parallel.py), undone when main() returns.
     limit_own_memory(memory_limit(args.max_file_size or settings.max_bytes or MAX_FILE_BYTES))
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
     opts = {

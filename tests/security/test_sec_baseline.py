@@ -62,7 +62,7 @@ def test_a_baseline_that_is_a_fifo_does_not_hang(tmp_path):
 
 
 def test_a_baseline_too_big_is_refused_unread(tmp_path):
-    from aicompat.baseline import MAX_BYTES
+    from aicompat.report.baseline import MAX_BYTES
 
     proj = _project(tmp_path)
     with open(proj / "bl.json", "wb") as fh:

@@ -87,7 +87,7 @@ HAND_PATHS = ["skipme", "skipme/a.py", "src/skipme/a.py", "legacy/a.py", "legacy
 
 
 def test_the_compiled_matcher_agrees_with_fnmatch():
-    from aicompat.files import ExcludeMatcher
+    from aicompat.fs.files import ExcludeMatcher
 
     rnd = random.Random(25)
     paths = HAND_PATHS + ["".join(rnd.choice("ab/.-!^[]") for _ in range(rnd.randint(1, 8))) for _ in range(300)]
@@ -207,10 +207,10 @@ def test_a_queued_file_is_linted_only_as_the_parent_checked_it(tmp_path):
     import os
 
     from aicompat import Target
-    from aicompat.config import build_settings
-    from aicompat.fix import digest
+    from aicompat.run.config import build_settings
+    from aicompat.report.fix import digest
     from aicompat.matrix import default_matrix
-    from aicompat.parallel import LinterSpec, Queued, lint_serial
+    from aicompat.run.parallel import LinterSpec, Queued, lint_serial
 
     m = default_matrix()
     spec = LinterSpec(build_settings(m, cli=Target(gpus=["A100"]), no_config=True).target, m)

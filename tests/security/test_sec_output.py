@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import SRC, run_cli
 
-from aicompat.formatters import FORMATTERS
+from aicompat.report.formatters import FORMATTERS
 
 FP8 = "import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
 A100 = "[tool.aicompat]\ngpus = ['A100']\n"

@@ -25,9 +25,9 @@ import sys
 
 import libcst as cst
 
-from .. import apiquery as q
-from ..index import Qual, dotted
-from ..ruleapi import Example, Finding, Rule
+from ..model import api_query as q
+from ..syntax.index import Qual, dotted
+from ..core.ruleapi import Example, Finding, Rule
 
 
 

@@ -12,15 +12,15 @@ import libcst as cst
 import libcst.matchers as matchers
 from packaging.version import Version
 
-from ..cuda.build_context import project_root
-from ..cuda.cmake_eval import evaluate
-from ..cuda.makefile import recipe_commands
-from ..cuda.producers import producer
-from ..cuda.shell import assignments, commands, is_nvcc
-from ..cuda.strings import strings_of
-from ..files import is_makefile
-from ..cuda.targets import Build, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
-from ..ruleapi import Example, Finding, Rule
+from ..cuda.build.context import project_root
+from ..cuda.cmake.eval import evaluate
+from ..cuda.build.makefile import recipe_commands
+from ..cuda.build.producers import producer
+from ..cuda.build.shell import assignments, commands, is_nvcc
+from ..cuda.build.strings import strings_of
+from ..fs.files import is_makefile
+from ..cuda.build.targets import Build, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
+from ..core.ruleapi import Example, Finding, Rule
 from ..values import DictValue
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"

@@ -14,9 +14,9 @@ from packaging.version import Version
 
 from packaging.specifiers import SpecifierSet
 
-from ..evaluate import UNKNOWN, truth
-from ..guard_forms import enabled_worlds, off_switch
-from ..ruleapi import Example, Finding, Rule
+from ..model.evaluate import UNKNOWN, truth
+from ..model.guard_forms import enabled_worlds, off_switch
+from ..core.ruleapi import Example, Finding, Rule
 from ..values import LibObject, Tensor, options
 
 _T = "import torch\n"

@@ -12,16 +12,17 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..cuda import cxx, exact, host_gate, tu
-from ..cuda.build_context import context_for, groups
-from ..cuda.preprocessor import Context as PPContext
-from ..cuda.preprocessor import default_context
-from ..cuda.scan import CudaSource, Verdict, load_features
-from ..cuda.setup_py import UNKNOWN_VALUE, nvcc_defines
-from ..cuda.strings import Resolved, define_flags, read_files, resolve_text, string_list
-from ..cuda.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
-from ..cuda.verify import Verifier, device_flags
-from ..ruleapi import Example, Finding, Rule
+from ..cuda.cpp import cxx, host_gate, tu
+from ..cuda import exact
+from ..cuda.build.context import context_for, groups
+from ..cuda.cpp.preprocessor import Context as PPContext
+from ..cuda.cpp.preprocessor import default_context
+from ..cuda.cpp.scan import CudaSource, Verdict, load_features
+from ..cuda.build.setup_py import UNKNOWN_VALUE, nvcc_defines
+from ..cuda.build.strings import Resolved, define_flags, read_files, resolve_text, string_list
+from ..cuda.build.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
+from ..cuda.exact.verify import Verifier, device_flags
+from ..core.ruleapi import Example, Finding, Rule
 
 
 @dataclass(frozen=True)
@@ -532,7 +533,7 @@ class InlineCudaArch(Rule):
     # -- .cu / .cuh / .ptx files -----------------------------------------------
     def check_cuda_file(self, text: str, path: str, target, cuda: str | None, reads: list | None = None):
         """Findings (line, column, message, archs, severity) for a CUDA or PTX file,
-        judged for the targets its build produces (cuda/build_context.py)."""
+        judged for the targets its build produces (cuda/build/context.py)."""
         src = self.source(text, path.endswith(".ptx"), path, cuda)
         # A header is no build unit: nvcc alone would emit none of its (uncalled) device code.
         ver = self.verifier() if path.endswith(".cu") else None
@@ -618,7 +619,7 @@ class InlineCudaArch(Rule):
         return out
 
     def _turned_away(self, src: CudaSource, target: str, archs: list[str]) -> set[str]:
-        """The fleet GPUs the program's main() returns on before launching a kernel (cuda/host_gate.py)."""
+        """The fleet GPUs the program's main() returns on before launching a kernel (cuda/cpp/host_gate.py)."""
         conds = host_gate.gates(cxx.mask(src.clean, src.preprocessed(target)))
         return {a for a in archs if conds and a in self.matrix.archs
                 and host_gate.turned_away(conds, tuple(self.matrix.archs[a].capability[:2]))}
@@ -644,7 +645,7 @@ class InlineCudaArch(Rule):
 
     def _verdict_via(self, src: CudaSource, target: str, origin, path: str, cuda: str | None) -> Verdict:
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
-        live kernels do not reach is not emitted (cuda/tu.py). The header's own verdict when the
+        live kernels do not reach is not emitted (cuda/cpp/tu.py). The header's own verdict when the
         unit cannot be built."""
         # A header alone does not see the macros its includer defines before the #include:
         # there the build's -D flags only add, the unit below knows them all.

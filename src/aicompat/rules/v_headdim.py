@@ -8,11 +8,11 @@ from packaging.version import Version
 
 import libcst as cst
 
-from ..evaluate import UNKNOWN, Tensor
+from ..model.evaluate import UNKNOWN, Tensor
 from ..values import Module, Seq
-from ..index import dotted
-from ..ruleapi import Example, Finding, Rule
-from .attention_alias import Aliases, narrowed
+from ..syntax.index import dotted
+from ..core.ruleapi import Example, Finding, Rule
+from ._shared.attention_alias import Aliases, narrowed
 
 FA2 = "from flash_attn import flash_attn_func\n"
 FA3 = "from flash_attn_interface import flash_attn_func\n"

@@ -15,10 +15,10 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from .. import apiquery as q
-from .. import cli_args
-from ..ruleapi import Example, Finding, Rule
-from ..shapes import Layer
+from ..model import api_query as q
+from ..libmodels import argparse_args as cli_args
+from ..core.ruleapi import Example, Finding, Rule
+from ..libmodels.torch_shapes import Layer
 from ..values import DictValue, Instance, LibObject, PathValue, Seq, options
 
 _MAX_DEPTH = 6

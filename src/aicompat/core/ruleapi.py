@@ -1,0 +1,229 @@
+"""The rule API: what a rule is, what it returns, and what it may ask.
+
+A leaf module: it imports the standard library, LibCST and the value model's
+abstract values, and neither the engine nor any rule. The engine drives rules
+only through what is declared here, so a new rule is one rule module plus its
+data (version_matrix/) and docs (rules/*.toml), and no engine edit.
+
+A rule reacts to what it declares (``call_tails``, ``attr_tails``,
+``node_types``, the optional ``check_*`` hooks) and asks the file through
+:class:`FileContextProtocol`. Rules can also *provide* context that the engine
+carries without knowing what it means (see ``Rule``: ``with_context``,
+``function_marks``, ``attr_exists``); these provider hooks are consulted on
+every registered rule, selected or not, so that deselecting one rule never
+changes what another rule sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import libcst as cst
+
+from ..values import UNKNOWN  # what attr_exists returns when it does not know
+
+__all__ = ["UNKNOWN", "CallSite", "Example", "FileContextProtocol", "Finding", "GuardContextProtocol", "Rule"]
+
+
+@dataclass
+class Example:
+    """A complete program and the target it is judged on.
+
+    ``gpus``/``pins``/``python`` are target settings. ``findings`` are the
+    rule's findings on it, exactly, as ``(line, column, message)`` with the
+    1-based positions aicompat reports: required for INVALID examples, empty
+    for VALID ones.
+    """
+
+    code: str
+    gpus: list[str] = field(default_factory=lambda: ["sm_80"])
+    pins: dict[str, str] = field(default_factory=dict)
+    python: str = "3.11"
+    findings: list[tuple[int, int, str]] = field(default_factory=list)
+
+
+@dataclass
+class Finding:
+    node: cst.CSTNode | None  # None only for a finding on a file that did not parse (``on_parse_error``)
+    message: str
+    archs: frozenset[str] = frozenset()  # fleet archs the finding fails on
+    extra_targets: tuple[str, ...] = ()  # non-GPU targets it fails on (releases)
+    severity: str = "error"
+    line_delta: int = 0  # report this many lines below the node (a line inside a CUDA string)
+    col_delta: int = 0  # and this many columns right of where the node's text starts on that line
+    refs: dict = field(default_factory=dict)  # name -> node; "{line:name}" in the message becomes its line
+    fix: str | None = None  # source text that replaces ``node`` and fixes the finding (--fix)
+
+
+@dataclass
+class CallSite:
+    """One call, its arguments split once for every rule that reacts to it. With a
+    ``*``/``**`` argument the engine splices it in (the value model's constants) when
+    a rule first reads ``pos``, ``kw`` or ``has_star``: read them after cheaper tests."""
+
+    node: cst.Call
+    pos: list[cst.BaseExpression]
+    kw: dict[str, cst.BaseExpression]
+    has_star: bool
+
+    def arg(self, index: int | None, name: str | None) -> cst.BaseExpression | None:
+        if name is not None and name in self.kw:
+            return self.kw[name]
+        if index is not None and index < len(self.pos):
+            return self.pos[index]
+        return None
+
+
+class GuardContextProtocol(Protocol):
+    """``fc.ctx``: where the current node can run."""
+
+    worlds: frozenset[Any]  # the (arch, torch release) worlds control can reach here
+    catches: frozenset[str]  # exception names enclosing ``try`` handlers name
+    facts: Mapping[str, Any]  # what enclosing ``with`` items and function marks contributed (rule-defined keys)
+
+    def caught(self, exc: str) -> bool:
+        """Would an enclosing handler catch an ``exc`` raised here?"""
+        ...
+
+    def narrowed(self, worlds: frozenset[Any]) -> GuardContextProtocol: ...
+
+    def fact_worlds(self, key: str) -> frozenset[Any]:
+        """The worlds here in which fact ``key`` holds."""
+        ...
+
+
+class FileContextProtocol(Protocol):
+    """What rules may ask about the file being checked (the engine's FileContext)."""
+
+    path: str
+    text: str
+    module: cst.Module
+    index: Any  # the module index: ``bindings``, ``star_modules``, ``imported_roots``
+    target: Any  # the ResolvedTarget: ``python``, ``cuda``, ``archs``, ``pins``, ``releases``, ``worlds()``
+    matrix: Any  # the version matrix: ``section()``, ``feature_archs()``, ``api()``, ``symbols``, ...
+    ctx: GuardContextProtocol
+    state: dict[str, Any]  # per-file memo a rule keeps between calls
+    reads: list  # other files a rule read (a .cu loaded by name): the cache checks them too
+    scopes: list[dict[str, Any]]
+    current_class: cst.ClassDef | None
+
+    def lookup(self, name: str) -> Any:
+        """The binding of a name in the innermost scope that has one (module index last)."""
+        ...
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        """Qualified name of a Name/Attribute chain through imports and aliases."""
+        ...
+
+    def evaluator(self, world: Any) -> Any:
+        """The symbolic evaluator for one world (``.eval(expr)`` -> an abstract value)."""
+        ...
+
+    def eval_in(self, expr: cst.BaseExpression, worlds: Iterable[Any] | None = None) -> dict[Any, Any]:
+        """The abstract value of ``expr`` in each world (default: the worlds that reach here)."""
+        ...
+
+    def split(self, test: cst.BaseExpression) -> tuple[frozenset[Any], frozenset[Any]]:
+        """Worlds where ``test`` may be true, and where it may be false."""
+        ...
+
+    def describe(self, archs: Iterable[str]) -> str:
+        """``sm_80 (A100), sm_90 (H100)``: archs as the user named them."""
+        ...
+
+
+class Rule:
+    """One rule: a code, the names it reacts to, VALID / INVALID examples.
+
+    Checks (called by the engine where the guards leave a world; each returns
+    a list of Findings): ``check_call``, ``check_attribute``, and optionally
+    ``check_node`` (for each node of a type in ``node_types(target)``),
+    ``check_assign``, ``check_dict``, ``check_decorator``, ``check_import``;
+    non-Python files: ``check_cuda_file``, ``check_build_file``.
+
+    Optional hooks, present only on the rules that define them:
+
+    - ``on_parse_error(data, line) -> Finding | None``: a file LibCST could not
+      parse (``line``: where the parser stopped); a rule that can name the
+      cause (syntax newer than the parser) answers with a Finding whose
+      ``node`` is None, reported at that line instead of a parse error.
+
+    Context providers (asked of every registered rule, selected or not):
+
+    - ``attr_exists(qualname, world)``: True/False/UNKNOWN, for ``hasattr``
+      guards.
+    - ``newer_syntax(data, line, python) -> bool``: do the lines around ``line``
+      hold syntax newer than ``python`` (a (major, minor) tuple)? The linter
+      asks before it takes CPython's refusal of a file as a parse error.
+    - ``with_context(call, qualname, fc) -> dict | None``: what ``with call:``
+      means for the code in its body; the dict is merged into ``fc.ctx.facts``
+      there (a later item overrides an earlier one, as nesting does).
+    - ``function_marks() -> dict[str, str]``: qualified callables that mark a
+      function (``{"pkg.jit": "jitted"}``), as its decorator (``@pkg.jit``,
+      ``@pkg.jit(...)``) or by being handed it (``pkg.jit(fn)``,
+      ``pkg.jit(...)(fn)``); ``fc.ctx.facts[mark]`` is True in that function's
+      body and in functions nested in it, or, where only calls made under a
+      guard mark it, the worlds of those calls (``fc.ctx.fact_worlds(mark)``).
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    # Byte strings of which a file must contain at least one to be parsed for this rule.
+    tokens: ClassVar[tuple[bytes, ...]] = ()
+    # Last components of the call names this rule reacts to (cheap pre-check).
+    call_tails: ClassVar[frozenset[str]] = frozenset()
+    attr_tails: ClassVar[frozenset[str]] = frozenset()
+    # True when fewer worlds in ``fc.ctx.worlds`` can only take findings away (the rule
+    # judges each world it is given and reports the failing ones): the engine then runs
+    # it first with every world of the target, deciding the guards around the node only
+    # when that finds something (most calls are fine everywhere; their guards need no answer).
+    worlds_monotone: ClassVar[bool] = False
+    # Hooks (method names) the engine runs wherever their node sits, dead code included,
+    # without deciding the guards around it first: the rule asks ``fc.ctx.worlds`` itself
+    # where the answer matters (a recorder keeps ``fc.ctx`` with each record and asks it
+    # when the record is used), so a guard nobody needs is never evaluated.
+    reach_own: ClassVar[frozenset[str]] = frozenset()
+    VALID: ClassVar[list[Example]] = []
+    INVALID: ClassVar[list[Example]] = []
+
+    def __init__(self, matrix) -> None:
+        self.matrix = matrix
+        self.target = None  # the ResolvedTarget, set by the Linter
+        # Run-level notes (a tool missing, a budget spent), said once per run however many
+        # files hit them: the linter takes them after each file and the run deduplicates.
+        self.notes: list[str] = []
+
+    @classmethod
+    def prefilter_patterns(cls, target, matrix) -> tuple[bytes, ...]:
+        """Regular expressions (bytes) of which a file must match one to be parsed for
+        this rule on ``target``; by default the escaped ``tokens``. A rule whose
+        triggers depend on the target (the Python version) narrows them here."""
+        return tuple(re.escape(t) for t in cls.tokens)
+
+    @classmethod
+    def prefilter_check(cls, target, matrix) -> Callable[[bytes], bool] | None:
+        """A second prefilter test, ``(bytes) -> bool``, for what one regex cannot
+        say cheaply (a standard-library name *and* an import of its package); None
+        when the patterns say it all. Run only when no pattern matched."""
+        return None
+
+    @classmethod
+    def explain_facts(cls, matrix) -> str:
+        """The matrix facts behind this rule, for ``aicompat explain``."""
+        return ""
+
+    def known_names(self) -> set[str]:
+        """Fully qualified names this rule knows; used for ``from x import *``."""
+        return set()
+
+    def function_marks(self) -> dict[str, str]:
+        return {}
+
+    def check_call(self, site: CallSite, qualname: str, fc: FileContextProtocol) -> list[Finding]:
+        return []
+
+    def check_attribute(self, node: cst.Attribute, qualname: str, fc: FileContextProtocol) -> list[Finding]:
+        return []

@@ -1,0 +1,92 @@
+"""Which script of the project writes a compiled module a Python file loads by name
+(``cupy.RawModule(path="attn.cubin")``): the nvcc command with ``-o .../attn.cubin`` in a
+shell script or Makefile of the loading file's folder, its ancestors up to the project
+root, or their immediate subfolders (scripts/, tools/). Bounded; never executes anything."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+from ...fs.files import SKIP_DIRS, is_build_file, is_makefile
+from .context import project_root
+from ..cpp.includes import read
+from .makefile import recipe_commands
+from .shell import commands, is_nvcc
+
+MAX_DIRS = 64
+MAX_FILES = 256
+_OUTPUT = ("-o", "--output-file")
+
+
+def producer(path: Path, name: str, reads: list | None = None) -> tuple[list, str] | None:
+    """(nvcc words, "build.sh line 7") of the first command that writes ``name``, or None."""
+    try:
+        path = Path(os.path.abspath(path))
+        root = project_root(path)
+        for f in _build_files(path, root):
+            text = read(f)
+            if text is None or "nvcc" not in text:
+                continue
+            if reads is not None and str(f) not in reads:
+                reads.append(str(f))
+            docker = f.name.startswith(("Dockerfile", "Containerfile"))
+            cmds = recipe_commands(text) if is_makefile(f.name) else commands(text, dockerfile=docker)
+            for cmd in cmds:
+                words = [w.text for w in cmd]
+                if _writes(words, name):
+                    try:
+                        rel = f.relative_to(root).as_posix()
+                    except ValueError:
+                        rel = f.name
+                    return words, f"built by {rel} line {cmd[0].line}"
+    except (OSError, ValueError, RecursionError):
+        return None
+    return None
+
+
+def _writes(words: list, name: str) -> bool:
+    if not is_nvcc(words):
+        return False
+    for i, w in enumerate(words[:-1]):
+        out = words[i + 1] if w in _OUTPUT else None
+        if w is not None and w.startswith(("-o", "--output-file=")) and w not in _OUTPUT:
+            out = w.split("=", 1)[1] if "=" in w else w[2:]
+        if out and fnmatch.fnmatchcase(name, out.rsplit("/", 1)[-1].replace("%", "*")):
+            return True
+    return False
+
+
+def _build_files(path: Path, root: Path) -> list[Path]:
+    dirs, d = [], path.parent
+    while True:
+        dirs.append(d)
+        if d == root or d.parent == d or len(dirs) > 16:
+            break
+        d = d.parent
+    out: list[Path] = []
+    seen_dirs = 0
+    for d in dirs:
+        for sub in [d] + sorted(_children(d)):
+            seen_dirs += 1
+            if seen_dirs > MAX_DIRS:
+                return out
+            try:
+                entries = sorted(os.scandir(sub), key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in entries:
+                if len(out) >= MAX_FILES:
+                    return out
+                if e.is_file(follow_symlinks=False) and is_build_file(e.name) and not e.name.endswith(".cmake"):
+                    out.append(Path(e.path))
+    return list(dict.fromkeys(out))
+
+
+def _children(d: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(d) if e.is_dir(follow_symlinks=False)
+                and e.name not in SKIP_DIRS and not e.name.startswith(".")][:MAX_DIRS]
+    except OSError:
+        return []

@@ -1,0 +1,192 @@
+"""Which compile target's code a GPU runs, given what was built.
+
+A build is a set of cubins (``code=sm_90a``) and PTX (``code=compute_90``).
+A GPU runs a cubin whose target lists it in ``runs_on`` (version_matrix
+gpus.toml [target.*]); failing that, the driver JIT-compiles forward-
+compatible PTX of a lower plain arch. The verdict that matters for the GPU is
+the one of the compile target whose code it runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from packaging.version import Version
+
+_GENCODE = re.compile(r"arch\s*=\s*(compute_\d+[af]?|sm_\d+[af]?)\s*,\s*code\s*=\s*\[?([\w,\s]+)\]?")
+
+
+@dataclass
+class Build:
+    cubins: list[str] = field(default_factory=list)  # "sm_90a"
+    ptx: list[str] = field(default_factory=list)  # "sm_90" for compute_90 (named by its sm_ target)
+    unknown: list[str] = field(default_factory=list)  # flags aicompat cannot interpret
+    implied: dict[str, str] = field(default_factory=dict)  # PTX target -> the flag that adds it unasked
+
+    def empty(self) -> bool:
+        return not self.cubins and not self.ptx
+
+    def every_target(self) -> list[str]:
+        """Every target nvcc compiles (cubins, then PTX): ptxas must accept each, or the build fails."""
+        return list(dict.fromkeys(self.cubins + self.ptx))
+
+
+def _sm(name: str) -> str:
+    return "sm_" + name.split("_", 1)[1]
+
+
+def _shorthand(matrix, cuda: str | None) -> dict | None:
+    """nvcc's -arch shorthand for ``cuda`` (version_matrix/build.toml), the newest known
+    when the toolkit is not given; None for a toolkit older than every entry (not known)."""
+    if matrix is None:
+        from ...matrix import default_matrix
+        matrix = default_matrix()
+    table = matrix.section("build.toml", "nvcc_arch_shorthand")
+    known = sorted(table, key=Version)
+    if not known:
+        return None
+    if cuda is None:
+        return table[known[-1]]
+    fit = [k for k in known if Version(k) <= Version(cuda)]
+    return table[fit[-1]] if fit else None
+
+
+_BASE_SHORTHAND = {"real": ["cubin", "ptx"], "suffixed_plain_ptx": False}
+
+
+def _option_values(tokens: list[str], names: tuple[str, ...]) -> list[str]:
+    out = []
+    for i, tok in enumerate(tokens):
+        if tok in names:
+            j = i + 1
+            while j < len(tokens) and tokens[j] == "=":
+                j += 1
+            if j < len(tokens):
+                out.extend(v for v in tokens[j].split(",") if v)
+    return out
+
+
+def parse_nvcc_flags(flags: list[str], matrix=None, cuda: str | None = None) -> Build:
+    """``-gencode arch=compute_90a,code=sm_90a``, ``-arch=sm_90a``, ``--gpu-architecture=compute_90``,
+    ``-arch=compute_90a -code=sm_90a``."""
+    b = Build()
+    joined = " ".join(flags)
+    for m in _GENCODE.finditer(joined):
+        for code in re.split(r"[,\s]+", m.group(2).strip()):
+            if not code:
+                continue
+            if code.startswith("sm_"):
+                b.cubins.append(code)
+            elif code.startswith("compute_"):
+                b.ptx.append(_sm(code))
+    tokens = joined.replace("=", " = ").split()
+    archs = _option_values(tokens, ("-arch", "--gpu-architecture"))
+    codes = _option_values(tokens, ("-code", "--gpu-code"))
+    if codes:
+        # -arch names the virtual arch only; exactly the -code list is embedded.
+        for code in codes:
+            if code.startswith("sm_"):
+                b.cubins.append(code)
+            elif code.startswith("compute_"):
+                b.ptx.append(_sm(code))
+            else:
+                b.unknown.append(f"-code={code}")
+        archs = []
+    # A toolkit older than the table: only the documented part (cubin + its own PTX),
+    # never the extra plain PTX, which was not observed there.
+    short = (_shorthand(matrix, cuda) or _BASE_SHORTHAND) if archs else None
+    for val in archs[-1:]:  # a repeated -arch: the last one wins
+        if not val.startswith(("sm_", "compute_")):
+            b.unknown.append(f"-arch={val}")
+            continue
+        sm = _sm(val)
+        if val.startswith("sm_") and "cubin" in short["real"]:
+            b.cubins.append(sm)
+        if val.startswith("compute_") or "ptx" in short["real"]:
+            b.ptx.append(sm)
+        plain = re.sub(r"[af]$", "", sm)
+        if plain != sm and short["suffixed_plain_ptx"]:
+            b.ptx.append(plain)
+            b.implied.setdefault(plain, f"-arch={val} also embeds {plain.replace('sm_', 'compute_')} PTX")
+    # -cubin writes only the cubin of -arch, -ptx only its own PTX (a single output file).
+    if "-cubin" in tokens or "--cubin" in tokens:
+        b.ptx, b.implied = [], {}
+    elif "-ptx" in tokens or "--ptx" in tokens:
+        b.cubins, b.implied = [], {}
+        b.ptx = [p for p in b.ptx if p in {_sm(v) for v in archs[-1:]}] or b.ptx
+    b.cubins = list(dict.fromkeys(b.cubins))
+    b.ptx = list(dict.fromkeys(b.ptx))
+    return b
+
+
+def runs_cubin(target: str, arch: str, matrix) -> bool:
+    t = matrix.targets.get(target)
+    return bool(t) and arch in t["runs_on"]
+
+
+def code_for(arch: str, build: Build, matrix) -> str | None:
+    """The compile target whose code a GPU of ``arch`` runs, or None (no kernel image)."""
+    exact = [c for c in build.cubins if runs_cubin(c, arch, matrix)]
+    if exact:
+        # The driver prefers the newest compatible cubin; arch-specific ones match exactly.
+        return max(exact, key=lambda c: (_num(c), c.endswith(("a", "f"))))
+    jit = [p for p in build.ptx if matrix.targets.get(p, {}).get("ptx_forward") and _num(p) <= _num(arch)]
+    fam = [p for p in build.ptx if not matrix.targets.get(p, {}).get("ptx_forward", True) and runs_cubin(p, arch, matrix)]
+    options = jit + fam
+    if options:
+        return max(options, key=_num)
+    return None
+
+
+def candidates(arch: str, matrix, cuda: str | None = None) -> list[str]:
+    """Every compile target whose code can run on ``arch`` and the toolkit knows."""
+    out = []
+    for name, t in matrix.targets.items():
+        if arch not in t["runs_on"]:
+            continue
+        if cuda and Version(t["toolkit"]) > Version(cuda):
+            continue
+        out.append(name)
+    return sorted(out, key=lambda n: (_num(n), n))
+
+
+def _num(target: str) -> int:
+    return int(re.match(r"sm_(\d+)", target).group(1))
+
+
+def parse_torch_arch_list(value: str, matrix) -> tuple[Build, list[str]]:
+    """(build, rejected entries) the way torch.utils.cpp_extension reads
+    TORCH_CUDA_ARCH_LIST (version_matrix/build.toml)."""
+    rules = max(matrix.section("build.toml", "torch_arch_list").items(), key=lambda kv: Version(kv[0]))[1]
+    text = value.replace(" ", ";")
+    for name, repl in rules["named"]:
+        text = text.replace(name, repl)
+    b, bad = Build(), []
+    for item in [x for x in text.split(";") if x]:
+        ptx = item.endswith("+PTX")
+        arch = item[:-4] if ptx else item
+        if arch not in rules["supported"]:
+            bad.append(item)
+            continue
+        sm = "sm_" + arch.replace(".", "")
+        b.cubins.append(sm)
+        if ptx:
+            b.ptx.append(sm)
+    return b, bad
+
+
+def parse_cmake_archs(value: str) -> Build | None:
+    """CMake arch list '80;90a-real;100-virtual' (a plain number = SASS + PTX); None for
+    what is not a list of numbers (native, all, all-major, variables): not judged."""
+    b = Build()
+    for item in [x for x in value.split(";") if x]:
+        m = re.fullmatch(r"(\d+[af]?)(?:-(real|virtual))?", item.strip())
+        if not m:
+            return None
+        sm = f"sm_{m.group(1)}"
+        if m.group(2) != "virtual":
+            b.cubins.append(sm)
+        if m.group(2) != "real":
+            b.ptx.append(sm)
+    return b

@@ -1,0 +1,1 @@
+"""CMake, read statically: the parser, conditions, variables, targets and the build models."""

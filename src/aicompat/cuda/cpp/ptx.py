@@ -1,0 +1,93 @@
+"""PTX text as instructions: the mnemonic with its dot modifiers, never substrings.
+
+``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%0], ...;`` is the opcode
+``tcgen05`` with the modifiers ``mma``, ``cta_group::1``, ``kind::mxf8f6f4``,
+``block_scale``. Special registers named as operands (``%%cluster_ctarank``) count
+as modifiers too: they, not the mnemonic, carry the requirement of ``mov``.
+Shared by the scanner (cuda/cpp/scan.py) and the table generator (tools/gen_ptx_table.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_LABEL = re.compile(r"^[A-Za-z_$][\w$]*:(?!:)\s*")
+_GUARD = re.compile(r"^@!?%{0,2}\w+\s+")
+_MNEMONIC = re.compile(r"[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*)*")
+# %%tid.x, %cluster_ctarank; not %0, %r12, %rd3 (operands and numbered registers)
+_SPECIAL = re.compile(r"%{1,2}([a-z][a-z_]*(?:\.[xyz])?)(?![\w.])")
+_NUMBERED = re.compile(r"[a-z]+\d+")
+# One operand: a register, immediate, address, vector or label; never two words.
+_OPERAND = re.compile(r"\s*(?:\{[^{}]*\}|\[[^\[\]]*\]|[-!]?[\w%$.:+]+(?:\|[\w%$.]+)?)\s*")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    start: int  # offset of the mnemonic in the scanned text
+    opcode: str  # "tcgen05"
+    modifiers: tuple[str, ...]  # ("mma", "cta_group::1", "kind::f16") plus special registers ("%clusterid.x")
+    text: str  # the mnemonic as written: "tcgen05.mma.cta_group::1.kind::f16"
+    terminated: bool  # ended by ';' (not by the end of the text)
+    operands_ok: bool  # the operands parse as PTX operands
+
+    @property
+    def mnemonic(self) -> str:
+        return self.text
+
+
+def _blank_comments(text: str) -> str:
+    return _COMMENT.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def instructions(text: str) -> list[Instruction]:
+    """Every instruction statement in PTX ``text`` (directives and labels skipped)."""
+    clean = _blank_comments(text)
+    out = []
+    start = 0
+    ends = [m.start() for m in re.finditer(";", clean)]
+    for end in ends + [len(clean)]:
+        stmt_start = start
+        stmt = clean[start:end]
+        terminated = end < len(clean)
+        start = end + 1
+        lead = len(stmt) - len(stmt.lstrip(" \t\r\n{}"))
+        s = stmt[lead:]
+        pos = stmt_start + lead
+        while True:
+            lm = _LABEL.match(s) or _GUARD.match(s)
+            if not lm:
+                break
+            s, pos = s[lm.end():], pos + lm.end()
+        if not s or s[0] == ".":
+            continue
+        mm = _MNEMONIC.match(s)
+        if not mm:
+            continue
+        word = mm.group(0)
+        rest = s[mm.end():]
+        if rest and not rest[0].isspace():
+            continue  # "foo(" or "x=": not an instruction
+        parts = word.split(".")
+        specials = tuple(f"%{n}" for n in _SPECIAL.findall(rest) if not _NUMBERED.fullmatch(n.split(".")[0]))
+        ops = rest.strip()
+        operands_ok = not ops or all(_OPERAND.fullmatch(o) for o in _split_operands(ops))
+        out.append(Instruction(pos, parts[0], tuple(parts[1:]) + specials, word, terminated, operands_ok))
+    return out
+
+
+def _split_operands(ops: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in ops:
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts

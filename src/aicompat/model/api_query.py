@@ -1,0 +1,205 @@
+"""Questions the AIC2xx rules ask the generated API tables.
+
+- Which releases are in scope at a call: for torch, the releases of the
+  worlds that reach it (guards on ``torch.__version__`` or ``hasattr`` narrow
+  them); for other packages, the releases the pin allows. Unpinned means the
+  newest release read: that is what ``pip install`` gives.
+- Where a qualified name lives: the longest module prefix the table knows.
+- Whether a name exists in a release, and whether a call binds to any of the
+  signatures a release has.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .project import owns_package
+from ..matrix.target import World
+
+import difflib
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+from ..matrix.api_tables import ModuleApi, PackageApi, Param
+
+
+@dataclass
+class Scope:
+    package: str
+    api: PackageApi
+    indices: list[int]  # releases in scope, as indices into api.releases
+    pinned: bool
+
+    def label(self, indices=None) -> str:
+        return self.api.label(self.indices if indices is None else indices)
+
+    def targets(self, indices) -> tuple[str, ...]:
+        return tuple(f"{self.package}=={self.api.labels[i]}" for i in sorted(indices))
+
+    def pin_text(self) -> str:
+        if not self.pinned:
+            return f"{self.package} unpinned: judged on the newest release {self.api.labels[self.indices[0]]}"
+        return f"pins allow {self.package} {self.label()}"
+
+
+def releases_in_scope(fc, package: str) -> list[Version]:
+    """Releases of ``package`` that reach the current node; [] when it is unpinned.
+
+    torch releases are part of the worlds, so guards narrow them; other
+    packages have the releases their pin allows."""
+    if package == "torch":
+        return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
+    return sorted(fc.target.releases.get(package) or [])
+
+
+def _own_source(fc, package: str) -> bool:
+    path = getattr(fc, "path", None)
+    if not path or path.startswith("<"):
+        return False
+    state = getattr(fc, "state", None)
+    key = ("own_source", package)
+    if state is not None and key in state:  # asked at every call of the API: the file's answer once
+        return state[key]
+    home = Path(path).resolve()
+    got = any(owns_package(home, root) for root, pkg in fc.matrix.api_roots.items() if pkg == package)
+    if state is not None:
+        state[key] = got
+    return got
+
+
+def _runs_with_torch(fc, version) -> bool:
+    """Unpinned, the rules judge a call against the newest release; can the current
+    statement run with it on some fleet GPU, by the branches it sits in? True where
+    the context cannot tell (no flow model)."""
+    if not hasattr(fc, "reachable"):
+        return True
+    return any(fc.reachable(World(w.arch, version)) for w in fc.ctx.worlds if w.torch is None) \
+        or not any(w.torch is None for w in fc.ctx.worlds)
+
+
+def span(versions) -> str:
+    """``2.3.0–2.5.1`` (first–last) for a list of releases."""
+    versions = sorted(versions)
+    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
+
+
+def scope(fc, package: str) -> Scope | None:
+    api = fc.matrix.api(package)
+    if api is None or not api.releases:
+        return None
+    if _own_source(fc, package):
+        return None  # the library's own repository: its code runs against its source, not a release
+    versions = releases_in_scope(fc, package)
+    if not versions:
+        newest = len(api.releases) - 1
+        if package == "torch" and not _runs_with_torch(fc, api.releases[newest]):
+            return None  # e.g. the else of `if torch_version() >= (2, 4):`: not judged against the newest
+        return Scope(package, api, [newest], False)
+    # A pin newer than the table (torch==2.99) is judged as its newest release (config says so).
+    newest = len(api.releases) - 1
+    indices = sorted({i for i in (api.index_of(v) if v <= api.releases[-1] else newest for v in versions)
+                      if i is not None})
+    return Scope(package, api, indices, True) if indices else None
+
+
+def split(api: PackageApi, qualname: str) -> tuple[str, list[str]] | None:
+    """``torch.nn.attention.sdpa_kernel`` -> ("torch.nn.attention", ["sdpa_kernel"])."""
+    parts = qualname.split(".")
+    for cut in range(len(parts), 0, -1):
+        mod = ".".join(parts[:cut])
+        if mod in api.modules:
+            return mod, parts[cut:]
+    return None
+
+
+@dataclass
+class Presence:
+    have: frozenset[int]  # releases in scope that have the name
+    lack: frozenset[int]  # releases in scope that lack it (module or name)
+    unknown: frozenset[int]  # releases whose namespace is open
+
+
+def presence(api: PackageApi, module: str, name: str, indices) -> Presence:
+    m = api.module(module)
+    entries = m.entries(name) if m else None
+    have, lack, unknown = set(), set(), set()
+    for i in indices:
+        if m is None or i not in m.present:
+            lack.add(i)
+        elif entries and any(i in rng for rng, _, _ in entries):
+            have.add(i)
+        elif i in m.open:
+            unknown.add(i)
+        else:
+            lack.add(i)
+    return Presence(frozenset(have), frozenset(lack), frozenset(unknown))
+
+
+def releases_with(api: PackageApi, module: str, name: str) -> frozenset[int]:
+    m = api.module(module)
+    entries = m.entries(name) if m else None
+    out: set[int] = set()
+    for rng, _, _ in entries or ():
+        out |= rng
+    return frozenset(out)
+
+
+def nearby(m: ModuleApi | None, name: str, n: int = 3) -> list[str]:
+    if m is None:
+        return []
+    return difflib.get_close_matches(name, m.all_names(), n=n, cutoff=0.6)
+
+
+# -- binding a call to a signature ------------------------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # "keyword", "missing", "positional", "posonly"
+    name: str  # the keyword / parameter concerned ("" for positional counts)
+    detail: str
+
+
+def bind(params: list[Param], npos: int, keywords: list[str], star: bool, dstar: bool) -> Problem | None:
+    """Why a call with ``npos`` positionals and ``keywords`` cannot bind, or None.
+
+    ``star``/``dstar``: the call also passes ``*args``/``**kwargs``, which can
+    supply any positional / keyword, so only what is certain is reported."""
+    positional = [p for p in params if p.kind in ("posonly", "pos")]
+    has_var = any(p.kind == "var" for p in params)
+    has_varkw = any(p.kind == "varkw" for p in params)
+    if npos > len(positional) and not has_var:
+        return Problem("positional", "", f"takes at most {len(positional)} positional argument"
+                       f"{'s' if len(positional) != 1 else ''}, {npos} given")
+    by_name = {p.name: p for p in params if p.kind in ("pos", "kwonly")}
+    posonly = {p.name for p in params if p.kind == "posonly"}
+    for kw in keywords:
+        p = by_name.get(kw)
+        if p is None:
+            if has_varkw:
+                continue
+            if kw in posonly:
+                return Problem("posonly", kw, f"'{kw}' is positional-only")
+            return Problem("keyword", kw, f"unexpected keyword '{kw}'")
+        if p.kind == "pos" and positional.index(p) < npos:
+            return Problem("keyword", kw, f"'{kw}' given both by position and by keyword")
+    if dstar:
+        return None
+    for i, p in enumerate(positional):
+        if not p.default and i >= npos and p.name not in keywords and not star:
+            return Problem("missing", p.name, f"missing required argument '{p.name}'")
+    for p in params:
+        if p.kind == "kwonly" and not p.default and p.name not in keywords:
+            return Problem("missing", p.name, f"missing required keyword argument '{p.name}'")
+    return None
+
+
+def accepts_keyword(api: PackageApi, module: str, name: str, keyword: str) -> frozenset[int]:
+    """Releases in which some signature of ``module.name`` takes ``keyword`` by name."""
+    m = api.module(module)
+    out: set[int] = set()
+    for rng, _, sigs in (m.entries(name) if m else None) or ():
+        for sig in sigs or ():
+            if any(p.name == keyword and p.kind in ("pos", "kwonly") or p.kind == "varkw" for p in sig.params):
+                out |= rng
+                break
+    return frozenset(out)

@@ -1,0 +1,141 @@
+"""Guard context: where a piece of code can run.
+
+``Ctx.worlds`` is the set of (arch, torch release) worlds in which control can
+reach the current node. ``if cond:`` narrows it to the worlds where ``cond``
+may hold, its ``else`` to those where it may not; an early ``return`` or
+``raise`` narrows what follows. ``catches`` holds the exceptions an enclosing
+``try`` handles, so a call whose failure is caught and has a fallback is not
+reported. Unknown conditions keep every world: guards never hide a finding
+they do not prove.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import libcst as cst
+
+from .evaluate import UNKNOWN, truth
+from ..matrix.target import World
+
+
+class Lazy:
+    """A world set decided when first read. An ``if`` test is evaluated only when a rule
+    asks where the code under it runs (most branches hold nothing a rule reports), with
+    the evaluator the traversal had at the ``if`` (``fn`` captures it)."""
+
+    __slots__ = ("fn", "value")
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+        self.value = None
+
+    def __call__(self) -> frozenset:
+        if self.value is None:
+            self.value = self.fn()
+            self.fn = None  # what it captured is no longer needed
+        return self.value
+
+
+@dataclass(frozen=True)
+class Ctx:
+    world_set: Any  # frozenset[World], or a Lazy that gives it: read through ``worlds``
+    catches: frozenset[str] = frozenset()
+    # What enclosing ``with`` items and function marks mean here, as the rules
+    # that provide them define it (``Rule.with_context``, ``Rule.function_marks``).
+    facts: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # exception name -> the handler names that catch it (version_matrix/exceptions.toml)
+    handlers: Mapping[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False, repr=False)
+
+    @property
+    def worlds(self) -> frozenset[World]:
+        w = self.world_set
+        return w if type(w) is frozenset else w()
+
+    @property
+    def decided(self) -> frozenset[World] | None:
+        """The worlds, if already decided; None while a guard above is still unasked."""
+        w = self.world_set
+        return w if type(w) is frozenset else w.value
+
+    def narrowed(self, worlds) -> "Ctx":
+        """This context in ``worlds`` (a frozenset or a Lazy)."""
+        return replace(self, world_set=worlds)
+
+    def fact_worlds(self, key: str) -> frozenset[World]:
+        """The worlds here in which fact ``key`` holds: a fact is True (everywhere) or
+        the worlds it holds in (a function compiled by ``torch.compile(fn)`` under a guard)."""
+        v = self.facts.get(key)
+        if not v:
+            return frozenset()
+        return self.worlds & v if isinstance(v, frozenset) else self.worlds
+
+    def caught(self, exc: str) -> bool:
+        """Would an enclosing handler catch an ``exc`` raised here? An exception the
+        hierarchy does not list (a library's own) counts as an Exception subclass."""
+        return bool(self.catches & self.handlers.get(exc, {exc, "Exception", "BaseException"}))
+
+
+def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_for) -> tuple[frozenset[World], frozenset[World]]:
+    """Worlds where ``test`` may be true, and where it may be false."""
+    yes, no = set(), set()
+    shared = None
+    for w in worlds:
+        if shared is not None:
+            t = shared
+        else:
+            ev = evaluator_for(w)
+            t = truth(ev.eval(test))
+            if not ev.touched:  # the same in every world: evaluate once
+                shared = t
+        if t is UNKNOWN:
+            yes.add(w)
+            no.add(w)
+        elif t:
+            yes.add(w)
+        else:
+            no.add(w)
+    return frozenset(yes), frozenset(no)
+
+
+EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "pytest.fail", "pytest.xfail", "pytest.exit"}
+
+
+def is_exit_call(func: cst.BaseExpression, resolve) -> bool:
+    """A call that never returns: ``sys.exit()``, ``pytest.skip()``, ``self.skipTest()``."""
+    if resolve(func) in EXIT_CALLS:
+        return True
+    return isinstance(func, cst.Attribute) and func.attr.value == "skipTest"  # unittest raises SkipTest
+
+
+def terminates(block: cst.BaseSuite, resolve) -> bool:
+    """Does this block always leave (return/raise/continue/break/sys.exit)?"""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return _leaves(block.body, resolve)
+    if not block.body:
+        return False
+    last = block.body[-1]
+    if isinstance(last, cst.If):
+        return last.orelse is not None and terminates(last.body, resolve) and orelse_terminates(last.orelse, resolve)
+    return isinstance(last, cst.SimpleStatementLine) and _leaves(last.body, resolve)
+
+
+def orelse_terminates(orelse: cst.If | cst.Else | None, resolve) -> bool:
+    """Does an ``else`` (or an ``elif`` chain) always leave?"""
+    if orelse is None:
+        return False
+    if isinstance(orelse, cst.Else):
+        return terminates(orelse.body, resolve)
+    return orelse.orelse is not None and terminates(orelse.body, resolve) and orelse_terminates(orelse.orelse, resolve)
+
+
+def _leaves(smalls, resolve) -> bool:
+    for small in smalls:
+        if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if is_exit_call(small.value.func, resolve):
+                return True
+    return False

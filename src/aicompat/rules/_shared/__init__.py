@@ -1,0 +1,1 @@
+"""Helpers more than one rule uses (attention kernels' names and release spans)."""

@@ -1,0 +1,2 @@
+"""Running aicompat: settings from config and declared pins, the linter for one file, workers,
+the cache, and the Python API."""
