@@ -38,13 +38,13 @@ import libcst as cst
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from aicompat.core import engine  # noqa: E402
-from aicompat.run.config import build_settings  # noqa: E402
 from aicompat.base.diagnostics import Diagnostic  # noqa: E402
-from aicompat.run.linter import Linter  # noqa: E402
+from aicompat.core import engine  # noqa: E402
 from aicompat.matrix import default_matrix  # noqa: E402
-from aicompat.syntax.suppress import apply  # noqa: E402
 from aicompat.matrix.target import Target  # noqa: E402
+from aicompat.run.config import build_settings  # noqa: E402
+from aicompat.run.linter import Linter  # noqa: E402
+from aicompat.syntax.suppress import apply  # noqa: E402
 
 TF_NAMED = [
     "modeling_utils.py", "modeling_flash_attention_utils.py", "integrations/sdpa_attention.py",
@@ -219,12 +219,12 @@ def main() -> int:
             e = sum(r["engine"] for r in sub)
             print(f"- {label[:-1]}: {len(sub)} files, engine+rules / parse {e / p:.0%}")
     big = [r for r in rows if r["parse"] >= 0.02]  # tiny files' ratios are noise
-    print(f"\nWorst files by ratio (parse >= 20 ms):\n\n| file | KB | parse s | engine+rules s | positions s | ratio |")
+    print("\nWorst files by ratio (parse >= 20 ms):\n\n| file | KB | parse s | engine+rules s | positions s | ratio |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in sorted(big, key=lambda r: -r["ratio"])[: args.worst]:
         print(f"| {r['file']} | {r['bytes'] // 1024} | {r['parse']:.3f} | {r['engine']:.3f} | {r['positions']:.3f} "
               f"| {r['ratio']:.0%} |")
-    print(f"\nMost engine time:\n\n| file | KB | parse s | engine+rules s | positions s | ratio |")
+    print("\nMost engine time:\n\n| file | KB | parse s | engine+rules s | positions s | ratio |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in sorted(rows, key=lambda r: -r["engine"])[: args.worst]:
         print(f"| {r['file']} | {r['bytes'] // 1024} | {r['parse']:.3f} | {r['engine']:.3f} | {r['positions']:.3f} "

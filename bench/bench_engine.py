@@ -25,10 +25,10 @@ import libcst as cst
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from aicompat.run.config import build_settings  # noqa: E402
-from aicompat.run.linter import Linter  # noqa: E402
 from aicompat.matrix import default_matrix  # noqa: E402
 from aicompat.matrix.target import Target  # noqa: E402
+from aicompat.run.config import build_settings  # noqa: E402
+from aicompat.run.linter import Linter  # noqa: E402
 
 
 def corpus(default_pkg: str = "transformers==4.57.6") -> Path:

@@ -34,10 +34,10 @@ def main() -> None:
     ap.add_argument("--file", action="append", default=[])
     args = ap.parse_args()
     sys.path.insert(0, args.src)
-    from aicompat.run.config import build_settings
-    from aicompat.run.linter import Linter
     from aicompat.matrix import default_matrix
     from aicompat.matrix.target import Target
+    from aicompat.run.config import build_settings
+    from aicompat.run.linter import Linter
 
     m = default_matrix()
     linter = Linter(build_settings(m, cli=Target(gpus=["A100", "H100"], python=args.python), no_config=True).target, m)

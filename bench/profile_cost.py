@@ -24,15 +24,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
+import bench_cost  # noqa: E402
 import libcst as cst  # noqa: E402
 
-import bench_cost  # noqa: E402
 from aicompat.core import engine
+from aicompat.matrix import default_matrix  # noqa: E402
+from aicompat.matrix.target import Target  # noqa: E402
 from aicompat.model import guards  # noqa: E402
 from aicompat.run.config import build_settings  # noqa: E402
 from aicompat.run.linter import Linter  # noqa: E402
-from aicompat.matrix import default_matrix  # noqa: E402
-from aicompat.matrix.target import Target  # noqa: E402
 
 
 def forced_times(run) -> collections.Counter:

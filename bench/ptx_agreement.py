@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from aicompat.base.toml_compat import tomllib  # noqa: E402
 from aicompat.cuda.cpp.scan import CudaSource, load_features  # noqa: E402
 from aicompat.matrix import load_matrix  # noqa: E402
-from aicompat.base.toml_compat import tomllib  # noqa: E402
 
 
 def old_matcher(rev: str):

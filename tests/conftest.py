@@ -21,7 +21,6 @@ if "AICOMPAT_TEST_KEEP_CACHE_HOME" not in os.environ:
 from aicompat import Target, lint_source  # noqa: E402
 from aicompat.matrix import default_matrix  # noqa: E402
 
-
 # The whole suite takes about 11 minutes on a 2-CPU VM; `pytest -m "not slow"` leaves out
 # these modules (real tools in the loop: nvcc over the kernel corpus and exact mode, the
 # pre-commit and wheel installs, the property-based fuzzer), the day-to-day subset. CI runs

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 from conftest import ROOT, lint, run_cli
 
-from aicompat.cuda.cpp.scan import CudaSource, load_features
 from aicompat.base.toml_compat import tomllib
+from aicompat.cuda.cpp.scan import CudaSource, load_features
 
 KERNELS = ROOT / "fixtures" / "kernels"
 MANIFEST = tomllib.loads((KERNELS / "manifest.toml").read_text())

@@ -9,9 +9,9 @@ import pytest
 from conftest import ROOT, lint
 
 from aicompat import Target
+from aicompat.matrix import default_matrix
 from aicompat.run.config import build_settings
 from aicompat.run.linter import Linter
-from aicompat.matrix import default_matrix
 
 # feature -> a module that uses it (and nothing newer)
 SAMPLES = {

@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import SRC, run_cli
 
 FP8_CELL = ["a = torch.randn(16, 16, device='cuda').to(torch.float8_e4m3fn)\n",

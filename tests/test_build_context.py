@@ -283,9 +283,9 @@ def test_arch_named_file_without_a_build_is_judged_on_its_arch_only(tmp_path):
 
 
 def test_build_files_are_recorded_for_the_cache(tmp_path):
+    from aicompat.matrix import default_matrix
     from aicompat.run.config import build_settings
     from aicompat.run.linter import Linter
-    from aicompat.matrix import default_matrix
 
     write(tmp_path, {"setup.py": SAGE_SETUP, "csrc/wgmma.cuh": WGMMA_CUH,
                      "csrc/qattn/qk_int_sv_f8_cuda_sm90.cu": SM90_KERNEL})

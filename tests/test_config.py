@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from aicompat.run.config import build_settings
 from aicompat.base.errors import ConfigError
 from aicompat.matrix.target import Target
+from aicompat.run.config import build_settings
 
 FP8 = "import torch\ny = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\nDT = torch.float8_e8m0fnu\n"
 

@@ -3,19 +3,18 @@ each target its build produces, maps ptxas errors back to the Python or CUDA lin
 caches the results. Needs nvcc; skipped where it is not installed."""
 import os
 import shutil
-import textwrap
 
 import pytest
 from conftest import ROOT, run_cli
 
+from aicompat.base.toml_compat import tomllib
+from aicompat.cuda import exact
+from aicompat.cuda.cpp.scan import CudaSource, load_features
+from aicompat.cuda.exact import verify
+from aicompat.matrix.target import Target
 from aicompat.run.api import with_run_options
 from aicompat.run.config import build_settings
-from aicompat.cuda import exact
-from aicompat.cuda.exact import verify
-from aicompat.cuda.cpp.scan import CudaSource, load_features
 from aicompat.run.linter import Linter
-from aicompat.matrix.target import Target
-from aicompat.base.toml_compat import tomllib
 
 if shutil.which("nvcc") is None:
     pytest.skip("nvcc not found: exact mode is checked only where the CUDA toolkit is installed",

@@ -5,14 +5,12 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 
-from aicompat.run.config import build_settings
 from aicompat.matrix import default_matrix
+from aicompat.run.config import build_settings
 
 VLLM = Path("/tmp/sdist/vllm-0.33.0")
 

@@ -7,9 +7,9 @@ file). Counted, not timed: the definitions the flow model holds for the flag."""
 from __future__ import annotations
 
 import libcst as cst
+from conftest import lint
 
 from aicompat.model.flow import build_scope
-from conftest import lint
 
 BLOCK = '''
     if use_flash_attention and head_dim_{i} > 128:

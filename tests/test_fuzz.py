@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aicompat import Target
-from aicompat.run.config import build_settings
-from aicompat.run.linter import Linter
 from aicompat.matrix import default_matrix
 from aicompat.rules.registry import CODES
+from aicompat.run.config import build_settings
+from aicompat.run.linter import Linter
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = int(os.environ.get("AICOMPAT_FUZZ_EXAMPLES", "0") or 0)

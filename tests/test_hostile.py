@@ -15,7 +15,6 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-
 from conftest import SRC, lint
 
 FP8 = "import torch\nx = torch._scaled_mm(a, b)\n"
@@ -58,10 +57,10 @@ PREFILTER_UNITS = [
 
 @pytest.mark.parametrize("unit", PREFILTER_UNITS)
 def test_prefilter_time_grows_linearly(unit):
-    from aicompat.run.config import build_settings
-    from aicompat.run.linter import Linter
     from aicompat.matrix import default_matrix
     from aicompat.matrix.target import Target
+    from aicompat.run.config import build_settings
+    from aicompat.run.linter import Linter
 
     m = default_matrix()
     linter = Linter(build_settings(m, cli=Target(gpus=["A100"], python="3.7"), no_config=True).target, m)
@@ -264,8 +263,8 @@ def test_a_baseline_never_holds_what_was_not_checked(tmp_path, monkeypatch, caps
     assert code == 3 and "AIC000" in err
     assert [e["code"] for e in json.loads((tmp_path / "bl.json").read_text())["entries"]] == ["AIC202"]
     # A baseline that names the AIC000 (committed by someone) does not hide it either.
-    from aicompat.report import baseline
     from aicompat.base.diagnostics import Diagnostic
+    from aicompat.report import baseline
 
     d = Diagnostic("a.py", 1, 1, 1, 1, "AIC000", "internal-error", "error", "x", [])
     new, old = baseline.split([d], baseline.Counter({("AIC000", "a.py", baseline.fingerprint(d, {})): 1}))
@@ -361,11 +360,11 @@ def test_a_folder_tree_1100_levels_deep(tmp_path):
 # -- 10: jobs ------------------------------------------------------------------------------
 
 def test_jobs_are_bounded_by_the_cpus(tmp_path, monkeypatch):
+    from aicompat.matrix import default_matrix
+    from aicompat.matrix.target import Target
     from aicompat.run import parallel
     from aicompat.run.api import run
     from aicompat.run.config import build_settings
-    from aicompat.matrix import default_matrix
-    from aicompat.matrix.target import Target
 
     assert parallel.bound_jobs(100_000) == parallel.available_cpus()
     monkeypatch.setitem(parallel.MIN_PARALLEL_BYTES, "fork", 0)

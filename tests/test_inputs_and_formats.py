@@ -1,7 +1,7 @@
 """Notebooks, stdin, GitHub annotations, --statistics and the Python API for code generators."""
 import json
-import pytest
 
+import pytest
 from conftest import run_cli
 
 import aicompat

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from aicompat.matrixbuild import introspection
 from aicompat.matrix.api_tables import load_package
+from aicompat.matrixbuild import introspection
 from aicompat.matrixbuild.apiscan import Namespace, Sym
 from aicompat.matrixbuild.build import PACKAGES
 

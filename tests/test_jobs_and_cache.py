@@ -51,8 +51,8 @@ def test_workers_started_with_spawn(tmp_path):
     import multiprocessing as mp
 
     from aicompat import Target
-    from aicompat.run.config import build_settings
     from aicompat.matrix import default_matrix
+    from aicompat.run.config import build_settings
     from aicompat.run.parallel import LinterSpec, lint_parallel, lint_serial
 
     m = default_matrix()
@@ -117,10 +117,10 @@ def test_no_cache_writes_nothing_and_default_location(tmp_path):
 
 def test_incomplete_results_are_not_cached(tmp_path, monkeypatch):
     from aicompat import Target
-    from aicompat.run.api import run
-    from aicompat.run.config import build_settings
     from aicompat.matrix import default_matrix
     from aicompat.rules.fp8 import Fp8Unsupported
+    from aicompat.run.api import run
+    from aicompat.run.config import build_settings
 
     (tmp_path / "a.py").write_text(FP8)
     m = default_matrix()

@@ -7,10 +7,10 @@ bench/bench_linear.py times the same growth with medians."""
 from __future__ import annotations
 
 import pytest
+from conftest import lint
 
 from aicompat.core import engine
 from aicompat.rules import python_syntax
-from conftest import lint
 
 # A realistic async data loader, the shape unsloth/vLLM servers have: ``anext`` is a
 # builtin since Python 3.10, so every call below is one the AIC401 rule judges.
@@ -87,9 +87,9 @@ class _CountedBytes(bytes):
 def test_package_files_are_not_searched_once_per_function(tmp_path, monkeypatch):
     """The callers of a function are looked up in the package's other modules: each
     module's text is indexed once, not searched again for every function of the file."""
+    from aicompat.matrix.target import Target
     from aicompat.model import project
     from aicompat.run.api import lint_paths
-    from aicompat.matrix.target import Target
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'srv'\n")
     pkg = tmp_path / "srv"

@@ -5,8 +5,8 @@ import pytest
 
 from aicompat.base.data import data_dir
 from aicompat.base.errors import MatrixError
-from aicompat.matrix import SCHEMAS, load_matrix
 from aicompat.base.toml_compat import tomllib
+from aicompat.matrix import SCHEMAS, load_matrix
 
 
 def test_every_entry_has_a_source(matrix):

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from aicompat.matrix.api_tables import decode_ranges, encode_ranges, load_package
-from aicompat.model.api_query import bind, presence
-from aicompat.matrixbuild.apiscan import ApiReader, Feeder, signature
-from aicompat.run.linter import Linter
 from aicompat.matrix import load_matrix
-from aicompat.matrixbuild.build import PackageSpec, build
+from aicompat.matrix.api_tables import decode_ranges, encode_ranges, load_package
 from aicompat.matrix.target import Target
+from aicompat.matrixbuild.apiscan import ApiReader, Feeder, signature
+from aicompat.matrixbuild.build import PackageSpec, build
+from aicompat.model.api_query import bind, presence
 from aicompat.run.config import build_settings
+from aicompat.run.linter import Linter
 
 V1 = {
     "toypkg/__init__.py": (

@@ -62,10 +62,10 @@ def test_prefilter_on_and_off_agree(tmp_path):
 
 def test_rule_exception_becomes_internal_error_and_run_goes_on(tmp_path, monkeypatch):
     from aicompat import Target
-    from aicompat.run.api import run
-    from aicompat.run.config import build_settings
     from aicompat.matrix import default_matrix
     from aicompat.rules.fp8 import Fp8Unsupported
+    from aicompat.run.api import run
+    from aicompat.run.config import build_settings
 
     def boom(self, *a, **k):
         raise KeyError("bug")
@@ -188,9 +188,9 @@ def test_too_deep_and_broken_files_agree_with_and_without_prefilter(tmp_path):
 
 
 def test_internal_error_makes_the_run_incomplete_in_process_and_in_workers(tmp_path, monkeypatch, capsys):
-    from aicompat.run import parallel
     from aicompat.cli import main
     from aicompat.rules.fp8 import Fp8Unsupported
+    from aicompat.run import parallel
 
     def boom(self, *a, **k):
         raise KeyError("bug")
@@ -226,10 +226,10 @@ def test_a_worker_that_dies_costs_one_file(tmp_path, monkeypatch):
 
 def _run_api(tmp_path, files, jobs=1, timeout=None, pool=False):
     from aicompat import Target
+    from aicompat.matrix import default_matrix
     from aicompat.run import parallel
     from aicompat.run.api import run
     from aicompat.run.config import build_settings
-    from aicompat.matrix import default_matrix
 
     for name, text in files.items():
         (tmp_path / name).write_text(text)

@@ -5,8 +5,8 @@ import shlex
 
 import pytest
 
-from aicompat.cli import main
 from aicompat.base.errors import MatrixError
+from aicompat.cli import main
 from aicompat.report.ruledocs import EXAMPLE_FILE, load_docs
 
 DOCS = load_docs()

@@ -2,7 +2,6 @@
 there (judged wrong by the static tables before the runtime decided) are clean, and calls that
 fail there are reported (the runtime introspection is version_matrix/introspect/torch-2.13.0.toml)."""
 
-from pathlib import Path
 
 from conftest import lint
 

@@ -9,11 +9,32 @@ import pytest
 
 from aicompat.libmodels.einops_patterns import parse_side
 from aicompat.libmodels.torch_shapes import (
-    DTYPE_ALIASES, DTYPE_SIZES, Layer, Slice, apply_layer, attribute, binary, function, index, layer, matmul,
+    DTYPE_ALIASES,
+    DTYPE_SIZES,
+    Layer,
+    Slice,
+    apply_layer,
+    attribute,
+    binary,
+    function,
+    index,
+    layer,
+    matmul,
     tensor_method,
 )
-from aicompat.values.symbolic import Sym, add, div_exact, floordiv, mul, normalize, proven_eq, proven_ne, provably_nonneg, sub
 from aicompat.values import UNKNOWN, Module, Seq, Tensor
+from aicompat.values.symbolic import (
+    Sym,
+    add,
+    div_exact,
+    floordiv,
+    mul,
+    normalize,
+    provably_nonneg,
+    proven_eq,
+    proven_ne,
+    sub,
+)
 
 B, S, H, D = (Sym.var(n) for n in ("b", "s", "H", "D"))
 NOPE, ROPE, V, RANK = (Sym.var(n) for n in ("qk_nope", "qk_rope", "v_head", "kv_lora_rank"))

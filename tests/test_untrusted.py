@@ -250,10 +250,10 @@ def test_fix_refuses_a_link_out_of_the_tree(tmp_path):
 
 def test_fix_applies_only_to_the_bytes_checked_and_never_half_writes(tmp_path, monkeypatch):
     from aicompat import Target
+    from aicompat.matrix import default_matrix
+    from aicompat.report.fix import fixed_source, write_fixed
     from aicompat.run.api import run
     from aicompat.run.config import build_settings
-    from aicompat.report.fix import fixed_source, write_fixed
-    from aicompat.matrix import default_matrix
 
     monkeypatch.chdir(tmp_path)
     p = tmp_path / "setup_env.py"
@@ -350,8 +350,8 @@ def test_requirements_outside_the_project_or_not_regular_are_not_read(tmp_path):
 # -- --gpu auto ------------------------------------------------------------------
 
 def test_gpu_auto_never_runs_nvidia_smi_from_the_current_folder(tmp_path, monkeypatch):
-    from aicompat.run.config import local_gpus
     from aicompat.base.errors import ConfigError
+    from aicompat.run.config import local_gpus
 
     fake = tmp_path / "nvidia-smi"
     fake.write_text(f"#!/bin/sh\necho > {tmp_path / 'ran'}\necho 9.0\n")
@@ -388,9 +388,9 @@ def test_a_link_out_of_the_tree_is_not_linted_by_a_folder_walk(tmp_path):
 def test_a_pyproject_linked_to_a_device_or_a_fifo_is_never_read(tmp_path):
     # The last open point of issue 16 item 11: pyproject.toml itself was read through a link,
     # so a checked-in `pyproject.toml -> /dev/zero` ran out of memory and a FIFO hung the run.
-    from aicompat.run.config import build_settings
     from aicompat.base.errors import ConfigError
     from aicompat.matrix import default_matrix
+    from aicompat.run.config import build_settings
 
     for name, make in (("dev", lambda p: os.symlink("/dev/zero", p)), ("fifo", os.mkfifo)):
         proj = tmp_path / name

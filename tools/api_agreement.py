@@ -18,9 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from aicompat.matrixbuild import introspection  # noqa: E402
-from aicompat.matrix.api_tables import load_package  # noqa: E402
 from packaging.version import Version  # noqa: E402
+
+from aicompat.matrix.api_tables import load_package  # noqa: E402
+from aicompat.matrixbuild import introspection  # noqa: E402
 
 
 def rows(table: Path, intro_dir: Path, package: str = "torch"):

@@ -43,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "src"))  # aicompat from this checkout
 
-from torch_wheels import RELEASES, Wheel, q, q_list, wheels_for  # noqa: E402
+from torch_wheels import RELEASES, Wheel, q, wheels_for  # noqa: E402
 
 from aicompat.base.toml_compat import tomllib  # noqa: E402
 

@@ -48,8 +48,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from aicompat.cuda.cpp.ptx import instructions  # noqa: E402
 from aicompat.base.toml_compat import tomllib  # noqa: E402
+from aicompat.cuda.cpp.ptx import instructions  # noqa: E402
 
 CCCL_DIR = Path("/usr/local/cuda-13.0/include/cccl/cuda/__ptx/instructions/generated")
 OUT = ROOT / "version_matrix" / "ptx_instructions.toml"

@@ -42,10 +42,11 @@ import hashlib
 import re
 import subprocess
 import sys
-import tomllib
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "version_matrix" / "te_deprecations.toml"

@@ -467,7 +467,7 @@ def _c_class(cls) -> bool:
 
 
 def _python_callable(obj) -> bool:
-    call = getattr(type(obj), "__call__", None)
+    call = getattr(type(obj), "__call__", None)  # noqa: B004 (the method itself is wanted, to see whether it is Python)
     return inspect.isfunction(call)
 
 

@@ -12,20 +12,26 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .report import baseline
+from .base.errors import ConfigError, MatrixError
 from .fs.confine import tree_of, within
+from .matrix import default_matrix
+from .matrix.target import Target
+from .report import baseline
 from .report.fix import LeftAlone, fixed_source, unified_diff, write_fixed
+from .report.formatters import FORMATTERS, location, printable, printable_path, statistics, summary
+from .report.ruledocs import load_docs, render
+from .rules.registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
 from .run.api import run, with_run_options
 from .run.cache import CACHE_DIR
 from .run.config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
-from .base.errors import ConfigError, MatrixError
-from .report.formatters import FORMATTERS, location, printable, printable_path, statistics, summary
-from .matrix import default_matrix
-from .run.parallel import (MAX_FILE_BYTES, default_jobs, limit_own_memory, memory_limit, own_memory_limit,
-                       restore_own_memory)
-from .report.ruledocs import load_docs, render
-from .rules.registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
-from .matrix.target import Target
+from .run.parallel import (
+    MAX_FILE_BYTES,
+    default_jobs,
+    limit_own_memory,
+    memory_limit,
+    own_memory_limit,
+    restore_own_memory,
+)
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
 # on a busy 2-CPU VM; files over --max-file-size (2 MB) are not parsed at all (parallel.too_large).

@@ -20,14 +20,14 @@ from pathlib import Path
 
 from pylint.checkers import BaseRawFileChecker
 
-from .run.api import run
-from .cli import DEFAULT_TIMEOUT
-from .run.config import build_settings
 from .base.errors import ConfigError, MatrixError
+from .cli import DEFAULT_TIMEOUT
 from .matrix import default_matrix
-from .rules.registry import CODES
-from .report.ruledocs import load_docs
 from .matrix.target import Target
+from .report.ruledocs import load_docs
+from .rules.registry import CODES
+from .run.api import run
+from .run.config import build_settings
 
 # Two digits per code, assigned once and never reused (E73NN / W73NN). A new code needs a
 # new free number here; tests/test_pylint_plugin.py fails until it has one.

@@ -100,7 +100,7 @@ def test_write_baseline_that_cannot_write_is_one_escaped_line(tmp_path, where):
     (proj / "folder").mkdir()
     name = where + "\x1b[31m\n::error file=a.py::forged" if where != "folder" else where
     r = _quick(proj, "--write-baseline", name, ".")
-    line = _one_error(r, "--write-baseline", "cannot write")
+    _one_error(r, "--write-baseline", "cannot write")
     assert "\x1b" not in r.stderr and "::error" not in r.stdout
     assert sorted(p.name for p in (proj / "folder").iterdir()) == []
 

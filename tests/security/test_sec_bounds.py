@@ -207,9 +207,9 @@ def test_a_queued_file_is_linted_only_as_the_parent_checked_it(tmp_path):
     import os
 
     from aicompat import Target
-    from aicompat.run.config import build_settings
-    from aicompat.report.fix import digest
     from aicompat.matrix import default_matrix
+    from aicompat.report.fix import digest
+    from aicompat.run.config import build_settings
     from aicompat.run.parallel import LinterSpec, Queued, lint_serial
 
     m = default_matrix()

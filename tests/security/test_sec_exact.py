@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from aicompat.run.api import with_run_options
-from aicompat.run.config import build_settings
 from aicompat.cuda.exact import compiler_text, sandbox, sealed, verify
-from aicompat.run.linter import Linter
 from aicompat.matrix import default_matrix
 from aicompat.matrix.target import Target
+from aicompat.run.api import with_run_options
+from aicompat.run.config import build_settings
+from aicompat.run.linter import Linter
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found: exact mode needs it")
 

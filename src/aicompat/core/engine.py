@@ -15,21 +15,29 @@ from typing import Any
 
 import libcst as cst
 
-from ..model import guard_forms
 from ..base.diagnostics import Diagnostic
+from ..matrix import Matrix
+from ..matrix.target import ResolvedTarget, World
+from ..model import guard_forms, loop_items, test_params
 from ..model.evaluate import Binding, Evaluator
 from ..model.guards import Ctx, Lazy, is_exit_call, orelse_terminates, split_worlds, terminates
-from ..model import loop_items, test_params
 from ..model.project import HomeEnv, Project
-from ..syntax.index import OPAQUE, ModuleIndex, Qual, assign_bindings, build_index, dotted, import_bindings, resolve_chain
-from ..matrix import Matrix
 from ..model.structure import FileModel
-from ..syntax.positions import Positions
-from .ruleapi import CallSite, Finding, Rule
-from ..matrix.target import ResolvedTarget, World
-from ..values import UNKNOWN, ClassValue, DictValue, Instance, Seq
-from ..syntax.walk import LEAF_TYPES, walk
 from ..model.with_helpers import inner_context_call
+from ..syntax.index import (
+    OPAQUE,
+    ModuleIndex,
+    Qual,
+    assign_bindings,
+    build_index,
+    dotted,
+    import_bindings,
+    resolve_chain,
+)
+from ..syntax.positions import Positions
+from ..syntax.walk import LEAF_TYPES, walk
+from ..values import UNKNOWN, ClassValue, DictValue, Instance, Seq
+from .ruleapi import CallSite, Finding, Rule
 
 __all__ = ["CallSite", "FileContext", "Walker", "analyse", "check_module", "diagnostics", "internal_error"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from aicompat.values.symbolic import div_exact, is_dim, product
 from aicompat.values import UNKNOWN
+from aicompat.values.symbolic import div_exact, is_dim, product
 
 _TOKEN = re.compile(r"\.\.\.|\(|\)|[A-Za-z_][A-Za-z0-9_]*|\d+|\S")
 

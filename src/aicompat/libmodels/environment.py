@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
-from . import probes
 from ..values import UNKNOWN, PartialStr, Seq, join
+from . import probes
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicompat.libmodels.einops_patterns import einops_shape, parse_side
-from aicompat.values.symbolic import add, div_exact, is_dim, mul, normalize, product, proven_eq, provably_nonneg, sub
 from aicompat.values import UNKNOWN, Module, Seq, Tensor
+from aicompat.values.symbolic import add, div_exact, is_dim, mul, normalize, product, provably_nonneg, proven_eq, sub
 
 # Canonical names, as ``str(torch.float)`` prints them, and element sizes in
 # bytes (torch.empty((), dtype=d).element_size(), checked by the tests).

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from . import introspection
 from ..base.data import data_dir
 from ..matrix.api_tables import encode
+from . import introspection
 from .apiscan import ApiReader, Feeder
 
 

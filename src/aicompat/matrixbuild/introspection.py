@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .apiscan import Namespace, Sym
 from ..base.toml_compat import tomllib
+from .apiscan import Namespace, Sym
 
 
 @dataclass

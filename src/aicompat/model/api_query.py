@@ -11,17 +11,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .project import owns_package
-from ..matrix.target import World
-
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 
 from packaging.version import Version
 
 from ..matrix.api_tables import ModuleApi, PackageApi, Param
+from ..matrix.target import World
+from .project import owns_package
 
 
 @dataclass

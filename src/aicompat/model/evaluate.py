@@ -18,17 +18,47 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import Version
 
-from ..values import bounds
-from ..libmodels import argparse_args as cli_args, environment, returns_self, torch_shapes as shapes, signatures
+from ..libmodels import argparse_args as cli_args
+from ..libmodels import environment, returns_self, signatures
+from ..libmodels import torch_shapes as shapes
 from ..libmodels.environment import DeviceProps, PyVersionInfo, TorchVersion
-from .containers import (CONVERTERS, as_items, convert, dict_merge, element, hashable, item_at, mutate, plain,
-                         seq_as_tuple, set_item, widen)
+from ..syntax.index import OPAQUE, Opaque, Qual, Unpack
+from ..values import (  # noqa: F401
+    UNKNOWN,
+    ClassValue,
+    DictValue,
+    Function,
+    Instance,
+    LibObject,
+    Module,
+    PartialStr,
+    PathValue,
+    Seq,
+    SourceModule,
+    Tensor,
+    Union,
+    bounds,
+    join,
+    options,
+)
 from ..values.paths import os_join, os_path_fn, path_attr, path_join, path_method, path_new
 from ..values.strings import concat, flatten_parts, format_value, mkstr, str_format
-from .flow import Alternatives, ImportsOK, LoopRuns, Returns, Tagged, is_classmethod, loop_steps, step_name as _step_name
-from ..syntax.index import OPAQUE, Opaque, Qual, Unpack
-from ..values import (UNKNOWN, ClassValue, DictValue, Function, Instance, LibObject, Module, PartialStr,  # noqa: F401
-                     PathValue, Seq, SourceModule, Tensor, Union, join, options)
+from .containers import (
+    CONVERTERS,
+    as_items,
+    convert,
+    dict_merge,
+    element,
+    hashable,
+    item_at,
+    mutate,
+    plain,
+    seq_as_tuple,
+    set_item,
+    widen,
+)
+from .flow import Alternatives, ImportsOK, LoopRuns, Returns, Tagged, is_classmethod, loop_steps
+from .flow import step_name as _step_name
 
 
 def truth(v) -> bool | Any:

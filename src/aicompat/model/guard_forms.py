@@ -33,9 +33,9 @@ from typing import Any
 
 import libcst as cst
 
-from .evaluate import UNKNOWN, truth
 from ..syntax.index import OPAQUE, Opaque, dotted
 from ..values import Switch
+from .evaluate import UNKNOWN, truth
 
 SKIP_IF = {"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"}
 SKIP_UNLESS = {"unittest.skipUnless", "unittest.case.skipUnless"}

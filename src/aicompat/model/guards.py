@@ -17,8 +17,8 @@ from typing import Any
 
 import libcst as cst
 
-from .evaluate import UNKNOWN, truth
 from ..matrix.target import World
+from .evaluate import UNKNOWN, truth
 
 
 class Lazy:

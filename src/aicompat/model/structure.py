@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from .flow import Def, Scope, build_scope
 from ..syntax.walk import children, inner_children
+from .flow import Def, Scope, build_scope
 
 _DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .evaluate import Deferred
 from ..values import UNKNOWN, Seq
+from .evaluate import Deferred
 
 PARAMETRIZE = frozenset({"pytest.mark.parametrize"})
 ROW_WORLDS = "\0worlds"  # a row's key (no parameter name) for the worlds its own skip marks leave

@@ -25,13 +25,13 @@ import stat
 from collections import Counter
 from pathlib import Path
 
-from ..fs.cachefs import replace_file
-from ..fs.confine import read_regular
 from ..base.diagnostics import Diagnostic
 from ..base.errors import ConfigError
+from ..fs.cachefs import replace_file
 from ..fs.capped import read_capped
-from .formatters import printable_path
+from ..fs.confine import read_regular
 from ..syntax.suppress import NEVER_SUPPRESSED, source_lines
+from .formatters import printable_path
 
 _LINE_REF = re.compile(r"\bline \d+")
 MAX_BYTES = 64_000_000  # about 400,000 findings; far more than any baseline --write-baseline makes

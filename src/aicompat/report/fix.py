@@ -28,9 +28,9 @@ from pathlib import Path
 
 import libcst as cst
 
+from ..base.diagnostics import Diagnostic
 from ..fs.cachefs import replace_file
 from ..fs.confine import read_regular, regular_inside
-from ..base.diagnostics import Diagnostic
 from .formatters import printable
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # a line as LibCST counts them

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from urllib.parse import quote
 from collections import Counter
+from urllib.parse import quote
 
 from ..base.diagnostics import Diagnostic
 from ..base.version import __version__
@@ -104,8 +104,8 @@ def format_github(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, n
 
 def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, notes: list[str]) -> str:
     """SARIF 2.1.0: one run, every rule described, results with physical locations."""
-    from .ruledocs import load_docs
     from ..rules.registry import CODES
+    from .ruledocs import load_docs
 
     docs = load_docs()
     rules, index = [], {}

@@ -25,10 +25,9 @@ import sys
 
 import libcst as cst
 
+from ..core.ruleapi import Example, Finding, Rule
 from ..model import api_query as q
 from ..syntax.index import Qual, dotted
-from ..core.ruleapi import Example, Finding, Rule
-
 
 
 def _caught(fc) -> bool:

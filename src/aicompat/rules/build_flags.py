@@ -12,15 +12,15 @@ import libcst as cst
 import libcst.matchers as matchers
 from packaging.version import Version
 
+from ..core.ruleapi import Example, Finding, Rule
 from ..cuda.build.context import project_root
-from ..cuda.cmake.eval import evaluate
 from ..cuda.build.makefile import recipe_commands
 from ..cuda.build.producers import producer
 from ..cuda.build.shell import assignments, commands, is_nvcc
 from ..cuda.build.strings import strings_of
-from ..fs.files import is_makefile
 from ..cuda.build.targets import Build, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
-from ..core.ruleapi import Example, Finding, Rule
+from ..cuda.cmake.eval import evaluate
+from ..fs.files import is_makefile
 from ..values import DictValue
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"

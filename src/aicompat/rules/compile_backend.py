@@ -9,8 +9,8 @@ import re
 import libcst as cst
 from packaging.version import Version
 
-from ..cuda.build.strings import resolve_text
 from ..core.ruleapi import Example, Finding, Rule
+from ..cuda.build.strings import resolve_text
 from ..values import DictValue, options
 
 COMPILED = "compiled"  # the fc.ctx.facts key marking compiled code (AIC102 reads it)

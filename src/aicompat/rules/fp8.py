@@ -10,13 +10,12 @@ for inside ``torch.compile``.
 from __future__ import annotations
 
 import libcst as cst
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from packaging.specifiers import SpecifierSet
-
+from ..core.ruleapi import Example, Finding, Rule
 from ..model.evaluate import UNKNOWN, truth
 from ..model.guard_forms import enabled_worlds, off_switch
-from ..core.ruleapi import Example, Finding, Rule
 from ..values import LibObject, Tensor, options
 
 _T = "import torch\n"

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..cuda.cpp import cxx, host_gate, tu
+from ..core.ruleapi import Example, Finding, Rule
 from ..cuda import exact
 from ..cuda.build.context import context_for, groups
-from ..cuda.cpp.preprocessor import Context as PPContext
-from ..cuda.cpp.preprocessor import default_context
-from ..cuda.cpp.scan import CudaSource, Verdict, load_features
 from ..cuda.build.setup_py import UNKNOWN_VALUE, nvcc_defines
 from ..cuda.build.strings import Resolved, define_flags, read_files, resolve_text, string_list
 from ..cuda.build.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
+from ..cuda.cpp import cxx, host_gate, tu
+from ..cuda.cpp.preprocessor import Context as PPContext
+from ..cuda.cpp.preprocessor import default_context
+from ..cuda.cpp.scan import CudaSource, Verdict, load_features
 from ..cuda.exact.verify import Verifier, device_flags
-from ..core.ruleapi import Example, Finding, Rule
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import libcst as cst
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..model import api_query as q
 from ..core.ruleapi import Example, Finding, Rule
+from ..model import api_query as q
 from ..values import DictValue, options
 
 

@@ -3,15 +3,14 @@ where the target cannot run it (facts: version_matrix/attention.toml)."""
 
 from __future__ import annotations
 
+import libcst as cst
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-import libcst as cst
-
-from ..model.evaluate import UNKNOWN, Tensor
-from ..values import Module, Seq
-from ..syntax.index import dotted
 from ..core.ruleapi import Example, Finding, Rule
+from ..model.evaluate import UNKNOWN, Tensor
+from ..syntax.index import dotted
+from ..values import Module, Seq
 from ._shared.attention_alias import Aliases, narrowed
 
 FA2 = "from flash_attn import flash_attn_func\n"

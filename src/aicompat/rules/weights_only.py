@@ -15,10 +15,10 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from ..model import api_query as q
-from ..libmodels import argparse_args as cli_args
 from ..core.ruleapi import Example, Finding, Rule
+from ..libmodels import argparse_args as cli_args
 from ..libmodels.torch_shapes import Layer
+from ..model import api_query as q
 from ..values import DictValue, Instance, LibObject, PathValue, Seq, options
 
 _MAX_DEPTH = 6

@@ -5,16 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .cache import Cache, run_fingerprint
-from .config import Settings, build_settings
 from ..base.diagnostics import Diagnostic
 from ..fs.files import discover, display_path
-from ..report.fix import digest
-from .linter import FileResult, Linter, limit_result, unreadable
 from ..matrix import Matrix, default_matrix
-from .parallel import (MAX_FILE_BYTES, FileTimeout, LinterSpec, Queued, Work, bound_jobs, file_cap, lint_one,
-                       lint_parallel, lint_serial, read_capped, timed, timeout_result, too_large, use_pool)
 from ..matrix.target import Target
+from ..report.fix import digest
+from .cache import Cache, run_fingerprint
+from .config import Settings, build_settings
+from .linter import FileResult, Linter, limit_result, unreadable
+from .parallel import (
+    MAX_FILE_BYTES,
+    FileTimeout,
+    LinterSpec,
+    Queued,
+    Work,
+    bound_jobs,
+    file_cap,
+    lint_one,
+    lint_parallel,
+    lint_serial,
+    read_capped,
+    timed,
+    timeout_result,
+    too_large,
+    use_pool,
+)
 
 
 @dataclass

@@ -29,11 +29,11 @@ import re
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from ..fs.cachefs import ensure_root, machine_secret, real_dirs, replace_file
-from ..fs.confine import read_inside, read_regular
 from ..base.data import data_dir
 from ..base.diagnostics import Diagnostic
 from ..base.version import __version__
+from ..fs.cachefs import ensure_root, machine_secret, real_dirs, replace_file
+from ..fs.confine import read_inside, read_regular
 from .linter import FileResult
 
 CACHE_DIR = ".aicompat_cache"

@@ -13,8 +13,8 @@ Every part of the resolved target remembers which of these it came from.
 from __future__ import annotations
 
 import os
-import stat
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -26,11 +26,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .declared import Pin, declared_pins, project_root
 from ..base.errors import ConfigError
+from ..base.toml_compat import tomllib
 from ..fs.files import MAX_EXCLUDE_CHARS, MAX_EXCLUDE_PATTERNS, MAX_EXCLUDE_TOTAL
 from ..matrix import Matrix
-from ..rules.registry import unknown_code
 from ..matrix.target import (
     ResolvedTarget,
     Target,
@@ -41,7 +40,8 @@ from ..matrix.target import (
     releases_for,
     resolve_members,
 )
-from ..base.toml_compat import tomllib
+from ..rules.registry import unknown_code
+from .declared import Pin, declared_pins, project_root
 
 # jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
 MAX_TIMEOUT = 1e6  # seconds per file: more is no limit, and the timer cannot hold 1e308

@@ -12,15 +12,15 @@ import libcst as cst
 
 from ..base.diagnostics import Diagnostic
 from ..core.engine import check_module, internal_error
+from ..core.ruleapi import Rule
 from ..fs.capped import MAX_FILE_BYTES
 from ..fs.files import CUDA_SUFFIXES, is_build_file
-from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
-from ..model.evaluate import UNKNOWN
 from ..matrix import Matrix
-from ..rules import registry
-from ..core.ruleapi import Rule
-from ..syntax.suppress import IGNORE_FILE, apply
 from ..matrix.target import ResolvedTarget
+from ..model.evaluate import UNKNOWN
+from ..rules import registry
+from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
+from ..syntax.suppress import IGNORE_FILE, apply
 
 
 def api_has(matrix: Matrix, qualname: str, version) -> bool | None:

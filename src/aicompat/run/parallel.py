@@ -37,10 +37,10 @@ from multiprocessing.connection import wait
 
 from ..core.engine import internal_error
 from ..fs.capped import read_capped
-from ..report.fix import digest
-from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result, unreadable
 from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget
+from ..report.fix import digest
+from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result, unreadable
 
 # Below this much source to parse, one process is faster than starting
 # workers. Measured on a 2-CPU x86_64 VM (bench/RESULTS.md): two forked

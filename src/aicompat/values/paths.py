@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import posixpath
 
-from .strings import flatten_parts, mkstr
 from . import UNKNOWN, PartialStr, PathValue
+from .strings import flatten_parts, mkstr
 
 
 def pathstr(v):

@@ -4,8 +4,7 @@ PartialStr), for the evaluator (model/evaluate.py)."""
 
 from __future__ import annotations
 
-from . import bounds
-from . import UNKNOWN, PartialStr
+from . import UNKNOWN, PartialStr, bounds
 
 
 def concat(a, b):

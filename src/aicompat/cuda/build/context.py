@@ -40,9 +40,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cmake.eval import UNK, evaluate
 from ..cpp import includes
 from . import jit_specs, torch_jit
-from ..cmake.eval import UNK, evaluate
 from .setup_py import UNKNOWN_VALUE, Extension, extensions, nvcc_defines
 from .targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
 

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 from ...fs.files import SKIP_DIRS, is_build_file, is_makefile
-from .context import project_root
 from ..cpp.includes import read
+from .context import project_root
 from .makefile import recipe_commands
 from .shell import commands, is_nvcc
 

@@ -21,9 +21,9 @@ import re
 from itertools import product
 from pathlib import Path
 
-from .parse import Arg, Command, split_list, tokenize, unescape
 from .cond import UNK, Condition
 from .files import FileCommands, _read
+from .parse import Arg, Command, split_list, tokenize, unescape
 from .records import MAX_ALTS, Alts, Model, Recorded
 from .targets import _TARGET_COMMANDS, TargetCommands
 from .vars import VariableCommands, _string_output

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .parse import split_list
 from .cond import UNK, version
+from .parse import split_list
 from .records import MAX_ALTS
 from .targets import _keyword_values
 

@@ -8,8 +8,8 @@ import os
 import re
 from pathlib import Path
 
-from .parse import split_list
 from .cond import UNK
+from .parse import split_list
 from .records import Setting, Target
 
 _GENEX_LANG = re.compile(r"\$<\$<COMPILE_LANGUAGE:(\w+)>:(.*)>$", re.S)

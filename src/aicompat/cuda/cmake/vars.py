@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from .parse import split_list
 from .cond import UNK
+from .parse import split_list
 from .records import Setting
 
 

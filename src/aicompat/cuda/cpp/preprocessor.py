@@ -34,7 +34,6 @@ from pathlib import Path
 from . import includes as inc
 from .ppexpr import UNKNOWN, Env, Macro, evaluate
 
-
 MAX_INCLUDE_DEPTH = 12
 MAX_INCLUDED_FILES = 96
 

@@ -5,14 +5,17 @@ releases in scope, and the largest head dim (facts: version_matrix/attention.tom
 
 from __future__ import annotations
 
-from ...syntax.index import dotted
 from ...core.ruleapi import Example, Finding, Rule
+from ...syntax.index import dotted
 from ...values import UNKNOWN, Tensor
 from .._shared.attention_alias import Aliases, narrowed
+from .._shared.attention_spans import accepted as _accepted
+from .._shared.attention_spans import accepts as _accepts
+from .._shared.attention_spans import q_values as _q_values
+from .._shared.attention_spans import releases_in_scope
+from .._shared.attention_spans import span_of as _span
 from .cudnn import sdpa_cudnn_head_dim
 from .heads import backward_head_dim, sdpa_capability, sdpa_head_dim
-from .._shared.attention_spans import accepted as _accepted, accepts as _accepts, q_values as _q_values, \
-    releases_in_scope, span_of as _span
 
 _FA2 = "from flash_attn import flash_attn_func\n\n\n"
 

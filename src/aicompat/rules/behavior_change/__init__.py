@@ -10,8 +10,8 @@ from fnmatch import fnmatchcase
 
 from packaging.version import Version
 
-from ...model import api_query as q
 from ...core.ruleapi import Example, Finding, Rule
+from ...model import api_query as q
 from . import result_shape
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from ...model import api_query as q
 from ...core.ruleapi import Finding
+from ...model import api_query as q
 
 _TUPLE_METHODS = frozenset({"count", "index"})
 

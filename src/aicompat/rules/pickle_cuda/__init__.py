@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import libcst as cst
 from packaging.version import Version
 
-from ...model.api_query import span
 from ...core.ruleapi import Example, Finding, Rule
+from ...model.api_query import span
 from ...values import Function, LibObject
 from .pickled import Pickled
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ...syntax.index import dotted
 from ...core.ruleapi import Example, Finding, Rule
+from ...syntax.index import dotted
 from .features import DETECTORS, SIGNATURES
 
 Version = tuple[int, int]

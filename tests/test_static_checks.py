@@ -1,0 +1,26 @@
+"""The static checks CI runs with the tests (issue 26): ruff with the project's chosen rule set
+(pyproject.toml [tool.ruff]) over the code, the tests, bench/ and tools/."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+
+def _ruff():
+    try:
+        import ruff  # noqa: F401  (the wheel ships the binary; python -m ruff runs it)
+    except ImportError:
+        return None
+    return [sys.executable, "-m", "ruff"]
+
+
+@pytest.mark.skipif(_ruff() is None and shutil.which("ruff") is None,
+                    reason="ruff is not installed (pip install -e '.[test]' installs it)")
+def test_ruff_finds_nothing():
+    cmd = _ruff() or ["ruff"]
+    r = subprocess.run([*cmd, "check", "--no-cache", "src", "tests", "bench", "tools"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
