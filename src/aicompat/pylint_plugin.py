@@ -8,8 +8,8 @@ text. The target comes from ``[tool.aicompat]`` as for the CLI, overridden by
 ``--aicompat-gpu``, ``--aicompat-python`` and ``--aicompat-pin`` (each
 repeatable, or comma-separated).
 
-Message ids are a contract: ``MESSAGE_NUMBERS`` assigns each rule code its
-two digits once, never derived (``number % 10`` would give AIC111 the id of
+Message ids are a contract: ``rules/codes.toml`` assigns each rule code its
+two digits once (``MESSAGE_NUMBERS``), never derived (``number % 10`` would give AIC111 the id of
 AIC101); the letter is the rule's documented severity (E or W).
 """
 
@@ -25,19 +25,12 @@ from .cli import DEFAULT_TIMEOUT
 from .matrix import default_matrix
 from .matrix.target import Target
 from .report.ruledocs import load_docs
-from .rules.registry import CODES
+from .rules.registry import CODES, MESSAGE_NUMBERS  # the ids: rules/codes.toml
 from .run.api import run
 from .run.config import build_settings
 
-# Two digits per code, assigned once and never reused (E73NN / W73NN). A new code needs a
-# new free number here; tests/test_pylint_plugin.py fails until it has one.
-MESSAGE_NUMBERS = {
-    "AIC000": "00", "AIC001": "01", "AIC002": "02",
-    "AIC101": "11", "AIC102": "12", "AIC103": "13", "AIC104": "14", "AIC105": "15", "AIC106": "16",
-    "AIC201": "21", "AIC202": "22", "AIC203": "23", "AIC204": "24",
-    "AIC301": "31", "AIC302": "32",
-    "AIC401": "41",
-}
+# E73NN / W73NN with NN from rules/codes.toml; a new code needs a new free number there
+# (tests/test_pylint_plugin.py checks they are distinct).
 CONFIG_ERROR = "F7399"
 _LETTER = {"error": "E", "warning": "W"}
 

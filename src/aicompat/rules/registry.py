@@ -1,53 +1,59 @@
-"""The rule registry. Codes and names are a contract (see rules/README.md):
+"""The rule registry: the rules are discovered, the codes are data.
+
+Every module or package under ``aicompat.rules`` (but ``_shared`` and this one) is imported
+and each :class:`Rule` subclass it defines with a ``code`` is a rule; they run in the order
+of their codes. Every code ever assigned, its name and its pylint message id live in
+``rules/codes.toml``; a rule whose code or name is not there is an error at import, so a
+code cannot be taken twice or renamed by accident.
 
 AIC0xx engine (parse errors, per-file limits), AIC1xx hardware-gated Python APIs,
-AIC2xx versioned APIs, AIC3xx CUDA source and build flags, AIC4xx Python
-language versions.
-
-Adding a rule: its module under rules/, its data under version_matrix/, its
-docs under rules/*.toml, and one line here.
+AIC2xx versioned APIs, AIC3xx CUDA source and build flags, AIC4xx Python language versions.
+Adding a rule is one module here, its data under version_matrix/, its docs under
+rules/AICxxx.toml and its line in rules/codes.toml (``tools/new_rule.py`` writes them).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
+from ..base.data import data_dir
+from ..base.toml_compat import tomllib
 from ..core.ruleapi import Rule
-from .api_unavailable import ApiUnavailable
-from .attention_limits import AttentionKernelLimits
-from .behavior_change import BehaviorChange
-from .build_flags import BuildArchFlags
-from .compile_backend import CompileBackend
-from .deprecated_api import DeprecatedApi
-from .fp8 import Fp8Unsupported
-from .inline_cuda import InlineCudaArch
-from .pickle_cuda import PickleCudaObject
-from .python_syntax import PythonSyntax
-from .unknown_argument import UnknownArgument
-from .v_headdim import VHeadDimMismatch
-from .weights_only import LoadWeightsOnly
 
-RULE_CLASSES: list[type[Rule]] = [VHeadDimMismatch, Fp8Unsupported, CompileBackend, PickleCudaObject, LoadWeightsOnly,
-                                   AttentionKernelLimits,
-                                   ApiUnavailable, UnknownArgument, DeprecatedApi, BehaviorChange, InlineCudaArch,
-                                   BuildArchFlags, PythonSyntax]
 
+def _codes() -> dict[str, dict]:
+    with open(data_dir("rules") / "codes.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _discover(table: dict[str, dict]) -> list[type[Rule]]:
+    here = __name__.rsplit(".", 1)[0]
+    found: list[type[Rule]] = []
+    for info in pkgutil.iter_modules(importlib.import_module(here).__path__):
+        if info.name.startswith("_") or info.name == "registry":
+            continue
+        module = importlib.import_module(f"{here}.{info.name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and \
+                    obj.__module__ == module.__name__ and getattr(obj, "code", None):
+                entry = table.get(obj.code)
+                if entry is None or entry.get("name") != obj.name:
+                    raise ImportError(f"{module.__name__}.{obj.__name__}: {obj.code} {obj.name!r} is not in "
+                                      "rules/codes.toml (add its line; a code and its name are never reused)")
+                found.append(obj)
+    codes = [c.code for c in found]
+    if len(set(codes)) != len(codes):
+        raise ImportError(f"two rule classes share a code: {sorted(c for c in codes if codes.count(c) > 1)}")
+    return sorted(found, key=lambda c: c.code)
+
+
+_TABLE = _codes()
+RULE_CLASSES: list[type[Rule]] = _discover(_TABLE)
 # Every code and name ever assigned, implemented or not; never reuse one.
-CODES: dict[str, str] = {
-    "AIC001": "parse-error",
-    "AIC002": "limit-exceeded",
-    "AIC101": "v-headdim-mismatch",
-    "AIC102": "fp8-unsupported",
-    "AIC103": "compile-backend",
-    "AIC104": "pickle-cuda-object",
-    "AIC105": "load-weights-only",
-    "AIC106": "attention-kernel-limits",
-    "AIC201": "api-unavailable",
-    "AIC202": "unknown-argument",
-    "AIC203": "deprecated-api",
-    "AIC204": "behavior-change",
-    "AIC301": "inline-cuda-arch",
-    "AIC302": "build-arch-flags",
-    "AIC401": "python-syntax",
-}
+CODES: dict[str, str] = {code: e["name"] for code, e in _TABLE.items() if e.get("listed", True)}
+# pylint message ids' two digits, per code (AIC000 included).
+MESSAGE_NUMBERS: dict[str, str] = {code: e["pylint"] for code, e in _TABLE.items()}
 IMPLEMENTED = {"AIC001", "AIC002"} | {c.code for c in RULE_CLASSES}
 
 
@@ -61,4 +67,4 @@ def unknown_code(codes) -> str | None:
     return None
 
 
-__all__ = ["CODES", "IMPLEMENTED", "RULE_CLASSES", "unknown_code"]
+__all__ = ["CODES", "IMPLEMENTED", "MESSAGE_NUMBERS", "RULE_CLASSES", "unknown_code"]
