@@ -711,7 +711,7 @@ class Walker(cst.CSTVisitor):
             self._hook("check_dict", node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._hooks["check_assign"] and any(isinstance(t.target, cst.Subscript) for t in node.targets):
+        if self._hooks["check_assign"]:  # every ``=`` statement, whatever its targets (ruleapi.Rule)
             self._hook("check_assign", node)
         for name, b in assign_bindings([t.target for t in node.targets], node.value):
             self._bind(name, b)

@@ -141,8 +141,11 @@ class Rule:
     Checks (called by the engine where the guards leave a world; each returns
     a list of Findings): ``check_call``, ``check_attribute``, and optionally
     ``check_node`` (for each node of a type in ``node_types(target)``),
-    ``check_assign``, ``check_dict``, ``check_decorator``, ``check_import``;
-    non-Python files: ``check_cuda_file``, ``check_build_file``.
+    ``check_assign(node: cst.Assign, fc)`` (every ``=`` statement, whatever its
+    targets: ``d[k] = v``, ``torch.backends.cuda.matmul.allow_tf32 = True``,
+    ``a, b = ...``; not ``x: T = v`` nor ``x += v``), ``check_dict``,
+    ``check_decorator``, ``check_import``; non-Python files:
+    ``check_cuda_file``, ``check_build_file``.
 
     Optional hooks, present only on the rules that define them:
 
