@@ -79,6 +79,12 @@ TODO: what to use instead.
 
 DATA = '''# Facts for {code} {name}. Every entry names its source: the release it was read from (file and
 # line), a cited upstream file, or "observed on <GPU>, <release>".
+#
+# [schema.<section>] says what each [<section>.<key>] entry holds (the matrix loader checks it):
+# field = "str" | "list" | "bool" | "int" | "float" | "table", with "?" after it when optional.
+
+[schema.fact]
+summary = "str"
 '''
 
 

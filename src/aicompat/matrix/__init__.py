@@ -306,6 +306,14 @@ def load_matrix(directory: Path | None = None) -> Matrix:
         if "default" in sections and "default" in doc:
             _check_entry(fname, "default", "fleet", doc["default"], sections["default"])
         files[fname] = doc
+    # A rule's own data file (tools/new_rule.py writes one) declares its schema itself, in a
+    # [schema.<section>] table of field = "str" | "list" | "bool" | "int" | "float" | "table"
+    # ("?" after it: optional), and is checked the same way: a rule's data needs no edit here.
+    for path in sorted(directory.glob("*.toml")):
+        if path.name not in SCHEMAS:
+            doc = _self_described(path)
+            if doc is not None:
+                files[path.name] = doc
     m = _index(files)
     api_dir = directory / "api"
     if (api_dir / "index.toml").is_file():
@@ -316,6 +324,38 @@ def load_matrix(directory: Path | None = None) -> Matrix:
             for root in e.get("import", []):
                 m.api_roots[root] = package
     return m
+
+
+_TYPES = {"str": str, "list": list, "bool": bool, "int": int, "float": float, "table": dict}
+
+
+def _self_described(path: Path) -> dict[str, Any] | None:
+    """A data file with its own [schema.*] tables, checked by them; None for one without (a table
+    another module reads itself, such as cuda_macros.toml)."""
+    fname = path.name
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(f"version_matrix/{fname}: {exc}") from None
+    schema = doc.get("schema")
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise MatrixError(f"version_matrix/{fname}: [schema] must hold one table per section")
+    for section, fields in schema.items():
+        spec: dict[str, tuple[type, bool]] = {}
+        for field_, kind in (fields or {}).items():
+            base = kind.rstrip("?") if isinstance(kind, str) else None
+            if base not in _TYPES:
+                raise MatrixError(f"version_matrix/{fname}: [schema.{section}] {field_}: unknown type {kind!r}")
+            spec[field_] = (_TYPES[base], not kind.endswith("?"))
+        for key, entry in doc.get(section, {}).items():
+            _check_entry(fname, section, key, entry, spec)
+    unknown = set(doc) - set(schema) - {"schema"}
+    if unknown:
+        raise MatrixError(f"version_matrix/{fname}: section(s) {', '.join(sorted(unknown))} have no [schema.*]")
+    return doc
 
 
 def _index(files: dict[str, dict[str, Any]]) -> Matrix:
