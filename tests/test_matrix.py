@@ -71,6 +71,25 @@ def test_schema_errors_name_file_and_entry(tmp_path, fname, old, new, needle):
     assert needle in str(exc.value)
 
 
+@pytest.mark.parametrize("old,new,needle", [
+    ('enables = "list"\n\n[schema.call]', 'enables = "lst"\n\n[schema.call]', "[schema.attribute] enables: unknown type 'lst'"),
+    ('enables = [true]\n', 'enables = true\n', '[attribute.torch.backends.cuda.matmul.allow_tf32]: \'enables\' must be list'),
+    ('[call."torch.set_float32_matmul_precision"]\nenables', '[calls."torch.set_float32_matmul_precision"]\nenables',
+     "section(s) calls have no [schema.*]"),
+    ('source = "torch 2.13.0 wheel torch/__init__.py', 'note = "torch 2.13.0 wheel torch/__init__.py',
+     "[call.torch.set_float32_matmul_precision]: missing 'source'"),
+])
+def test_a_rules_own_data_file_is_checked_by_its_own_schema(tmp_path, old, new, needle):
+    # A data file not in SCHEMAS (a rule's own, as tools/new_rule.py writes) declares [schema.*].
+    d = _copy(tmp_path)
+    text = (d / "tf32.toml").read_text()
+    assert old in text
+    (d / "tf32.toml").write_text(text.replace(old, new, 1))
+    with pytest.raises(MatrixError) as exc:
+        load_matrix(d)
+    assert needle in str(exc.value)
+
+
 def test_missing_source_is_rejected(tmp_path):
     d = _copy(tmp_path)
     text = (d / "hardware.toml").read_text()

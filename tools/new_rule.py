@@ -75,6 +75,8 @@ TODO: the same program, fixed.
 instead = """
 TODO: what to use instead.
 """
+# The example's exact findings: [[example_findings]] line = ..., column = ..., message = "..."
+example_findings = []
 '''
 
 DATA = '''# Facts for {code} {name}. Every entry names its source: the release it was read from (file and
@@ -93,7 +95,8 @@ def next_free(codes_text: str, family: str) -> tuple[str, str]:
     numbers = set(re.findall(r'^pylint = "(\d\d)"', codes_text, re.M))
     n = max((int(c[3:]) for c in taken if c[3] == family), default=int(family) * 100) + 1
     code = f"AIC{n:03d}"
-    pylint = next(f"{family}{d}" for d in range(10) if f"{family}{d}" not in numbers)
+    own = f"{family}{n % 10}"  # AIC107 -> 17 where it is free, else the family's first free pair
+    pylint = own if own not in numbers else next(f"{family}{d}" for d in range(10) if f"{family}{d}" not in numbers)
     return code, pylint
 
 
