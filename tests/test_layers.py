@@ -138,3 +138,17 @@ def test_the_matrix_builder_is_never_imported_at_lint_time():
     users = sorted((n, line, in_def) for n, e in EDGES.items() for t, line, in_def in e
                    if layer_of(t) == "matrixbuild" and layer_of(n) != "matrixbuild")
     assert [(n, d) for n, _line, d in users] == [("aicompat.cli", True)]
+
+
+RULE_DOORS = ("aicompat.core.ruleapi", "aicompat.matrix", "aicompat.cuda.api", "aicompat.rules")
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("aicompat.rules.")
+                                        and m != "aicompat.rules.registry"))
+def test_a_rule_imports_only_the_rule_api(name):
+    """The rule contract is the only door: ruleapi (with what it re-exports of the value model),
+    the matrix, the CUDA analyzer's public API and rules/ itself (its package, rules/_shared)."""
+    other = [(t, line) for t, line, _ in EDGES[name]
+             if not any(t == d or t.startswith(d + ".") for d in RULE_DOORS)
+             or t.startswith("aicompat.rules.registry")]
+    assert other == [], f"{name} imports past the rule API"

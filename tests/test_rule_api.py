@@ -67,10 +67,13 @@ def _walk_imports(tree):
     return found
 
 
-def test_ruleapi_is_a_leaf():
+def test_ruleapi_stands_on_the_layers_below_the_engine():
+    """ruleapi re-exports what rules need of the value model; it never imports the engine or a rule."""
     tree = cst.parse_module((SRC / "aicompat" / "core" / "ruleapi.py").read_text())
     local = [n for n in _walk_imports(tree) if isinstance(n, cst.ImportFrom) and n.relative]
-    assert [cst.Module([]).code_for_node(n.module) for n in local] == ["values"]
+    below = ("values", "fs.", "syntax.", "libmodels", "model", "matrix", "base.")
+    mods = [cst.Module([]).code_for_node(n.module) for n in local]
+    assert mods and all(m.startswith(below) for m in mods), mods
 
 
 @pytest.mark.parametrize("name", ENGINE_MODULES + ["run/linter.py"])
@@ -242,3 +245,21 @@ def test_import_guard_handlers_follow_the_exception_hierarchy(handler, flagged):
 def test_exception_aliases_catch_their_class(matrix):
     assert {"IOError", "EnvironmentError", "OSError"} <= matrix.handlers["FileNotFoundError"]
     assert "ImportError" not in matrix.handlers["AttributeError"]
+
+
+def test_shared_facts_are_declared_and_provided_by_rules_shared():
+    """A fact one rule reads is declared in rules/_shared/facts.py and provided there, never by
+    another rule's module (issue 26)."""
+    from aicompat.rules.registry import PROVIDERS, SHARED_FACTS
+
+    rules_dir = SRC / "aicompat" / "rules"
+    read = set()
+    for path in rules_dir.rglob("*.py"):
+        text = path.read_text()
+        read |= set(re.findall(r"fc\.ctx\.(?:facts\.get|fact_worlds)\(\s*\"(\w+)\"", text))
+        read |= set(re.findall(r"fc\.ctx\.facts\[\s*\"(\w+)\"\s*\]", text))
+        if "_shared" not in path.parts:
+            assert "def with_context" not in text and "def function_marks" not in text, path
+    assert read and read <= set(SHARED_FACTS), read - set(SHARED_FACTS)
+    provided = {f.key for cls in PROVIDERS for f in cls.FACTS}
+    assert provided == set(SHARED_FACTS)

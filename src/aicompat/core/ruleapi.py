@@ -19,13 +19,46 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import libcst as cst
 
-from ..values import UNKNOWN  # what attr_exists returns when it does not know
+# What the rules use of the layers below, re-exported: a rule module imports only this one,
+# the matrix, the CUDA analyzer's public API (cuda/api.py) and rules/_shared
+# (tests/test_layers.py checks it).
+from ..fs.confine import read_inside, tree_of
+from ..fs.files import is_makefile
+from ..libmodels import argparse_args
+from ..libmodels.probes import capability_range
+from ..libmodels.torch_shapes import Layer
+from ..model import api_query
+from ..model.api_query import span
+from ..model.evaluate import truth
+from ..model.guard_forms import enabled_worlds, off_switch
+from ..syntax.index import Qual, dotted
+from ..values import (
+    UNKNOWN,  # what attr_exists returns when it does not know
+    DictValue,
+    Function,
+    Instance,
+    LibObject,
+    Module,
+    PathValue,
+    Seq,
+    Tensor,
+    options,
+)
 
-__all__ = ["UNKNOWN", "CallSite", "Example", "FileContextProtocol", "Finding", "GuardContextProtocol", "Rule"]
+__all__ = [
+    # the contract
+    "CallSite", "ContextProvider", "Example", "Fact", "FileContextProtocol", "Finding", "GuardContextProtocol", "Rule",
+    "TextFinding",
+    # the value model, as rules ask it
+    "UNKNOWN", "DictValue", "Function", "Instance", "LibObject", "Module", "PathValue", "Seq", "Tensor", "options",
+    "truth", "enabled_worlds", "off_switch", "api_query", "span", "capability_range", "Layer", "argparse_args",
+    # names and files
+    "Qual", "dotted", "is_makefile", "read_inside", "tree_of",
+]
 
 
 @dataclass
@@ -56,6 +89,17 @@ class Finding:
     col_delta: int = 0  # and this many columns right of where the node's text starts on that line
     refs: dict = field(default_factory=dict)  # name -> node; "{line:name}" in the message becomes its line
     fix: str | None = None  # source text that replaces ``node`` and fixes the finding (--fix)
+
+
+class TextFinding(NamedTuple):
+    """A finding of a file rule (``check_cuda_file``, ``check_build_file``): a text file has no
+    LibCST node, so the finding says its 1-based line and column itself."""
+
+    line: int
+    column: int
+    message: str
+    archs: frozenset[str]  # fleet archs it fails on
+    severity: str = "error"
 
 
 @dataclass
@@ -109,6 +153,37 @@ class FileContextProtocol(Protocol):
     reads: list  # other files a rule read (a .cu loaded by name): the cache checks them too
     scopes: list[dict[str, Any]]
     current_class: cst.ClassDef | None
+    model: Any  # the file's structure (model/structure.py FileModel): scopes, calls, definitions
+    project: Any  # the project's own modules the value model follows into (model/project.py Project)
+    def_stack: list[cst.CSTNode]  # enclosing function and class definitions, innermost last
+    stmt_stack: list[cst.CSTNode]  # enclosing statements, innermost last
+
+    @property
+    def loc(self) -> tuple[cst.CSTNode, cst.CSTNode | None]:
+        """The innermost definition (or the module) and statement the traversal is at."""
+        ...
+
+    def value_of(self, expr: cst.BaseExpression, world: Any, bindings: Any = None) -> Any:
+        """The abstract value of ``expr`` here in one world (and one scenario's bindings)."""
+        ...
+
+    def value_everywhere(self, expr: cst.BaseExpression) -> Any:
+        """The value of ``expr`` when it is the same in every world that reaches here, else UNKNOWN."""
+        ...
+
+    def scenarios(self) -> list[tuple[Any, Any]]:
+        """The ways the current function runs: ``(call node, bindings)`` per call site, caller
+        scenario, ``@pytest.mark.parametrize`` row or loop item; ``[(None, None)]`` when nothing
+        calls it."""
+        ...
+
+    def scenarios_complete(self) -> bool:
+        """Do the scenarios show every way the current function runs (only this file calls it)?"""
+        ...
+
+    def reachable(self, world: Any, bindings: Any = None) -> bool:
+        """Can the current statement run in ``world`` under ``bindings`` (one scenario)?"""
+        ...
 
     def lookup(self, name: str) -> Any:
         """The binding of a name in the innermost scope that has one (module index last)."""
@@ -135,6 +210,31 @@ class FileContextProtocol(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Fact:
+    """A fact rules share through ``fc.ctx.facts`` (a ``with`` body's or a function mark's): its
+    key, what it holds, and the ContextProvider in rules/_shared that provides it."""
+
+    key: str
+    holds: str
+    provider: str
+
+
+class ContextProvider:
+    """Provides shared facts (rules/_shared/facts.py), asked wherever code runs, whatever rules are
+    selected: ``with_context(call, qualname, fc) -> dict | None`` and ``function_marks() ->
+    dict[str, str]`` as on Rule (below). A provider reports nothing; rules read what it says."""
+
+    FACTS: ClassVar[tuple[Fact, ...]] = ()
+
+    def __init__(self, matrix) -> None:
+        self.matrix = matrix
+        self.target = None
+
+    def function_marks(self) -> dict[str, str]:
+        return {}
+
+
 class Rule:
     """One rule: a code, the names it reacts to, VALID / INVALID examples.
 
@@ -145,7 +245,10 @@ class Rule:
     targets: ``d[k] = v``, ``torch.backends.cuda.matmul.allow_tf32 = True``,
     ``a, b = ...``; not ``x: T = v`` nor ``x += v``), ``check_dict``,
     ``check_decorator``, ``check_import``; non-Python files:
-    ``check_cuda_file``, ``check_build_file``.
+    ``check_cuda_file(text, path, target, cuda, reads)`` and
+    ``check_build_file(text, path, target, cuda, reads)``, which return
+    TextFindings and add every other file they read to ``reads`` (the cache
+    checks those too).
 
     Optional hooks, present only on the rules that define them:
 

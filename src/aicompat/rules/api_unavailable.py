@@ -25,9 +25,8 @@ import sys
 
 import libcst as cst
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..model import api_query as q
-from ..syntax.index import Qual, dotted
+from ..core.ruleapi import Example, Finding, Qual, Rule, dotted
+from ..core.ruleapi import api_query as q
 
 
 def _caught(fc) -> bool:

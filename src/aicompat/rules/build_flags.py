@@ -12,16 +12,22 @@ import libcst as cst
 import libcst.matchers as matchers
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..cuda.build.context import project_root
-from ..cuda.build.makefile import recipe_commands
-from ..cuda.build.producers import producer
-from ..cuda.build.shell import assignments, commands, is_nvcc
-from ..cuda.build.strings import strings_of
-from ..cuda.build.targets import Build, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
-from ..cuda.cmake.eval import evaluate
-from ..fs.files import is_makefile
-from ..values import DictValue
+from ..core.ruleapi import DictValue, Example, Finding, Rule, TextFinding, is_makefile
+from ..cuda.api import (
+    Build,
+    assignments,
+    code_for,
+    commands,
+    evaluate,
+    is_nvcc,
+    parse_cmake_archs,
+    parse_nvcc_flags,
+    parse_torch_arch_list,
+    producer,
+    project_root,
+    recipe_commands,
+    strings_of,
+)
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
 # Calls whose keyword carries nvcc flags: cpp_extension.load/load_inline(extra_cuda_cflags=[...]),
@@ -262,8 +268,8 @@ class BuildArchFlags(Rule):
                 continue
             build, what, fix = judged
             for msg, failing, sev in self.judge(build, target.archs, cuda, what):
-                out.append((cmd[0].line, cmd[0].col, msg.format(fleet=target.describe(failing),
-                                                                 fix=fix(target.archs)), failing, sev))
+                out.append(TextFinding(cmd[0].line, cmd[0].col, msg.format(fleet=target.describe(failing),
+                                                                            fix=fix(target.archs)), failing, sev))
         return out
 
     def _process_env(self, expr, fc) -> list[Finding]:
@@ -375,12 +381,12 @@ class BuildArchFlags(Rule):
             build, bad = parse_torch_arch_list(value, self.matrix)
             what = f"{ENV_NAME}={value!r}"
             if bad:
-                out.append((a.line, a.col, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: "
+                out.append(TextFinding(a.line, a.col, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: "
                                            f"Unknown CUDA arch ({bad[0]}) or GPU not supported\"", frozenset(archs),
                             "error"))
             for msg, failing, sev in self.judge(build, archs, cuda, what):
-                out.append((a.line, a.col, msg.format(fleet=target.describe(failing), fix=self.fix_torch(archs)),
-                            failing, sev))
+                out.append(TextFinding(a.line, a.col, msg.format(fleet=target.describe(failing),
+                                                                 fix=self.fix_torch(archs)), failing, sev))
         return out
 
     def _check_cmake(self, path: str, target, cuda, reads) -> list:
@@ -416,7 +422,7 @@ class BuildArchFlags(Rule):
             if build is None or build.empty():
                 continue
             for msg, failing, sev in self.judge(build, archs, cuda, what):
-                out.append((s.line, s.col, msg.format(fleet=target.describe(failing), fix=use), failing, sev))
+                out.append(TextFinding(s.line, s.col, msg.format(fleet=target.describe(failing), fix=use), failing, sev))
         return out
 
 

@@ -9,11 +9,9 @@ import re
 import libcst as cst
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..cuda.build.strings import resolve_text
-from ..values import DictValue, options
+from ..core.ruleapi import DictValue, Example, Finding, Rule, options
+from ..cuda.api import resolve_text
 
-COMPILED = "compiled"  # the fc.ctx.facts key marking compiled code (AIC102 reads it)
 BOTH_ERROR = "Either mode or options can be specified, but both can't be specified at the same time."
 
 _T = "import torch\n"
@@ -102,9 +100,6 @@ class CompileBackend(Rule):
 
     def known_names(self) -> set[str]:
         return set(self.entry_points)
-
-    def function_marks(self) -> dict[str, str]:
-        return dict.fromkeys(self.entry_points, COMPILED)
 
     @classmethod
     def explain_facts(cls, matrix) -> str:

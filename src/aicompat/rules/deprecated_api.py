@@ -19,9 +19,8 @@ import ast
 import libcst as cst
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..model import api_query as q
-from ..syntax.index import Qual
+from ..core.ruleapi import Example, Finding, Qual, Rule
+from ..core.ruleapi import api_query as q
 
 _SDPA_FLAGS = {"enable_flash": "FLASH_ATTENTION", "enable_mem_efficient": "EFFICIENT_ATTENTION",
                "enable_math": "MATH", "enable_cudnn": "CUDNN_ATTENTION"}

@@ -13,10 +13,18 @@ import libcst as cst
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..model.evaluate import UNKNOWN, truth
-from ..model.guard_forms import enabled_worlds, off_switch
-from ..values import LibObject, Tensor, options
+from ..core.ruleapi import (
+    UNKNOWN,
+    Example,
+    Finding,
+    LibObject,
+    Rule,
+    Tensor,
+    enabled_worlds,
+    off_switch,
+    options,
+    truth,
+)
 
 _T = "import torch\n"
 _TE = "import transformer_engine.pytorch as te\nfrom transformer_engine.common import recipe\n"

@@ -12,17 +12,34 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..cuda import exact
-from ..cuda.build.context import context_for, groups
-from ..cuda.build.setup_py import UNKNOWN_VALUE, nvcc_defines
-from ..cuda.build.strings import Resolved, define_flags, read_files, resolve_text, string_list
-from ..cuda.build.targets import Build, candidates, code_for, parse_nvcc_flags, parse_torch_arch_list
-from ..cuda.cpp import cxx, host_gate, tu
-from ..cuda.cpp.preprocessor import Context as PPContext
-from ..cuda.cpp.preprocessor import default_context
-from ..cuda.cpp.scan import CudaSource, Verdict, load_features
-from ..cuda.exact.verify import Verifier, device_flags
+from ..core.ruleapi import Example, Finding, Rule, TextFinding
+from ..cuda.api import (
+    UNKNOWN_VALUE,
+    Build,
+    CudaSource,
+    Resolved,
+    Verdict,
+    Verifier,
+    candidates,
+    code_for,
+    context_for,
+    cxx,
+    default_context,
+    define_flags,
+    device_flags,
+    exact,
+    groups,
+    host_gate,
+    load_features,
+    nvcc_defines,
+    parse_nvcc_flags,
+    parse_torch_arch_list,
+    read_files,
+    resolve_text,
+    string_list,
+    tu,
+)
+from ..cuda.api import Context as PPContext
 
 
 @dataclass(frozen=True)
@@ -595,7 +612,7 @@ class InlineCudaArch(Rule):
             msg = (f"{occ.token!r} ({occ.feature}) is rejected by {where}{said}: \"{_error(occ, v.target)}\"; "
                    f"fails on {target.describe(archs_fail)}. Accepted by {', '.join(ok_targets)}: guard it and "
                    f"provide a fallback{suffix}")
-            out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_fail), "error"))
+            out.append(TextFinding(occ.line, max(occ.column, 1), msg, frozenset(archs_fail), "error"))
         if not fails and unverified is not None:
             self.notes.append(f"{path}: could not verify with nvcc {ver.toolkit.release}: {unverified.error}; "
                               "the static verdict stands")
@@ -614,7 +631,7 @@ class InlineCudaArch(Rule):
             else:
                 msg = (f"{occ.feature} ({occ.token!r}) is compiled out by its #if guard, with no #else, on {where} "
                        f"{target.describe(archs_drop)}{said}: the kernel silently does nothing there")
-            out.append((occ.line, max(occ.column, 1), msg, frozenset(archs_drop), "warning"))
+            out.append(TextFinding(occ.line, max(occ.column, 1), msg, frozenset(archs_drop), "warning"))
         out.extend(self._exact_file(src, text, target, nvcc, ver))
         return out
 
@@ -707,14 +724,14 @@ class InlineCudaArch(Rule):
             msg = (f"nvcc {ver.toolkit.release} rejects {'line ' + str(o.line) if o.line else 'it'} for every compile "
                    f"target that runs there (built for {t}: \"{o.error}\"); fails on {target.describe(failed)}. "
                    f"{hint}guard it and provide a fallback")
-            out.append((line, col, msg, frozenset(failed), "error"))
+            out.append(TextFinding(line, col, msg, frozenset(failed), "error"))
         emptied = {a: r for a, r in nvcc.items() if r[0] == "empty"}
         if emptied:
             t = next(iter(emptied.values()))[1]
             msg = (f"nvcc {ver.toolkit.release} builds only empty kernels on every target that runs on "
                    f"{target.describe(emptied)} (for {t}, every kernel body is just 'ret': an #if guard compiled "
                    f"the work out, with no #else): the kernel silently does nothing there")
-            out.append((1, 1, msg, frozenset(emptied), "warning"))
+            out.append(TextFinding(1, 1, msg, frozenset(emptied), "warning"))
         return out
 
 

@@ -19,7 +19,8 @@ import pkgutil
 
 from ..base.data import data_dir
 from ..base.toml_compat import tomllib
-from ..core.ruleapi import Rule
+from ..core.ruleapi import ContextProvider, Rule
+from ._shared import facts
 
 
 def _codes() -> dict[str, dict]:
@@ -55,6 +56,10 @@ CODES: dict[str, str] = {code: e["name"] for code, e in _TABLE.items() if e.get(
 # pylint message ids' two digits, per code (AIC000 included).
 MESSAGE_NUMBERS: dict[str, str] = {code: e["pylint"] for code, e in _TABLE.items()}
 IMPLEMENTED = {"AIC001", "AIC002"} | {c.code for c in RULE_CLASSES}
+# The providers of the facts rules share (rules/_shared/facts.py), asked whatever is selected.
+PROVIDERS: list[type[ContextProvider]] = [obj for obj in vars(facts).values() if isinstance(obj, type)
+                                          and issubclass(obj, ContextProvider) and obj is not ContextProvider]
+SHARED_FACTS = {f.key: f for f in facts.FACTS}
 
 
 def unknown_code(codes) -> str | None:
@@ -67,4 +72,4 @@ def unknown_code(codes) -> str | None:
     return None
 
 
-__all__ = ["CODES", "IMPLEMENTED", "MESSAGE_NUMBERS", "RULE_CLASSES", "unknown_code"]
+__all__ = ["CODES", "IMPLEMENTED", "MESSAGE_NUMBERS", "PROVIDERS", "RULE_CLASSES", "SHARED_FACTS", "unknown_code"]

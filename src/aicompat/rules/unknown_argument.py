@@ -19,9 +19,8 @@ import libcst as cst
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..model import api_query as q
-from ..values import DictValue, options
+from ..core.ruleapi import DictValue, Example, Finding, Rule, options
+from ..core.ruleapi import api_query as q
 
 
 class UnknownArgument(Rule):

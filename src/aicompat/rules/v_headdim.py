@@ -3,14 +3,10 @@ where the target cannot run it (facts: version_matrix/attention.toml)."""
 
 from __future__ import annotations
 
-import libcst as cst
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..model.evaluate import UNKNOWN, Tensor
-from ..syntax.index import dotted
-from ..values import Module, Seq
+from ..core.ruleapi import UNKNOWN, Example, Finding, Rule, Tensor, dotted
 from ._shared.attention_alias import Aliases, narrowed
 
 FA2 = "from flash_attn import flash_attn_func\n"
@@ -159,7 +155,6 @@ class VHeadDimMismatch(Rule):
                     self.class_names.add(c.rsplit(".", 1)[0])
         self.aliases = Aliases(matrix)
         self.call_tails = frozenset(tails) | frozenset(q.rsplit(".", 1)[-1] for q in self.aliases.names())
-        self.sdpa_contexts = matrix.section("attention.toml", "sdpa_context")
 
     @classmethod
     def explain_facts(cls, matrix) -> str:
@@ -179,17 +174,6 @@ class VHeadDimMismatch(Rule):
 
     def known_names(self) -> set[str]:
         return set(self.facts) | self.class_names | self.aliases.names()
-
-    # -- which SDPA backends a ``with`` leaves enabled ---------------------------------
-    def with_context(self, call: cst.Call, qualname: str, fc) -> dict | None:
-        """``with sdpa_kernel(...)`` / ``with sdp_kernel(...)``: the backends enabled in
-        the body, as ``fc.ctx.facts["sdpa_backends"]``; None when they are not literal."""
-        e = self.sdpa_contexts.get(qualname)
-        if e is None:
-            return None
-        backends = _sdpa_kernel_backends(call, e["backends"], fc) if "backends" in e \
-            else _sdp_kernel_flags(call, e["flags"])
-        return None if backends is None else {"sdpa_backends": backends}
 
     def check_call(self, site, qualname, fc):
         out = []
@@ -306,57 +290,6 @@ class VHeadDimMismatch(Rule):
                 return f"is Hopper-only ({lib}{said})"
             return None
         return None
-
-
-def _sdpa_kernel_backends(call: cst.Call, where, fc) -> frozenset[str] | None:
-    """The SDPBackend member names a ``sdpa_kernel(backends)`` call enables."""
-    index, keyword = where
-    arg = None
-    for i, a in enumerate(call.args):
-        if a.keyword is None and i == index:
-            arg = a.value
-        elif a.keyword is not None and a.keyword.value == keyword:
-            arg = a.value
-    if arg is None:
-        return None
-    items = [e.value for e in arg.elements] if isinstance(arg, (cst.List, cst.Tuple)) else [arg]
-    names = set()
-    for e in items:
-        d = fc.resolve(e) or dotted(e) or ""
-        if not d or isinstance(e, cst.Name) and d == e.value:
-            return _backends_value(fc.value_everywhere(arg))  # a variable: what the value model knows
-        names.add(d.rsplit(".", 1)[-1])
-    return frozenset(names)
-
-
-def _backends_value(v) -> frozenset[str] | None:
-    """The SDPBackend members of a value (``backends`` handed in by every caller as
-    ``[SDPBackend.FLASH_ATTENTION]``), or None when any item is not known as one."""
-    if isinstance(v, Seq):
-        if v.more is not None:
-            return None
-        v = v.items
-    items = v if isinstance(v, tuple) else (v,)
-    names = set()
-    for x in items:
-        if not isinstance(x, Module) or ".SDPBackend." not in x.name:
-            return None
-        names.add(x.name.rsplit(".", 1)[-1])
-    return frozenset(names) if names else None
-
-
-def _sdp_kernel_flags(call: cst.Call, flags: dict[str, str]) -> frozenset[str] | None:
-    """The backends a legacy ``sdp_kernel(enable_x=...)`` call leaves on (every flag defaults to True)."""
-    on = set(flags.values())
-    for a in call.args:
-        if a.keyword is None:
-            return None
-        if a.keyword.value in flags:
-            if isinstance(a.value, cst.Name) and a.value.value == "False":
-                on.discard(flags[a.keyword.value])
-            elif not (isinstance(a.value, cst.Name) and a.value.value == "True"):
-                return None
-    return frozenset(on)
 
 
 def _last(v):

@@ -15,11 +15,9 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Rule
-from ..libmodels import argparse_args as cli_args
-from ..libmodels.torch_shapes import Layer
-from ..model import api_query as q
-from ..values import DictValue, Instance, LibObject, PathValue, Seq, options
+from ..core.ruleapi import DictValue, Example, Finding, Instance, Layer, LibObject, PathValue, Rule, Seq, options
+from ..core.ruleapi import api_query as q
+from ..core.ruleapi import argparse_args as cli_args
 
 _MAX_DEPTH = 6
 _TRAIN = ("import argparse\n\nimport torch\n\n\n"

@@ -107,10 +107,11 @@ class Linter:
         self.max_bytes = MAX_FILE_BYTES  # a notebook's code over it is not parsed (AIC002)
         # Every registered rule provides context (hasattr facts, with-blocks, function
         # marks) even when deselected: guards must not depend on the selection.
-        self.providers: list[Rule] = [cls(matrix) for cls in registry.RULE_CLASSES]
+        rules: list[Rule] = [cls(matrix) for cls in registry.RULE_CLASSES]
+        self.providers: list = rules + [cls(matrix) for cls in registry.PROVIDERS]  # the shared facts' too
         for r in self.providers:
             r.target = target
-        self.rules: list[Rule] = [r for r in self.providers if selected(r.code, self.select, self.ignore)]
+        self.rules: list[Rule] = [r for r in rules if selected(r.code, self.select, self.ignore)]
         self.parse_errors = selected("AIC001", self.select, self.ignore)
         # The prefilter must be a superset of what any rule reacts to, and of
         # what AIC001 is reported for: AIC001 fires only where rules could.
@@ -306,8 +307,7 @@ class Linter:
         return self._lint_text(data, path, res, "check_build_file", "no arch setting to check")
 
     def _lint_text(self, data: bytes, path: str, res: FileResult, method: str, why_skipped: str) -> FileResult:
-        """Run the rules that read a non-Python file through ``method``; each finding
-        is (line, column, message, archs, severity)."""
+        """Run the rules that read a non-Python file through ``method`` (ruleapi.TextFinding each)."""
         rules = [r for r in self.rules if hasattr(r, method)]
         if not rules:
             res.skipped = why_skipped
@@ -319,16 +319,13 @@ class Linter:
             try:
                 # The file's real path (relative to the working directory, as given): the
                 # CUDA rules look up its build; every build file they read goes into reads.
-                fn = getattr(r, method)
-                code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-                extra = {"reads": res.reads} if code is not None and "reads" in code.co_varnames else {}
-                found = fn(text, path, self.target, self.target.cuda, **extra)
+                found = getattr(r, method)(text, path, self.target, self.target.cuda, res.reads)
             except Exception as exc:  # a rule bug must not end the run
                 diags.append(internal_error(path, 1, 1, f"rule {r.code} {r.name} failed: {type(exc).__name__}: {exc}"))
                 continue
-            for line, col, message, archs, severity in found:
-                diags.append(Diagnostic(path, line, col, line, col, r.code, r.name, severity, message,
-                                        self.target.labels_for(archs)))
+            for f in found:
+                diags.append(Diagnostic(path, f.line, f.column, f.line, f.column, r.code, r.name, f.severity,
+                                        f.message, self.target.labels_for(f.archs)))
         res.diagnostics, res.suppressed = apply(diags, text)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         self._take_notes(res)

@@ -11,8 +11,7 @@ from pathlib import Path
 import libcst as cst
 from packaging.version import Version
 
-from ...fs.confine import read_inside, tree_of
-from ...syntax.index import dotted
+from ...core.ruleapi import dotted, read_inside, tree_of
 from .attention_spans import matches, releases_in_scope, span_of
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
 
-from ...libmodels.probes import capability_range
+from ...core.ruleapi import capability_range
 
 
 def span_of(e: dict, v) -> dict | None:

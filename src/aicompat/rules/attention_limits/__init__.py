@@ -5,9 +5,7 @@ releases in scope, and the largest head dim (facts: version_matrix/attention.tom
 
 from __future__ import annotations
 
-from ...core.ruleapi import Example, Finding, Rule
-from ...syntax.index import dotted
-from ...values import UNKNOWN, Tensor
+from ...core.ruleapi import UNKNOWN, Example, Finding, Rule, Tensor, dotted
 from .._shared.attention_alias import Aliases, narrowed
 from .._shared.attention_spans import accepted as _accepted
 from .._shared.attention_spans import accepts as _accepts
@@ -338,13 +336,6 @@ class AttentionKernelLimits(Rule):
 
     def known_names(self) -> set[str]:
         return set(self.limits) | self.no_grad | self.aliases.names()
-
-    def with_context(self, call, qualname, fc):
-        """``with torch.no_grad():``: no backward runs for the calls in the body."""
-        return {"no_grad": True} if qualname in self.no_grad else None
-
-    def function_marks(self) -> dict[str, str]:
-        return dict.fromkeys(self.no_grad, "no_grad")  # @torch.no_grad() / @torch.inference_mode()
 
     def check_call(self, site, qualname, fc):
         if site.has_star or fc.ctx.caught("RuntimeError"):

@@ -5,8 +5,7 @@ a span is not judged; a GPU outside the span's `gpus` is left to the backend-ran
 
 from __future__ import annotations
 
-from ...core.ruleapi import Finding
-from ...values import UNKNOWN, Tensor
+from ...core.ruleapi import UNKNOWN, Finding, Tensor
 from .._shared.attention_spans import matches
 from .heads import only_backend, q_spans, trains
 

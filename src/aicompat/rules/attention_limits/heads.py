@@ -10,8 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from ...core.ruleapi import Finding
-from ...values import UNKNOWN, Tensor
+from ...core.ruleapi import UNKNOWN, Finding, Tensor
 from .._shared.attention_spans import accepts, matches, q_values_with_bindings, span_of
 
 

@@ -11,7 +11,7 @@ from fnmatch import fnmatchcase
 from packaging.version import Version
 
 from ...core.ruleapi import Example, Finding, Rule
-from ...model import api_query as q
+from ...core.ruleapi import api_query as q
 from . import result_shape
 
 

@@ -9,7 +9,7 @@ import libcst as cst
 from packaging.version import Version
 
 from ...core.ruleapi import Finding
-from ...model import api_query as q
+from ...core.ruleapi import api_query as q
 
 _TUPLE_METHODS = frozenset({"count", "index"})
 

@@ -19,9 +19,7 @@ from dataclasses import dataclass
 import libcst as cst
 from packaging.version import Version
 
-from ...core.ruleapi import Example, Finding, Rule
-from ...model.api_query import span
-from ...values import Function, LibObject
+from ...core.ruleapi import Example, Finding, Function, LibObject, Rule, span
 from .pickled import Pickled
 
 # The builtin container mutations (list.append, dict.update, set.add, list.extend).

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import libcst as cst
 
-from ...values import DictValue, Function, Instance, LibObject, Seq, options
+from ...core.ruleapi import DictValue, Function, Instance, LibObject, Seq, options
 
 _MAX_DEPTH = 8
 

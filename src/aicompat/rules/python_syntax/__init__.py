@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ...core.ruleapi import Example, Finding, Rule
-from ...syntax.index import dotted
+from ...core.ruleapi import Example, Finding, Rule, dotted
 from .features import DETECTORS, SIGNATURES
 
 Version = tuple[int, int]
@@ -406,7 +405,7 @@ class PythonSyntax(Rule):
 
     def attr_exists(self, qualname: str, world):
         """``hasattr(itertools, "batched")`` on the target Python (guards read this)."""
-        from ...model.evaluate import UNKNOWN
+        from ...core.ruleapi import UNKNOWN
 
         target = getattr(self, "target", None)
         module, _, name = qualname.rpartition(".")
