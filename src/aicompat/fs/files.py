@@ -79,7 +79,8 @@ class ExcludeMatcher:
     def __call__(self, rel: str) -> bool:
         if self.empty:
             return False
-        return bool(self._above.match(rel)) or self._matches(rel) or any(self._part(p) for p in rel.split("/"))
+        above = self._above is not None and self._above.match(rel)  # set whenever not empty
+        return bool(above) or self._matches(rel) or any(self._part(p) for p in rel.split("/"))
 
 
 def _any_of(translated: list[str]):
@@ -133,7 +134,8 @@ def _walk(top: str, on_error):
         if entries and not os.access(d, os.X_OK):  # listed (mode r--) but its files cannot be opened or stat'ed
             on_error(d, PermissionError(errno.EACCES, "Permission denied: it can be listed, not searched", d))
             continue
-        dirnames, filenames = [], []
+        dirnames: list[str] = []
+        filenames: list[str] = []
         for e in entries:
             try:
                 is_dir = e.is_dir()
