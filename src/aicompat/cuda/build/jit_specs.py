@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..cpp import includes
 from .jit_values import Record, Values
-from .setup_py import UNKNOWN_VALUE
+from .pyeval import UNKNOWN_VALUE, Module, arg, parse, returns, tail
 
 MAX_FILES = 400
 MAX_ALTS = 16
@@ -46,72 +46,26 @@ class Spec:
     function: str = ""  # the function that makes the spec
 
 
-class _Module:
-    def __init__(self, path: Path, tree: ast.Module) -> None:
-        self.path = path
-        self.tree = tree
-        self.functions: dict[str, ast.FunctionDef] = {}
-        self.classes: dict[str, ast.ClassDef] = {}
-        self.assigns: dict[int, dict[str, list[ast.AST]]] = {}  # scope id -> name -> values
-        self.imports: dict[str, str] = {}  # local name -> module it is imported from (".core")
-        self._collect(tree, 0)
-
-    def _collect(self, node, scope: int) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if scope == 0:
-                    self.functions[child.name] = child
-                self._collect(child, id(child))
-                continue
-            if isinstance(child, ast.ClassDef):
-                if scope == 0:
-                    self.classes[child.name] = child
-                continue
-            if isinstance(child, ast.Assign):
-                for t in child.targets:
-                    if isinstance(t, ast.Name):
-                        self.assigns.setdefault(scope, {}).setdefault(t.id, []).append(child.value)
-            elif isinstance(child, (ast.AugAssign, ast.AnnAssign)) and isinstance(child.target, ast.Name):
-                if child.value is not None:
-                    kind = child.value if isinstance(child, ast.AnnAssign) else ast.BinOp(
-                        ast.Name(child.target.id), ast.Add(), child.value)
-                    self.assigns.setdefault(scope, {}).setdefault(child.target.id, []).append(kind)
-            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) \
-                    and isinstance(child.func.value, ast.Name) \
-                    and child.func.attr in ("append", "extend", "insert", "remove", "clear"):
-                # FLAGS.append("-DX"): one more flag; anything else it does is not modelled.
-                name = child.func.value.id
-                if child.func.attr in ("append", "extend") and len(child.args) == 1:
-                    added = ast.List([child.args[0]]) if child.func.attr == "append" else child.args[0]
-                    value = ast.BinOp(ast.Name(name), ast.Add(), added)
-                else:
-                    value = ast.Constant(None)
-                self.assigns.setdefault(scope, {}).setdefault(name, []).append(value)
-            elif isinstance(child, ast.ImportFrom) and scope == 0:
-                for a in child.names:
-                    self.imports[a.asname or a.name] = "." * child.level + (child.module or "")
-            self._collect(child, scope)
-
-
 class Reader(Values):
     """The specs of one front-end: ``e`` is its cuda_jit.toml entry, ``base`` its root."""
 
     def __init__(self, base: Path, e: dict) -> None:
         self.base = base
         self.e = e["specs"]
-        self.mods: dict[Path, _Module | None] = {}
+        self.mods: dict[Path, Module | None] = {}
         self._held: dict[tuple, list] = {}  # (scope, name) -> its ways so far, while a self-reading value is read
         self.reads: list[str] = []
 
-    def module(self, path: Path) -> _Module | None:
+    def module(self, path: Path) -> Module | None:
         if path not in self.mods:
             self.mods[path] = None
             text = includes.read(path)
-            if text is not None:
+            tree = parse(text) if text is not None else None
+            if tree is not None:
                 try:
-                    self.mods[path] = _Module(path, ast.parse(text))
+                    self.mods[path] = Module(path, tree)
                     self.reads.append(str(path))
-                except (SyntaxError, ValueError, RecursionError):
+                except RecursionError:
                     pass
         return self.mods[path]
 
@@ -128,12 +82,12 @@ class Reader(Values):
                 out.extend(self._module_specs(m))
         return out
 
-    def _module_specs(self, m: _Module) -> list[Spec]:
+    def _module_specs(self, m: Module) -> list[Spec]:
         out = []
         for fn in m.functions.values():
-            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and _name(c.func) == self.e["call"]]
+            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and tail(c.func) == self.e["call"]]
             for c in calls:
-                srcs = _arg(c, 1, "sources")
+                srcs = arg(c, 1, "sources")
                 paths = self._paths(srcs, m, fn) if srcs is not None else []
                 only: dict[Path, frozenset] = {}
                 if isinstance(srcs, ast.Name) and len(calls) == 1:
@@ -142,28 +96,28 @@ class Reader(Values):
                 if srcs is not None and not any(p.is_file() for p in paths):
                     # a generated translation unit: the in-tree files its text includes
                     paths, defines = self.generated(c, srcs, m, fn, self.e.get("writers", []), self._include_dirs(c, m, fn))
-                flags = _arg(c, 3, "extra_cuda_cflags")
+                flags = arg(c, 3, "extra_cuda_cflags")
                 alts = [Alt()] if flags is None else self.alts(flags, m, fn, 0)
                 rel = py_rel(m.path, self.base)
                 out.append(Spec(f"{rel} line {c.lineno} ({fn.name})", [p for p in paths if p.is_file()], alts,
                                 defines, only, fn.name))
         return out
 
-    def _include_dirs(self, call: ast.Call, m: _Module, fn) -> list[Path]:
+    def _include_dirs(self, call: ast.Call, m: Module, fn) -> list[Path]:
         """The in-tree folders of ``extra_include_paths`` (where a generated file's includes are found)."""
-        got = _arg(call, 5, "extra_include_paths")
+        got = arg(call, 5, "extra_include_paths")
         out = []
         for el in got.elts if isinstance(got, (ast.List, ast.Tuple)) else []:
             out.extend(p for p in self._path(el, m, fn) if p.is_dir())
         return list(dict.fromkeys(out))
 
     # -- sources ------------------------------------------------------------------------
-    def _paths(self, expr, m: _Module, fn) -> list[Path]:
+    def _paths(self, expr, m: Module, fn) -> list[Path]:
         if isinstance(expr, (ast.List, ast.Tuple)):
             return [p for el in expr.elts for p in self._paths(el, m, fn)]
         return self._path(expr, m, fn)
 
-    def _path(self, expr, m: _Module, fn, loop: dict | None = None, depth: int = 0) -> list[Path]:
+    def _path(self, expr, m: Module, fn, loop: dict | None = None, depth: int = 0) -> list[Path]:
         """``jit_env.FLASHINFER_CSRC_DIR / "a" / f"{STEMS[v]}.cu"`` as the paths in the tree it can be
         (a name set once to such a path, or a module function returning one, also counts)."""
         if depth > MAX_DEPTH:
@@ -179,7 +133,7 @@ class Reader(Values):
                     return []
                 parts.append(got)
             expr = expr.left
-        d = self.e["dirs"].get(_name(expr) or "")
+        d = self.e["dirs"].get(tail(expr) or "")
         if isinstance(expr, ast.Attribute) and expr.attr == "parent" and not parts:
             return [b.parent for b in self._path(expr.value, m, fn, None, depth + 1)]  # csrc_dir.parent
         if d is not None:
@@ -188,7 +142,7 @@ class Reader(Values):
             bases = self._path(m.assigns[id(fn)][expr.id][0], m, fn, None, depth + 1)
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in m.functions:
             helper = m.functions[expr.func.id]
-            rets = [r.value for r in ast.walk(helper) if isinstance(r, ast.Return) and r.value is not None]
+            rets = [r.value for r in returns(helper) if r.value is not None]
             bases = [p for r in rets for p in self._path(r, m, helper, None, depth + 1)][:1]
         else:
             return []
@@ -199,7 +153,7 @@ class Reader(Values):
             out = [b / a for b in out for a in alts][:64]
         return out
 
-    def _strs(self, expr, m: _Module, fn=None) -> list[str]:
+    def _strs(self, expr, m: Module, fn=None) -> list[str]:
         """The strings a path part can be: a literal, an f-string whose fields index a
         module-level dict of strings (any of its values), or a table entry's field
         (``META[variant].body``, ``f"x_{variant}.cu"`` with ``variant`` checked against a tuple)."""
@@ -223,7 +177,7 @@ class Reader(Values):
             return out
         return []
 
-    def _dict_values(self, expr, m: _Module) -> list:
+    def _dict_values(self, expr, m: Module) -> list:
         """``TABLE[key]`` with TABLE a module-level dict literal: all of its values' nodes as strings."""
         table = self._table(expr, m)
         if table is None:
@@ -232,14 +186,14 @@ class Reader(Values):
         return vals if len(vals) == len(table.values) else []
 
     @staticmethod
-    def _table(expr, m: _Module) -> ast.Dict | None:
+    def _table(expr, m: Module) -> ast.Dict | None:
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
-            vals = m.assigns.get(0, {}).get(expr.value.id, [])
+            vals = m.lookup(expr.value.id)[0]
             if len(vals) == 1 and isinstance(vals[0], ast.Dict) and None not in vals[0].keys:
                 return vals[0]
         return None
 
-    def _function_paths(self, fn, m: _Module) -> tuple[list[Path], dict]:
+    def _function_paths(self, fn, m: Module) -> tuple[list[Path], dict]:
         """Every in-tree source path the function names, also through ``for f in ["a.cu", ...]``;
         and the running majors of those it names only under a target check
         (``if _has_sm90_target(): sources.append(...)``, cuda_jit.toml specs.target_checks)."""
@@ -278,12 +232,12 @@ class Reader(Values):
         checks = self.e.get("target_checks", {})
         parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         for t in parts:
-            if isinstance(t, ast.Call) and _name(t.func) in checks:
-                return frozenset(checks[_name(t.func)])
+            if isinstance(t, ast.Call) and tail(t.func) in checks:
+                return frozenset(checks[tail(t.func)])
         return None
 
     # -- flags --------------------------------------------------------------------------
-    def alts(self, expr, m: _Module, fn, depth: int) -> list[Alt] | None:
+    def alts(self, expr, m: Module, fn, depth: int) -> list[Alt] | None:
         """The ways ``expr`` (a flag list) comes out; None when any is not known."""
         if depth > MAX_DEPTH:
             return None
@@ -338,11 +292,11 @@ class Reader(Values):
             a, b = self.alts(expr.body, m, fn, depth + 1), self.alts(expr.orelse, m, fn, depth + 1)
             return (a + b)[:MAX_ALTS] if a is not None and b is not None else None
         if isinstance(expr, ast.Call):
-            name = _name(expr.func)
+            name = tail(expr.func)
             if name == "list" and len(expr.args) == 1:
                 return self.alts(expr.args[0], m, fn, depth + 1)
             if name == self.e["running_call"]:
-                majors = _arg(expr, 0, "supported_major_versions")
+                majors = arg(expr, 0, "supported_major_versions")
                 if majors is None or (isinstance(majors, ast.Constant) and majors.value is None):
                     return [Alt(running=EVERY)]
                 if isinstance(majors, ast.Name):  # supported_major_versions=_SUPPORTED_MAJORS
@@ -367,10 +321,9 @@ class Reader(Values):
             return out
         return None
 
-    def _returned(self, helper, m: _Module, depth: int):
+    def _returned(self, helper, m: Module, depth: int):
         """A module function's flag list: any of what its returns give (``return None``: no flags)."""
-        rets = [r.value if r.value is not None else ast.Constant(None)
-                for r in ast.walk(helper) if isinstance(r, ast.Return)]
+        rets = [r.value if r.value is not None else ast.Constant(None) for r in returns(helper)]
         if not rets:
             return None
         out: list[Alt] = []
@@ -381,7 +334,7 @@ class Reader(Values):
             out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
         return out
 
-    def _field_alts(self, expr: ast.Attribute, m: _Module, fn, depth: int):
+    def _field_alts(self, expr: ast.Attribute, m: Module, fn, depth: int):
         """``*meta.extra_cuda_flags`` with ``meta`` an entry of a module table: any entry's field."""
         objs = self.values(expr.value, m, fn)
         if not objs or not all(isinstance(o, Record) for o in objs):
@@ -396,12 +349,9 @@ class Reader(Values):
         return out
 
     @staticmethod
-    def _constant(name: str, m: _Module, fn):
-        for scope in ([id(fn)] if fn is not None else []) + [0]:
-            vals = m.assigns.get(scope, {}).get(name)
-            if vals:
-                return vals[0] if len(vals) == 1 else None
-        return None
+    def _constant(name: str, m: Module, fn):
+        vals = m.lookup(name, fn)[0]
+        return vals[0] if len(vals) == 1 else None
 
     def _one_of(self, expr: ast.IfExp, m, fn, depth):
         """``"-DX" if cond else ""``: one flag or the other."""
@@ -416,7 +366,7 @@ class Reader(Values):
                 out.extend(sub)
         return out
 
-    def _name_alts(self, name: str, m: _Module, fn, depth: int):
+    def _name_alts(self, name: str, m: Module, fn, depth: int):
         held = self._held.get((id(fn), name))
         if held is not None:
             return held
@@ -427,7 +377,7 @@ class Reader(Values):
             params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
             if name in params or name in [a.arg for a in fn.args.kwonlyargs]:
                 return self._from_callers(fn, name, params.index(name) if name in params else None, m, depth)
-        glob = m.assigns.get(0, {}).get(name)
+        glob = m.lookup(name)[0]
         if glob:
             return self._assigned(glob, m, None, depth, name)
         src = m.imports.get(name)
@@ -465,7 +415,7 @@ class Reader(Values):
             out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
         return out or None
 
-    def _from_callers(self, fn, name: str, index: int | None, m: _Module, depth: int):
+    def _from_callers(self, fn, name: str, index: int | None, m: Module, depth: int):
         """A parameter: what the module's own calls of the function pass for it; its default
         where a call passes nothing, or where the module never calls it (the package's own use)."""
         out: list[Alt] = []
@@ -473,9 +423,9 @@ class Reader(Values):
         called = False
         for caller in m.functions.values():
             for c in ast.walk(caller):
-                if isinstance(c, ast.Call) and _name(c.func) == fn.name and c.func.__class__ is ast.Name:
+                if isinstance(c, ast.Call) and tail(c.func) == fn.name and c.func.__class__ is ast.Name:
                     called = True
-                    v = _arg(c, index, name)
+                    v = arg(c, index, name)
                     if v is None and not any(k.arg is None for k in c.keywords) \
                             and not any(isinstance(a, ast.Starred) for a in c.args):
                         v, at = default, None
@@ -527,25 +477,8 @@ def _define_prefix(expr: ast.JoinedStr) -> str:
     return ""
 
 
-def _arg(call: ast.Call, index: int | None, kw: str):
-    for k in call.keywords:
-        if k.arg == kw:
-            return k.value
-    if index is not None and index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-        return call.args[index]
-    return None
-
-
 def fn_name(fn) -> str | None:
     return fn.name if fn is not None else None
-
-
-def _name(expr) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    return None
 
 
 def py_rel(p: Path, base: Path) -> str:
