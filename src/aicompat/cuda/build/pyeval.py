@@ -3,7 +3,7 @@ front-end's specs (jit_specs.py, jit_values.py) and torch's JIT calls (torch_jit
 names through it, with Python's own parser (never run).
 
 It holds a module's bindings (``Module``: per scope, every value a name is set to, in source
-order, ``+=``/``.extend``/``.append`` as ``Grown`` values), the name a call or attribute spells
+order, ``+=``/``.extend``/``.append`` as ``Grown`` values, other changes as ``Unmodelled``), the name a call or attribute spells
 (``dotted``, ``tail``), a call's argument (``arg``), a function's returns (``returns``) and the
 nodes of a scope without the functions in it (``shallow_walk``).
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..cpp.ppexpr import UNKNOWN_VALUE
 
-__all__ = ["UNKNOWN_VALUE", "Grown", "Module", "arg", "dotted", "parse", "returns", "shallow_walk", "tail"]
+__all__ = ["UNKNOWN_VALUE", "Grown", "Module", "arg", "dotted", "parse", "returns", "shallow_walk", "tail", "Unmodelled"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -48,6 +48,13 @@ class Grown(ast.BinOp):
     """``name += x``, ``name.extend(x)``, ``name.append(x)`` (x as ``[x]``): the name's value so
     far plus x. A BinOp (``Name + x``), so readers that add lists read it as one; its own class
     tells it from an assignment ``name = name + x`` written in the source."""
+
+
+class Unmodelled(ast.expr):
+    """What ``name.insert(...)``/``.remove(...)``/``.clear()`` leaves: a change no reader models,
+    so every reader reads the name as not known (a node none of them knows)."""
+
+    _fields = ()
 
 
 class Module:
@@ -107,7 +114,7 @@ class Module:
                     added = ast.List([child.args[0]]) if child.func.attr == "append" else child.args[0]
                     value: ast.AST = Grown(ast.Name(name), ast.Add(), added)
                 else:
-                    value = ast.Constant(None)
+                    value = Unmodelled()
                 self._add(scope, name, value)
             elif isinstance(child, ast.ImportFrom) and scope == 0:
                 for a in child.names:
