@@ -168,7 +168,7 @@ class FlagLists:
         if held is not None:
             return held
         if fn is not None:
-            local = m.assigns.get(id(fn), {}).get(name)
+            local = m.local(name, fn)
             if local:
                 return self._assigned(local, m, fn, depth, name)
             params = [a.arg for a in fn.args.posonlyargs + fn.args.args]

@@ -128,8 +128,8 @@ class Reader(Values, FlagLists):
             return [b.parent for b in self._path(expr.value, m, fn, None, depth + 1)]  # csrc_dir.parent
         if d is not None:
             bases = [self.base / d]
-        elif isinstance(expr, ast.Name) and fn is not None and len(m.assigns.get(id(fn), {}).get(expr.id, [])) == 1:
-            bases = self._path(m.assigns[id(fn)][expr.id][0], m, fn, None, depth + 1)
+        elif isinstance(expr, ast.Name) and fn is not None and len(m.local(expr.id, fn)) == 1:
+            bases = self._path(m.local(expr.id, fn)[0], m, fn, None, depth + 1)
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in m.functions:
             helper = m.functions[expr.func.id]
             rets = [r.value for r in returns(helper) if r.value is not None]

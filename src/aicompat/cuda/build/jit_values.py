@@ -41,7 +41,7 @@ class Record:
 
 
 class Values:
-    """Mixin for jit_specs.Reader: needs ``self.module`` and pyeval.Module's ``classes``/``assigns``/``functions``."""
+    """Mixin for jit_specs.Reader: needs ``self.module`` and pyeval.Module's ``classes``/``functions`` and its bindings."""
 
     def values(self, expr, m, fn, depth: int = 0, env: dict | None = None) -> list | None:
         """The constants (str/int/bool/None) and Records ``expr`` can be; None when not known."""
@@ -106,8 +106,8 @@ class Values:
         if name in env:
             return env[name]
         if fn is not None:
-            local = m.assigns.get(id(fn), {}).get(name)
-            if local is not None:
+            local = m.local(name, fn)
+            if local:
                 return self.values(local[0], m, fn, depth + 1, env) if len(local) == 1 else \
                     self._union([self.values(v, m, fn, depth + 1, env) for v in local])
             if name in [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]:
@@ -250,7 +250,7 @@ class Values:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             return [expr.value]
         if isinstance(expr, ast.Name) and fn is not None:
-            local = m.assigns.get(id(fn), {}).get(expr.id, [])
+            local = m.local(expr.id, fn)
             return self._render(local[0], m, fn, depth + 1, env) if len(local) == 1 else None
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in m.functions:
             helper = m.functions[expr.func.id]

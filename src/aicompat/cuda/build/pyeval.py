@@ -71,14 +71,15 @@ class Module:
         self.imports: dict[str, str] = {}  # local name -> module it is imported from (".core")
         self._collect(tree, 0)
 
+    def local(self, name: str, fn) -> list[ast.AST]:
+        """The values ``name`` is set to in ``fn``'s own scope (None: the module's)."""
+        return self.assigns.get(id(fn) if fn is not None else 0, {}).get(name) or []
+
     def lookup(self, name: str, fn=None) -> tuple[list[ast.AST], object]:
         """The values ``name`` is set to where ``fn`` (None: module level) reads it: its own
         scope's, else the module's; and the function whose scope that is (None: the module)."""
-        if fn is not None:
-            local = self.assigns.get(id(fn), {}).get(name)
-            if local:
-                return local, fn
-        return self.assigns.get(0, {}).get(name) or [], None
+        local = self.local(name, fn) if fn is not None else []
+        return (local, fn) if local else (self.local(name, None), None)
 
     def _add(self, scope: int, name: str, value: ast.AST) -> None:
         self.assigns.setdefault(scope, {}).setdefault(name, []).append(value)
