@@ -3,9 +3,10 @@ front-end's specs (jit_specs.py, jit_values.py) and torch's JIT calls (torch_jit
 names through it, with Python's own parser (never run).
 
 It holds a module's bindings (``Module``: per scope, every value a name is set to, in source
-order, ``+=``/``.extend``/``.append`` as ``Grown`` values, other changes as ``Unmodelled``), the name a call or attribute spells
-(``dotted``, ``tail``), a call's argument (``arg``), a function's returns (``returns``) and the
-nodes of a scope without the functions in it (``shallow_walk``).
+order; ``+=``/``.extend``/``.append`` as ``Grown`` values, other changes to a list as
+``Unmodelled``), the name a call or attribute spells (``dotted``, ``tail``), a call's argument
+(``arg``), a function's returns (``returns``), the nodes of a scope without the functions in it
+(``shallow_walk``) and the one parse (``parse``).
 
 "Not known" has exactly two spellings, one for a value and one for text:
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from ..cpp.ppexpr import UNKNOWN_VALUE
 
-__all__ = ["UNKNOWN_VALUE", "Grown", "Module", "arg", "dotted", "parse", "returns", "shallow_walk", "tail", "Unmodelled"]
+__all__ = ["UNKNOWN_VALUE", "Grown", "Module", "Unmodelled", "arg", "dotted", "parse", "returns", "shallow_walk", "tail"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

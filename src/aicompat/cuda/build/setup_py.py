@@ -48,10 +48,10 @@ class _Reader:
     """Flag lists of one setup.py, read through its bindings (pyeval.Module): scope ``fn`` is the
     function whose names are read first (None: the module)."""
 
-    def __init__(self, tree: ast.Module, text: str, here: Path) -> None:
+    def __init__(self, tree: ast.Module, text: str, path: Path) -> None:
         self.text = text
-        self.here = here
-        self.m = Module(here / "setup.py", tree)
+        self.here = path.parent
+        self.m = Module(path, tree)
 
     def code(self, node) -> str:
         return ast.get_source_segment(self.text, node) or ""
@@ -152,7 +152,7 @@ def extensions(path: Path, text: str) -> list[Extension]:
     if tree is None:
         return []  # a setup.py that does not parse declares nothing we can read
     try:
-        r = _Reader(tree, text, path.parent)
+        r = _Reader(tree, text, path)
     except RecursionError:
         return []
     arch_env = "TORCH_CUDA_ARCH_LIST" in text or "get_device_capability" in text
