@@ -5,7 +5,8 @@ from . import exact
 from .build.context import context_for, groups, project_root
 from .build.makefile import recipe_commands
 from .build.producers import producer
-from .build.setup_py import UNKNOWN_VALUE, nvcc_defines
+from .build.pyeval import UNKNOWN_VALUE
+from .build.setup_py import nvcc_defines
 from .build.shell import assignments, commands, is_nvcc
 from .build.strings import Resolved, define_flags, read_files, resolve_text, string_list, strings_of
 from .build.targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list

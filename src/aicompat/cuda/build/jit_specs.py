@@ -13,27 +13,17 @@ The names it looks for are data (version_matrix/cuda_jit.toml ``specs``).
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cpp import includes
-from .jit_values import Record, Values
-from .setup_py import UNKNOWN_VALUE
+from .jit_flags import EVERY, MAX_DEPTH, Alt, FlagLists
+from .jit_values import Values
+from .pyeval import Module, arg, parse, returns, tail
+
+__all__ = ["EVERY", "MAX_FILES", "Alt", "Reader", "Spec", "py_rel"]
 
 MAX_FILES = 400
-MAX_ALTS = 16
-MAX_DEPTH = 8
-EVERY = frozenset(range(100))  # the running GPU's target on every major
-
-
-@dataclass(frozen=True)
-class Alt:
-    """One way a spec's flags come out: literal flags, plus the running GPU's own target
-    when ``running`` is set (the compute-capability majors it is built for)."""
-
-    flags: tuple = ()
-    running: frozenset | None = None
 
 
 @dataclass
@@ -46,72 +36,26 @@ class Spec:
     function: str = ""  # the function that makes the spec
 
 
-class _Module:
-    def __init__(self, path: Path, tree: ast.Module) -> None:
-        self.path = path
-        self.tree = tree
-        self.functions: dict[str, ast.FunctionDef] = {}
-        self.classes: dict[str, ast.ClassDef] = {}
-        self.assigns: dict[int, dict[str, list[ast.AST]]] = {}  # scope id -> name -> values
-        self.imports: dict[str, str] = {}  # local name -> module it is imported from (".core")
-        self._collect(tree, 0)
-
-    def _collect(self, node, scope: int) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if scope == 0:
-                    self.functions[child.name] = child
-                self._collect(child, id(child))
-                continue
-            if isinstance(child, ast.ClassDef):
-                if scope == 0:
-                    self.classes[child.name] = child
-                continue
-            if isinstance(child, ast.Assign):
-                for t in child.targets:
-                    if isinstance(t, ast.Name):
-                        self.assigns.setdefault(scope, {}).setdefault(t.id, []).append(child.value)
-            elif isinstance(child, (ast.AugAssign, ast.AnnAssign)) and isinstance(child.target, ast.Name):
-                if child.value is not None:
-                    kind = child.value if isinstance(child, ast.AnnAssign) else ast.BinOp(
-                        ast.Name(child.target.id), ast.Add(), child.value)
-                    self.assigns.setdefault(scope, {}).setdefault(child.target.id, []).append(kind)
-            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) \
-                    and isinstance(child.func.value, ast.Name) \
-                    and child.func.attr in ("append", "extend", "insert", "remove", "clear"):
-                # FLAGS.append("-DX"): one more flag; anything else it does is not modelled.
-                name = child.func.value.id
-                if child.func.attr in ("append", "extend") and len(child.args) == 1:
-                    added = ast.List([child.args[0]]) if child.func.attr == "append" else child.args[0]
-                    value = ast.BinOp(ast.Name(name), ast.Add(), added)
-                else:
-                    value = ast.Constant(None)
-                self.assigns.setdefault(scope, {}).setdefault(name, []).append(value)
-            elif isinstance(child, ast.ImportFrom) and scope == 0:
-                for a in child.names:
-                    self.imports[a.asname or a.name] = "." * child.level + (child.module or "")
-            self._collect(child, scope)
-
-
-class Reader(Values):
+class Reader(Values, FlagLists):
     """The specs of one front-end: ``e`` is its cuda_jit.toml entry, ``base`` its root."""
 
     def __init__(self, base: Path, e: dict) -> None:
         self.base = base
         self.e = e["specs"]
-        self.mods: dict[Path, _Module | None] = {}
+        self.mods: dict[Path, Module | None] = {}
         self._held: dict[tuple, list] = {}  # (scope, name) -> its ways so far, while a self-reading value is read
         self.reads: list[str] = []
 
-    def module(self, path: Path) -> _Module | None:
+    def module(self, path: Path) -> Module | None:
         if path not in self.mods:
             self.mods[path] = None
             text = includes.read(path)
-            if text is not None:
+            tree = parse(text) if text is not None else None
+            if tree is not None:
                 try:
-                    self.mods[path] = _Module(path, ast.parse(text))
+                    self.mods[path] = Module(path, tree)
                     self.reads.append(str(path))
-                except (SyntaxError, ValueError, RecursionError):
+                except RecursionError:
                     pass
         return self.mods[path]
 
@@ -128,12 +72,12 @@ class Reader(Values):
                 out.extend(self._module_specs(m))
         return out
 
-    def _module_specs(self, m: _Module) -> list[Spec]:
+    def _module_specs(self, m: Module) -> list[Spec]:
         out = []
         for fn in m.functions.values():
-            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and _name(c.func) == self.e["call"]]
+            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and tail(c.func) == self.e["call"]]
             for c in calls:
-                srcs = _arg(c, 1, "sources")
+                srcs = arg(c, 1, "sources")
                 paths = self._paths(srcs, m, fn) if srcs is not None else []
                 only: dict[Path, frozenset] = {}
                 if isinstance(srcs, ast.Name) and len(calls) == 1:
@@ -142,28 +86,28 @@ class Reader(Values):
                 if srcs is not None and not any(p.is_file() for p in paths):
                     # a generated translation unit: the in-tree files its text includes
                     paths, defines = self.generated(c, srcs, m, fn, self.e.get("writers", []), self._include_dirs(c, m, fn))
-                flags = _arg(c, 3, "extra_cuda_cflags")
+                flags = arg(c, 3, "extra_cuda_cflags")
                 alts = [Alt()] if flags is None else self.alts(flags, m, fn, 0)
                 rel = py_rel(m.path, self.base)
                 out.append(Spec(f"{rel} line {c.lineno} ({fn.name})", [p for p in paths if p.is_file()], alts,
                                 defines, only, fn.name))
         return out
 
-    def _include_dirs(self, call: ast.Call, m: _Module, fn) -> list[Path]:
+    def _include_dirs(self, call: ast.Call, m: Module, fn) -> list[Path]:
         """The in-tree folders of ``extra_include_paths`` (where a generated file's includes are found)."""
-        got = _arg(call, 5, "extra_include_paths")
+        got = arg(call, 5, "extra_include_paths")
         out = []
         for el in got.elts if isinstance(got, (ast.List, ast.Tuple)) else []:
             out.extend(p for p in self._path(el, m, fn) if p.is_dir())
         return list(dict.fromkeys(out))
 
     # -- sources ------------------------------------------------------------------------
-    def _paths(self, expr, m: _Module, fn) -> list[Path]:
+    def _paths(self, expr, m: Module, fn) -> list[Path]:
         if isinstance(expr, (ast.List, ast.Tuple)):
             return [p for el in expr.elts for p in self._paths(el, m, fn)]
         return self._path(expr, m, fn)
 
-    def _path(self, expr, m: _Module, fn, loop: dict | None = None, depth: int = 0) -> list[Path]:
+    def _path(self, expr, m: Module, fn, loop: dict | None = None, depth: int = 0) -> list[Path]:
         """``jit_env.FLASHINFER_CSRC_DIR / "a" / f"{STEMS[v]}.cu"`` as the paths in the tree it can be
         (a name set once to such a path, or a module function returning one, also counts)."""
         if depth > MAX_DEPTH:
@@ -179,16 +123,16 @@ class Reader(Values):
                     return []
                 parts.append(got)
             expr = expr.left
-        d = self.e["dirs"].get(_name(expr) or "")
+        d = self.e["dirs"].get(tail(expr) or "")
         if isinstance(expr, ast.Attribute) and expr.attr == "parent" and not parts:
             return [b.parent for b in self._path(expr.value, m, fn, None, depth + 1)]  # csrc_dir.parent
         if d is not None:
             bases = [self.base / d]
-        elif isinstance(expr, ast.Name) and fn is not None and len(m.assigns.get(id(fn), {}).get(expr.id, [])) == 1:
-            bases = self._path(m.assigns[id(fn)][expr.id][0], m, fn, None, depth + 1)
+        elif isinstance(expr, ast.Name) and fn is not None and len(m.local(expr.id, fn)) == 1:
+            bases = self._path(m.local(expr.id, fn)[0], m, fn, None, depth + 1)
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in m.functions:
             helper = m.functions[expr.func.id]
-            rets = [r.value for r in ast.walk(helper) if isinstance(r, ast.Return) and r.value is not None]
+            rets = [r.value for r in returns(helper) if r.value is not None]
             bases = [p for r in rets for p in self._path(r, m, helper, None, depth + 1)][:1]
         else:
             return []
@@ -199,7 +143,7 @@ class Reader(Values):
             out = [b / a for b in out for a in alts][:64]
         return out
 
-    def _strs(self, expr, m: _Module, fn=None) -> list[str]:
+    def _strs(self, expr, m: Module, fn=None) -> list[str]:
         """The strings a path part can be: a literal, an f-string whose fields index a
         module-level dict of strings (any of its values), or a table entry's field
         (``META[variant].body``, ``f"x_{variant}.cu"`` with ``variant`` checked against a tuple)."""
@@ -223,7 +167,7 @@ class Reader(Values):
             return out
         return []
 
-    def _dict_values(self, expr, m: _Module) -> list:
+    def _dict_values(self, expr, m: Module) -> list:
         """``TABLE[key]`` with TABLE a module-level dict literal: all of its values' nodes as strings."""
         table = self._table(expr, m)
         if table is None:
@@ -232,14 +176,14 @@ class Reader(Values):
         return vals if len(vals) == len(table.values) else []
 
     @staticmethod
-    def _table(expr, m: _Module) -> ast.Dict | None:
+    def _table(expr, m: Module) -> ast.Dict | None:
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
-            vals = m.assigns.get(0, {}).get(expr.value.id, [])
+            vals = m.lookup(expr.value.id)[0]
             if len(vals) == 1 and isinstance(vals[0], ast.Dict) and None not in vals[0].keys:
                 return vals[0]
         return None
 
-    def _function_paths(self, fn, m: _Module) -> tuple[list[Path], dict]:
+    def _function_paths(self, fn, m: Module) -> tuple[list[Path], dict]:
         """Every in-tree source path the function names, also through ``for f in ["a.cu", ...]``;
         and the running majors of those it names only under a target check
         (``if _has_sm90_target(): sources.append(...)``, cuda_jit.toml specs.target_checks)."""
@@ -278,274 +222,9 @@ class Reader(Values):
         checks = self.e.get("target_checks", {})
         parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         for t in parts:
-            if isinstance(t, ast.Call) and _name(t.func) in checks:
-                return frozenset(checks[_name(t.func)])
+            if isinstance(t, ast.Call) and tail(t.func) in checks:
+                return frozenset(checks[tail(t.func)])
         return None
-
-    # -- flags --------------------------------------------------------------------------
-    def alts(self, expr, m: _Module, fn, depth: int) -> list[Alt] | None:
-        """The ways ``expr`` (a flag list) comes out; None when any is not known."""
-        if depth > MAX_DEPTH:
-            return None
-        if isinstance(expr, (ast.List, ast.Tuple)):
-            out = [Alt()]
-            for el in expr.elts:
-                if isinstance(el, ast.Starred):
-                    sub = self.alts(el.value, m, fn, depth + 1)
-                elif isinstance(el, ast.Constant) and isinstance(el.value, str):
-                    sub = [Alt((el.value,))]
-                elif isinstance(el, ast.IfExp):
-                    sub = self._one_of(el, m, fn, depth)
-                elif self._dict_values(el, m):
-                    sub = [Alt((v,)) for v in self._dict_values(el, m)]
-                elif isinstance(el, ast.JoinedStr) and _include_flag(el):
-                    sub = [Alt()]  # f"-I{dir}": names no target and no macro
-                elif isinstance(el, ast.JoinedStr) and _define_prefix(el):
-                    sub = [Alt((_define_prefix(el) + UNKNOWN_VALUE,))]  # f"-DBLOCK={n}": a value not known here
-                else:
-                    return None
-                if sub is None:
-                    return None
-                out = _product(out, sub)
-            return out
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-            terms = []  # a + b + c + ...: one level, however long the chain
-            while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-                terms.append(expr.right)
-                expr = expr.left
-            out = self.alts(expr, m, fn, depth + 1)
-            for t in reversed(terms):
-                sub = self.alts(t, m, fn, depth + 1) if out is not None else None
-                if sub is None:
-                    return None
-                out = _product(out, sub)
-            return out
-        if isinstance(expr, ast.Constant) and expr.value is None:
-            return [Alt()]  # gen_jit_spec(extra_cuda_cflags=None): no flags (core.py L575-576)
-        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
-            out = []  # ``flags or []``: one side or the other
-            for v in expr.values:
-                sub = self.alts(v, m, fn, depth + 1)
-                if sub is None:
-                    return None
-                out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
-            return out
-        if isinstance(expr, ast.Attribute):
-            got = self._field_alts(expr, m, fn, depth)
-            if got is not None:
-                return got
-        if isinstance(expr, ast.IfExp):
-            a, b = self.alts(expr.body, m, fn, depth + 1), self.alts(expr.orelse, m, fn, depth + 1)
-            return (a + b)[:MAX_ALTS] if a is not None and b is not None else None
-        if isinstance(expr, ast.Call):
-            name = _name(expr.func)
-            if name == "list" and len(expr.args) == 1:
-                return self.alts(expr.args[0], m, fn, depth + 1)
-            if name == self.e["running_call"]:
-                majors = _arg(expr, 0, "supported_major_versions")
-                if majors is None or (isinstance(majors, ast.Constant) and majors.value is None):
-                    return [Alt(running=EVERY)]
-                if isinstance(majors, ast.Name):  # supported_major_versions=_SUPPORTED_MAJORS
-                    majors = self._constant(majors.id, m, fn)
-                if isinstance(majors, (ast.List, ast.Tuple)) and all(
-                        isinstance(x, ast.Constant) and isinstance(x.value, int) for x in majors.elts):
-                    return [Alt(running=frozenset(x.value for x in majors.elts))]
-                return None
-            if isinstance(expr.func, ast.Name) and expr.func.id in m.functions and expr.func.id != fn_name(fn):
-                return self._returned(m.functions[expr.func.id], m, depth)
-            return None
-        if isinstance(expr, ast.Name):
-            return self._name_alts(expr.id, m, fn, depth)
-        table = self._table(expr, m)
-        if table is not None:  # FLAGS_BY_TARGET[target]: any of its values
-            out: list[Alt] = []
-            for v in table.values:
-                sub = self.alts(v, m, fn, depth + 1)
-                if sub is None:
-                    return None
-                out = (out + sub)[:MAX_ALTS]
-            return out
-        return None
-
-    def _returned(self, helper, m: _Module, depth: int):
-        """A module function's flag list: any of what its returns give (``return None``: no flags)."""
-        rets = [r.value if r.value is not None else ast.Constant(None)
-                for r in ast.walk(helper) if isinstance(r, ast.Return)]
-        if not rets:
-            return None
-        out: list[Alt] = []
-        for r in rets:
-            sub = self.alts(r, m, helper, depth + 1)
-            if sub is None:
-                return None
-            out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
-        return out
-
-    def _field_alts(self, expr: ast.Attribute, m: _Module, fn, depth: int):
-        """``*meta.extra_cuda_flags`` with ``meta`` an entry of a module table: any entry's field."""
-        objs = self.values(expr.value, m, fn)
-        if not objs or not all(isinstance(o, Record) for o in objs):
-            return None
-        out: list[Alt] = []
-        for o in objs:
-            node = o.get(expr.attr)
-            sub = self.alts(node, o.m, None, depth + 1) if node is not None else None
-            if sub is None:
-                return None
-            out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
-        return out
-
-    @staticmethod
-    def _constant(name: str, m: _Module, fn):
-        for scope in ([id(fn)] if fn is not None else []) + [0]:
-            vals = m.assigns.get(scope, {}).get(name)
-            if vals:
-                return vals[0] if len(vals) == 1 else None
-        return None
-
-    def _one_of(self, expr: ast.IfExp, m, fn, depth):
-        """``"-DX" if cond else ""``: one flag or the other."""
-        out = []
-        for side in (expr.body, expr.orelse):
-            if isinstance(side, ast.Constant) and isinstance(side.value, str):
-                out.append(Alt((side.value,) if side.value else ()))
-            else:
-                sub = self.alts(side, m, fn, depth + 1)
-                if sub is None:
-                    return None
-                out.extend(sub)
-        return out
-
-    def _name_alts(self, name: str, m: _Module, fn, depth: int):
-        held = self._held.get((id(fn), name))
-        if held is not None:
-            return held
-        if fn is not None:
-            local = m.assigns.get(id(fn), {}).get(name)
-            if local:
-                return self._assigned(local, m, fn, depth, name)
-            params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-            if name in params or name in [a.arg for a in fn.args.kwonlyargs]:
-                return self._from_callers(fn, name, params.index(name) if name in params else None, m, depth)
-        glob = m.assigns.get(0, {}).get(name)
-        if glob:
-            return self._assigned(glob, m, None, depth, name)
-        src = m.imports.get(name)
-        if src is not None and src.startswith("."):
-            target = m.path.parent
-            for _ in range(len(src) - len(src.lstrip(".")) - 1):
-                target = target.parent
-            other = self.module(target / (src.lstrip(".").replace(".", "/") + ".py"))
-            if other is not None and other is not m:
-                return self._name_alts(name, other, None, depth + 1)
-        return None
-
-    def _assigned(self, values: list, m, fn, depth: int, name: str = ""):
-        """A name set once (``+=`` after it adds to each way it comes out); set several times: any of them.
-        A value that reads the name itself (``flags = (flags or []) + common``, in a branch) is read
-        with the name's ways so far, and adds its own."""
-        out: list[Alt] = []
-        for v in values:
-            if isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and v.left.id == name and out:
-                right = self.alts(v.right, m, fn, depth + 1)
-                if right is None:
-                    return None
-                out = _product(out, right)
-                continue
-            if out and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(v)):
-                self._held[(id(fn), name)] = out
-                try:
-                    sub = self.alts(v, m, fn, depth + 1)
-                finally:
-                    del self._held[(id(fn), name)]
-            else:
-                sub = self.alts(v, m, fn, depth + 1)
-            if sub is None:
-                return None
-            out = (out + [a for a in sub if a not in out])[:MAX_ALTS]
-        return out or None
-
-    def _from_callers(self, fn, name: str, index: int | None, m: _Module, depth: int):
-        """A parameter: what the module's own calls of the function pass for it; its default
-        where a call passes nothing, or where the module never calls it (the package's own use)."""
-        out: list[Alt] = []
-        default = _default(fn, name)
-        called = False
-        for caller in m.functions.values():
-            for c in ast.walk(caller):
-                if isinstance(c, ast.Call) and _name(c.func) == fn.name and c.func.__class__ is ast.Name:
-                    called = True
-                    v = _arg(c, index, name)
-                    if v is None and not any(k.arg is None for k in c.keywords) \
-                            and not any(isinstance(a, ast.Starred) for a in c.args):
-                        v, at = default, None
-                    else:
-                        at = caller
-                    sub = self.alts(v, m, at, depth + 1) if v is not None else None
-                    if sub is None:
-                        return None
-                    out = (out + sub)[:MAX_ALTS]
-        if not called and default is not None:
-            return self.alts(default, m, None, depth + 1)
-        return out or None
-
-
-def _default(fn, name: str):
-    """The default of parameter ``name`` (an ast node), or None when it has none."""
-    pos = fn.args.posonlyargs + fn.args.args
-    for a, d in zip(pos[len(pos) - len(fn.args.defaults):], fn.args.defaults):
-        if a.arg == name:
-            return d
-    for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
-        if a.arg == name:
-            return d
-    return None
-
-
-def _product(a: list[Alt], b: list[Alt]) -> list[Alt]:
-    out = []
-    for x in a:
-        for y in b:
-            run = None if x.running is None and y.running is None else \
-                (x.running or frozenset()) | (y.running or frozenset())  # EVERY absorbs the others
-            out.append(Alt(x.flags + y.flags, run))
-    return out[:MAX_ALTS]
-
-
-def _include_flag(expr: ast.JoinedStr) -> bool:
-    first = expr.values[0] if expr.values else None
-    return isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith(("-I", "-isystem"))
-
-
-def _define_prefix(expr: ast.JoinedStr) -> str:
-    """``-DNAME=`` when an f-string is a -D flag with a known name and a computed value."""
-    first = expr.values[0] if expr.values else None
-    if isinstance(first, ast.Constant) and isinstance(first.value, str) and len(expr.values) > 1:
-        m = re.match(r"-D[A-Za-z_]\w*=", first.value)  # also -DPATH=\\"{dir}\\" (a quoted value)
-        if m:
-            return m.group(0)
-    return ""
-
-
-def _arg(call: ast.Call, index: int | None, kw: str):
-    for k in call.keywords:
-        if k.arg == kw:
-            return k.value
-    if index is not None and index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-        return call.args[index]
-    return None
-
-
-def fn_name(fn) -> str | None:
-    return fn.name if fn is not None else None
-
-
-def _name(expr) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    return None
 
 
 def py_rel(p: Path, base: Path) -> str:

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cpp import includes
+from .pyeval import UNKNOWN_VALUE, returns
 
 MAX_VALUES = 64
-UNKNOWN_FIELD = "\x00"  # a rendered f-string field whose value is not known
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"\x00]+)"', re.M)
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)(?:[ \t]+(.*))?$", re.M)
 
 
@@ -41,7 +41,7 @@ class Record:
 
 
 class Values:
-    """Mixin for jit_specs.Reader: needs ``self.module`` and ``_Module.classes``/``assigns``/``functions``."""
+    """Mixin for jit_specs.Reader: needs ``self.module`` and pyeval.Module's ``classes``/``functions`` and its bindings."""
 
     def values(self, expr, m, fn, depth: int = 0, env: dict | None = None) -> list | None:
         """The constants (str/int/bool/None) and Records ``expr`` can be; None when not known."""
@@ -106,13 +106,13 @@ class Values:
         if name in env:
             return env[name]
         if fn is not None:
-            local = m.assigns.get(id(fn), {}).get(name)
-            if local is not None:
+            local = m.local(name, fn)
+            if local:
                 return self.values(local[0], m, fn, depth + 1, env) if len(local) == 1 else \
                     self._union([self.values(v, m, fn, depth + 1, env) for v in local])
             if name in [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]:
                 return self._param_values(fn, name, m)
-        glob = m.assigns.get(0, {}).get(name)
+        glob = m.lookup(name)[0]
         if glob is not None and len(glob) == 1:
             return self.values(glob[0], m, None, depth + 1)
         return None
@@ -136,7 +136,7 @@ class Values:
         """The constant elements (or keys) of a module-level tuple/list/set/dict."""
         node = expr
         if isinstance(expr, ast.Name):
-            vals = m.assigns.get(0, {}).get(expr.id, [])
+            vals = m.lookup(expr.id)[0]
             node = vals[0] if len(vals) == 1 else None
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             elts = node.elts
@@ -152,7 +152,7 @@ class Values:
         if depth > 3:
             return None
         if isinstance(ann, ast.Name):
-            vals = m.assigns.get(0, {}).get(ann.id, [])
+            vals = m.lookup(ann.id)[0]
             return self._literal(vals[0], m, depth + 1) if len(vals) == 1 else None
         if isinstance(ann, ast.Subscript) and isinstance(ann.value, (ast.Name, ast.Attribute)) \
                 and (ann.value.id if isinstance(ann.value, ast.Name) else ann.value.attr) == "Literal":
@@ -164,7 +164,7 @@ class Values:
     def _dict_node(self, expr, m, fn) -> ast.Dict | None:
         """A module-level dict literal named by ``expr`` (its keys need not be strings)."""
         if isinstance(expr, ast.Name):
-            vals = m.assigns.get(0, {}).get(expr.id, [])
+            vals = m.lookup(expr.id)[0]
             if len(vals) == 1 and isinstance(vals[0], ast.Dict) and None not in vals[0].keys:
                 return vals[0]
         return None
@@ -221,15 +221,15 @@ class Values:
             path_macros = {}
             for name, value in _DEFINE.findall(t):
                 value = value.strip()
-                known = value if UNKNOWN_FIELD not in value else None
+                known = value if UNKNOWN_VALUE not in value else None
                 if name in defines and defines[name] != known:
                     known = None
                 defines[name] = known
-                q = re.fullmatch(r'"([^"\x00]+)"', value)
-                if q:
+                q = re.fullmatch(r'"([^"]+)"', value)
+                if q and UNKNOWN_VALUE not in value:
                     path_macros[name] = q.group(1)
             for inc in _INCLUDE.findall(t):
-                header = _find(inc, include_dirs)
+                header = _find(inc, include_dirs) if UNKNOWN_VALUE not in inc else None
                 if header is None:
                     continue
                 files.append(header)
@@ -243,14 +243,14 @@ class Values:
 
     def _render(self, expr, m, fn, depth: int, env: dict | None = None) -> list[str] | None:
         """The texts an f-string (or a function returning one) renders to; a field not known
-        stays UNKNOWN_FIELD, so only the lines that hold it are lost."""
+        stays UNKNOWN_VALUE, so only the lines that hold it are lost."""
         if depth > 4 or expr is None:
             return None
         env = env or {}
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             return [expr.value]
         if isinstance(expr, ast.Name) and fn is not None:
-            local = m.assigns.get(id(fn), {}).get(expr.id, [])
+            local = m.local(expr.id, fn)
             return self._render(local[0], m, fn, depth + 1, env) if len(local) == 1 else None
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in m.functions:
             helper = m.functions[expr.func.id]
@@ -270,7 +270,7 @@ class Values:
                     envs = [{**e, k: [r]} for e in envs for r in v][:MAX_VALUES]
                 else:
                     envs = [{**e, k: v} for e in envs]
-            rets = [r.value for r in ast.walk(helper) if isinstance(r, ast.Return) and r.value is not None]
+            rets = [r.value for r in returns(helper) if r.value is not None]
             out = []
             for inner in envs:
                 for r in rets:
@@ -284,7 +284,7 @@ class Values:
                 else:
                     vals = self.values(v.value, m, fn, 0, env) if isinstance(v, ast.FormattedValue) else None
                     got = [str(x) for x in vals] if vals and not any(isinstance(x, Record) for x in vals) \
-                        else [UNKNOWN_FIELD]
+                        else [UNKNOWN_VALUE]
                 out = [a + b for a in out for b in got][:MAX_VALUES]
             return out
         return None

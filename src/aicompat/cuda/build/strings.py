@@ -137,7 +137,7 @@ def define_flags(expr, fc) -> tuple[list[str], bool] | None:
     all of them: a ``-D`` whose name is known but value is not (``f"-DBLOCK={n}"``) keeps
     its name with a value not known here; one whose name is not known makes the set
     incomplete. None when the list itself is not known."""
-    from .setup_py import UNKNOWN_VALUE
+    from .pyeval import UNKNOWN_VALUE
 
     v = _model_value(expr, fc)
     if isinstance(v, str):

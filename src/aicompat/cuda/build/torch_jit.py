@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..cpp import includes
 from . import jit_specs
+from .pyeval import Module, arg, dotted, parse
 
 MAX_FILES = 3000
 MAX_BYTES = 1_000_000
@@ -105,30 +106,29 @@ def loads(root: Path) -> tuple[list[Load], list[str]]:
 
 
 def _file_loads(path: Path, raw: bytes, root: Path) -> list[Load]:
-    try:
-        tree = ast.parse(raw)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parse(raw)
+    if tree is None:
         return []
     names = _loader_names(tree)
     if not names:
         return []
-    m = jit_specs._Module(path, tree)
+    m = Module(path, tree)
     reader = jit_specs.Reader(root, {"specs": {"call": "", "running_call": "", "dirs": {}}})
     reader.mods[path] = m
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     out = []
     for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and _dotted(call.func) in names):
+        if not (isinstance(call, ast.Call) and dotted(call.func) in names):
             continue
         fn = _enclosing(call, parents)
-        srcs = jit_specs._arg(call, 1, "sources")
+        srcs = arg(call, 1, "sources")
         paths = [p for p in _paths(srcs, path, m, fn) if p.suffix in (".cu", ".cuh") and p.is_file()
                  and includes.inside(p, root)]
         if not paths:
             continue
-        flags = jit_specs._arg(call, 3, "extra_cuda_cflags")
+        flags = arg(call, 3, "extra_cuda_cflags")
         alts = [jit_specs.Alt()] if flags is None else reader.alts(flags, m, fn, 0)
-        name = jit_specs._arg(call, 0, "name")
+        name = arg(call, 0, "name")
         name = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
         out.append(Load(f"{jit_specs.py_rel(path, root)} line {call.lineno}", path, name, paths, alts))
     return out
@@ -153,15 +153,6 @@ def _loader_names(tree: ast.Module) -> set[str]:
     return out
 
 
-def _dotted(expr) -> str | None:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _enclosing(node, parents):
@@ -178,9 +169,9 @@ def _paths(expr, here: Path, m, fn, depth: int = 0) -> list[Path]:
     if isinstance(expr, (ast.List, ast.Tuple)):
         return [p for el in expr.elts for p in _paths(el, here, m, fn, depth + 1)]
     if isinstance(expr, ast.Name):
-        vals = (m.assigns.get(id(fn), {}) if fn is not None else {}).get(expr.id) or m.assigns.get(0, {}).get(expr.id)
+        vals = m.lookup(expr.id, fn)[0]
         return _paths(vals[0], here, m, fn, depth + 1) if vals and len(vals) == 1 else []
-    if isinstance(expr, ast.Call) and _dotted(expr.func) in ("str", "os.fspath") and len(expr.args) == 1:
+    if isinstance(expr, ast.Call) and dotted(expr.func) in ("str", "os.fspath") and len(expr.args) == 1:
         return _paths(expr.args[0], here, m, fn, depth + 1)
     d = _folder(expr, here, m, fn, depth)
     if d is not None:
@@ -194,10 +185,10 @@ def _folder(expr, here: Path, m, fn, depth: int) -> Path | None:
     if depth > 8:
         return None
     if isinstance(expr, ast.Name):
-        vals = (m.assigns.get(id(fn), {}) if fn is not None else {}).get(expr.id) or m.assigns.get(0, {}).get(expr.id)
+        vals = m.lookup(expr.id, fn)[0]
         return _folder(vals[0], here, m, fn, depth + 1) if vals and len(vals) == 1 else None
     if isinstance(expr, ast.Call):
-        f = _dotted(expr.func)
+        f = dotted(expr.func)
         if f in ("os.path.dirname",) and len(expr.args) == 1:
             inner = expr.args[0]
             if _is_file(inner):

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
+from ..cpp.ppexpr import UNKNOWN_VALUE as UNK  # an unknown piece inside a value (see eval.py)
 from .parse import split_list
-
-UNK = "\x00?"  # an unknown piece inside a value (see cmake_eval.py)
 
 
 class Condition:

@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass
 
 UNKNOWN = None
+# A macro value not known (a -D value computed at build time): preprocessor.ident reads it as
+# UNKNOWN. The one text marker of "not known" (cuda/build/pyeval.py says why there is one).
+UNKNOWN_VALUE = "__aicompat_unknown__"
 
 _TOKEN = re.compile(
     r"""\s*(

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import includes as inc
-from .ppexpr import UNKNOWN, Env, Macro, evaluate
+from .ppexpr import UNKNOWN, UNKNOWN_VALUE, Env, Macro, evaluate
 
 MAX_INCLUDE_DEPTH = 12
 MAX_INCLUDED_FILES = 96
@@ -291,9 +291,9 @@ class _Env(Env):
             tk = self.ctx.toolkit
             if tk is not None and name != "__CUDACC_VER_BUILD__":
                 return Macro(name, None, str(tk[0] if name == "__CUDACC_VER_MAJOR__" else tk[1]))
-            return Macro(name, None, "__aicompat_unknown__", state=True)
+            return Macro(name, None, UNKNOWN_VALUE, state=True)
         if name == "__CUDA_ARCH_LIST__":
-            return Macro(name, None, "__aicompat_unknown__")
+            return Macro(name, None, UNKNOWN_VALUE)
         if name in _table().get("macro", {}):
             return self._from_table(name)
         if self.known_undefined(name):
@@ -336,7 +336,7 @@ class _Env(Env):
         """An identifier left in an #if after expansion."""
         if name in ("true", "false"):
             return int(name == "true")
-        if name == "__aicompat_unknown__":
+        if name == UNKNOWN_VALUE:
             return UNKNOWN
         m = self.macro(name)
         if m is False:
