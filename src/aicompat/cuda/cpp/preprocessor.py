@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ...base.errors import MatrixError
 from . import includes as inc
+from . import runcache
 from .ppexpr import UNKNOWN, Env, Macro, evaluate
 
 MAX_INCLUDE_DEPTH = 12
@@ -233,15 +234,13 @@ def _default_table() -> MacroTable:
 
 # -- the macro environment ----------------------------------------------------------
 
-_FILE_FACTS: dict[str, tuple[frozenset, frozenset]] = {}
-
-
 def _own_names(text: str) -> tuple[frozenset, frozenset]:
     """(names the text #defines, those defined with a value under a test of themselves:
     ``#ifndef N / #define N v``, a default a -D flag may override)."""
     key = text
-    if key in _FILE_FACTS:
-        return _FILE_FACTS[key]
+    facts: dict[str, tuple[frozenset, frozenset]] = runcache.table("own_names")
+    if key in facts:
+        return facts[key]
     own, overridable = set(), set()
     stack: list[str] = []
     for _ln, line in logical_lines(text):
@@ -263,9 +262,9 @@ def _own_names(text: str) -> tuple[frozenset, frozenset]:
                 if dm.group(3).strip() and stack and re.search(rf"\b{re.escape(name)}\b", stack[-1]):
                     overridable.add(name)
     res = (frozenset(own), frozenset(overridable))
-    if len(_FILE_FACTS) > 2048:
-        _FILE_FACTS.clear()
-    _FILE_FACTS[key] = res
+    if len(facts) > 2048:
+        facts.clear()
+    facts[key] = res
     return res
 
 
@@ -393,20 +392,18 @@ class _Env(Env):
 
 # -- the walk -----------------------------------------------------------------------
 
-_LINES: dict[tuple, list[tuple[int, str]]] = {}
-
-
 def _header_lines(path: Path) -> tuple[str, list[tuple[int, str]]] | None:
     text = inc.read(path)
     if text is None:
         return None
     key = (str(path), len(text), hash(text))
-    if key not in _LINES:
-        if len(_LINES) > 1024:
-            _LINES.clear()
+    lines: dict[tuple, tuple[str, list[tuple[int, str]]]] = runcache.table("header_lines")
+    if key not in lines:
+        if len(lines) > 1024:
+            lines.clear()
         clean = strip_comments(text)
-        _LINES[key] = (clean, logical_lines(clean))
-    return _LINES[key]
+        lines[key] = (clean, logical_lines(clean))
+    return lines[key]
 
 
 class _Walker:
