@@ -4,19 +4,16 @@ as they are now; exact mode's Verifier is made by the run, handed to the rule, a
 with the run."""
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from test_build_context import SAGE_SETUP, SM90_KERNEL, WGMMA_CUH, write
 
 from aicompat import Target, lint_paths
 from aicompat.cuda import session
 from aicompat.matrix import default_matrix
 from aicompat.run.config import build_settings
 from aicompat.run.linter import Linter
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_build_context import SAGE_SETUP, SM90_KERNEL, WGMMA_CUH, write  # noqa: E402
 
 # The extension builds only sm_90a: the header it includes is judged for that build, where wgmma is fine.
 SM90A_SETUP = SAGE_SETUP.replace('"nvcc": NVCC_FLAGS', '"nvcc": NVCC_SM90').replace(

@@ -881,7 +881,11 @@ def _tnum(t: str):
 def _torch_arch_list(fc) -> str | None:
     """TORCH_CUDA_ARCH_LIST set by the module itself (``os.environ[...] = ...``,
     ``os.environ.setdefault(...)``), read from the syntax tree: a commented-out line is no
-    assignment. None when it is not set or its value is not known."""
+    assignment. None when it is not set or its value is not known.
+
+    Its own walk, not AIC302's engine hooks (issue 26): the value is the module's last one,
+    also from assignments after the call, in functions not yet entered or in code the engine
+    has found dead, which the traversal has not reached (or skips) when it judges the call."""
     cache = fc.state.setdefault("torch_arch_list", {})
     if "v" not in cache:
         finder = _EnvArchFinder(fc)
