@@ -298,6 +298,11 @@ class Rule:
     def __init__(self, matrix) -> None:
         self.matrix = matrix
         self.target = None  # the ResolvedTarget, set by the Linter
+        # Exact mode's compiler for this run (cuda/exact/verify.py Verifier: nvcc, its compile
+        # budget and cache), set by the Linter when the target asks for it (--cuda-verify), else
+        # None. The run starts and closes it; a rule only asks it (``run``) and passes its
+        # ``notes`` on as its own.
+        self.verifier: Any = None
         # Run-level notes (a tool missing, a budget spent), said once per run however many
         # files hit them: the linter takes them after each file and the run deduplicates.
         self.notes: list[str] = []

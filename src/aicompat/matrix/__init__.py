@@ -330,8 +330,7 @@ _TYPES = {"str": str, "list": list, "bool": bool, "int": int, "float": float, "t
 
 
 def _self_described(path: Path) -> dict[str, Any] | None:
-    """A data file with its own [schema.*] tables, checked by them; None for one without (a table
-    another module reads itself, such as cuda_macros.toml)."""
+    """A data file with its own [schema.*] tables, checked by them; None for one without."""
     fname = path.name
     try:
         with open(path, "rb") as fh:

@@ -234,16 +234,11 @@ class InlineCudaArch(Rule):
         self.features = load_features(matrix)
         self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in MECHANISMS)
         self._sources: dict[tuple, CudaSource] = {}
-        self._verifier: Verifier | None = None
 
-    def verifier(self) -> Verifier | None:
-        """Exact mode's compiler for this run, when the target asks for it (--cuda-verify)."""
-        opts = getattr(self.target, "verify", None)
-        if opts is None:
-            return None
-        if self._verifier is None or self._verifier.options is not opts:
-            self._verifier = Verifier(opts, self.notes)
-        return self._verifier
+    def _pass_notes(self, ver: Verifier) -> None:
+        """The run-level notes exact mode left while it answered: said as this rule's, in order."""
+        self.notes.extend(ver.notes)
+        ver.notes.clear()
 
     def known_names(self) -> set[str]:
         return set(MECHANISMS)
@@ -291,7 +286,7 @@ class InlineCudaArch(Rule):
         build, how = self._build(site, mech, fc)
         if how is None:
             return []  # flags the model cannot read: what is built is unknown
-        ver = self.verifier() if mech.unit or mech.constraints else None
+        ver = self.verifier if mech.unit or mech.constraints else None
         findings = []
         for res in texts:
             src = self.source(res.text, mech.ptx)
@@ -406,6 +401,8 @@ class InlineCudaArch(Rule):
         built = build.every_target() if build is not None else []
         want = list(dict.fromkeys(list(chosen.values()) + built))
         nvcc = self._exact_python(ver, site, mech, res, want, fc) if ver and want else {}
+        if ver:
+            self._pass_notes(ver)
         failing: dict[str, tuple[Verdict, str]] = {}
         dropped: dict[str, tuple[Verdict, str]] = {}
         confirmed: dict[str, tuple] = {}  # exact mode: nvcc's own verdicts
@@ -553,7 +550,7 @@ class InlineCudaArch(Rule):
         judged for the targets its build produces (cuda/build/context.py)."""
         src = self.source(text, path.endswith(".ptx"), path, cuda)
         # A header is no build unit: nvcc alone would emit none of its (uncalled) device code.
-        ver = self.verifier() if path.endswith(".cu") else None
+        ver = self.verifier if path.endswith(".cu") else None
         if not src.occurrences and ver is None:
             return []
         out = []
@@ -575,6 +572,7 @@ class InlineCudaArch(Rule):
                 folder = Path(path).resolve().parent
                 nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, _define_flags(ctx), folder,
                                            exact.tree_of(folder))
+                self._pass_notes(ver)
         fails: dict[str, Verdict] = {}
         drops: dict[str, Verdict] = {}
         built: dict[str, tuple] = {}  # arch -> (targets, every candidate?, where the build says so)
@@ -883,7 +881,11 @@ def _tnum(t: str):
 def _torch_arch_list(fc) -> str | None:
     """TORCH_CUDA_ARCH_LIST set by the module itself (``os.environ[...] = ...``,
     ``os.environ.setdefault(...)``), read from the syntax tree: a commented-out line is no
-    assignment. None when it is not set or its value is not known."""
+    assignment. None when it is not set or its value is not known.
+
+    Its own walk, not AIC302's engine hooks (issue 26): the value is the module's last one,
+    also from assignments after the call, in functions not yet entered or in code the engine
+    has found dead, which the traversal has not reached (or skips) when it judges the call."""
     cache = fc.state.setdefault("torch_arch_list", {})
     if "v" not in cache:
         finder = _EnvArchFinder(fc)

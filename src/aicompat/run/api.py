@@ -73,68 +73,71 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     spec = LinterSpec(settings.target, matrix, tuple(s.upper() for s in (select if select else settings.select)),
                       tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter, project_root, max_bytes)
     linter = spec.build()
-    jobs = bound_jobs(jobs)
-    if stdin is not None:
-        data, display = stdin
-        result = too_large(data, display, max_bytes) or _precheck(linter, data, display, timeout)
-        if result is None:
-            result = (lint_parallel(spec, [(0, display, data)], 1, timeout, linter=linter)[0] if isolate
-                      else lint_one(linter, data, display, timeout))
-        return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings,
-                         workers=1, notes=list(dict.fromkeys(result.notes)), root=project_root)
-    root = settings.config_file.parent if settings.config_file else None
-    unusable: list[tuple[Path, str]] = []
-    unlisted: list[tuple[Path, OSError]] = []
-    pruned: list[Path] = []
-    files, missing = discover(paths, settings.exclude, root, unusable, unlisted, pruned)
-    cache = None
-    if cache_dir is not None:
-        cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
-                                                 prefilter), project_root)
-    results: list[FileResult | None] = [None] * len(files)
-    work: list[Work] = []
-    keys: dict[int, str] = {}
-    for i, f in enumerate(files):
-        display = display_path(f)
-        try:
-            data = read_capped(f, file_cap(display, max_bytes))
-        except OSError as exc:
-            results[i] = unreadable(display, exc)
-            continue
-        # The size limit comes before any scan of the text.
-        results[i] = too_large(data, display, max_bytes) or _precheck(linter, data, display, timeout)
-        if results[i] is not None:  # most files of a tree end here, unparsed and uncached
-            continue
-        if cache is not None:
-            keys[i] = cache.key(display, data)
-            results[i] = cache.get(keys[i], display, fixes)
-            if results[i] is not None:
+    try:
+        jobs = bound_jobs(jobs)
+        if stdin is not None:
+            data, display = stdin
+            result = too_large(data, display, max_bytes) or _precheck(linter, data, display, timeout)
+            if result is None:
+                result = (lint_parallel(spec, [(0, display, data)], 1, timeout, linter=linter)[0] if isolate
+                          else lint_one(linter, data, display, timeout))
+            return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings,
+                             workers=1, notes=list(dict.fromkeys(result.notes)), root=project_root)
+        root = settings.config_file.parent if settings.config_file else None
+        unusable: list[tuple[Path, str]] = []
+        unlisted: list[tuple[Path, OSError]] = []
+        pruned: list[Path] = []
+        files, missing = discover(paths, settings.exclude, root, unusable, unlisted, pruned)
+        cache = None
+        if cache_dir is not None:
+            cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
+                                                     prefilter), project_root)
+        results: list[FileResult | None] = [None] * len(files)
+        work: list[Work] = []
+        keys: dict[int, str] = {}
+        for i, f in enumerate(files):
+            display = display_path(f)
+            try:
+                data = read_capped(f, file_cap(display, max_bytes))
+            except OSError as exc:
+                results[i] = unreadable(display, exc)
                 continue
-        # Where to read it again, not its bytes: they would all be held here at once.
-        work.append((i, display, Queued(str(f), len(data), digest(data))))
-    workers = min(jobs, len(work)) if use_pool(work, jobs) else 1
-    if workers > 1 or (isolate and work):
-        done = lint_parallel(spec, work, workers, timeout, linter=linter)
-    else:
-        done = lint_serial(linter, work, timeout)
-    for i, res in done.items():
-        results[i] = res
-        checked = res.digest  # None: not a result of the bytes the key was made of
-        res.digest = checked if fixes else None
-        if cache is not None and checked is not None:
-            cache.put(keys[i], res)
-    final = [r for r in results if r is not None]
-    # The link itself is named, not where it points (nowhere, or in a loop).
-    final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
-    # A folder that cannot be listed is reported, not skipped in silence: its files were not
-    # checked, so the run is incomplete (AIC002: no noqa, baseline, --ignore or --exit-zero hides it).
-    final += [limit_result(display_path(p), f"cannot read folder: {exc.strerror or exc} (give it read and "
-                                            "search permission, or exclude it)") for p, exc in unlisted]
-    diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
-    notes = list(dict.fromkeys(n for r in final for n in r.notes))
-    return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root,
-                     [display_path(p) for p in pruned])
+            # The size limit comes before any scan of the text.
+            results[i] = too_large(data, display, max_bytes) or _precheck(linter, data, display, timeout)
+            if results[i] is not None:  # most files of a tree end here, unparsed and uncached
+                continue
+            if cache is not None:
+                keys[i] = cache.key(display, data)
+                results[i] = cache.get(keys[i], display, fixes)
+                if results[i] is not None:
+                    continue
+            # Where to read it again, not its bytes: they would all be held here at once.
+            work.append((i, display, Queued(str(f), len(data), digest(data))))
+        workers = min(jobs, len(work)) if use_pool(work, jobs) else 1
+        if workers > 1 or (isolate and work):
+            done = lint_parallel(spec, work, workers, timeout, linter=linter)
+        else:
+            done = lint_serial(linter, work, timeout)
+        for i, res in done.items():
+            results[i] = res
+            checked = res.digest  # None: not a result of the bytes the key was made of
+            res.digest = checked if fixes else None
+            if cache is not None and checked is not None:
+                cache.put(keys[i], res)
+        final = [r for r in results if r is not None]
+        # The link itself is named, not where it points (nowhere, or in a loop).
+        final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
+        # A folder that cannot be listed is reported, not skipped in silence: its files were not
+        # checked, so the run is incomplete (AIC002: no noqa, baseline, --ignore or --exit-zero hides it).
+        final += [limit_result(display_path(p), f"cannot read folder: {exc.strerror or exc} (give it read and "
+                                                "search permission, or exclude it)") for p, exc in unlisted]
+        diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
+        notes = list(dict.fromkeys(n for r in final for n in r.notes))
+        return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root,
+                         [display_path(p) for p in pruned])
 
+    finally:
+        linter.close()  # the run's end: exact mode's compilers and private folder (cuda/session.py)
 
 def with_run_options(verify, timeout: float | None, cache_dir):
     """Exact mode's options with the run's time limit and cache folder (compile results live there)."""
@@ -158,7 +161,10 @@ def lint_source(code: str, target: Target | None = None, path: str = "<source>",
     matrix = matrix or default_matrix()
     settings = build_settings(matrix, cli=target or Target(), no_config=True)
     linter = Linter(settings.target, matrix, select=select, ignore=ignore)
-    return linter.lint_bytes(code.encode("utf-8"), path).diagnostics
+    try:
+        return linter.lint_bytes(code.encode("utf-8"), path).diagnostics
+    finally:
+        linter.close()
 
 
 def lint_paths(paths: list[str | Path], target: Target | None = None, use_config: bool = True,

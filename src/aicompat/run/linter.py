@@ -13,6 +13,7 @@ import libcst as cst
 from ..base.diagnostics import Diagnostic
 from ..core.engine import check_module, internal_error
 from ..core.ruleapi import Rule
+from ..cuda.session import CudaRun
 from ..fs.capped import MAX_FILE_BYTES
 from ..fs.files import CUDA_SUFFIXES, is_build_file
 from ..matrix import Matrix
@@ -111,6 +112,11 @@ class Linter:
         self.providers: list = rules + [cls(matrix) for cls in registry.PROVIDERS]  # the shared facts' too
         for r in self.providers:
             r.target = target
+        # This run's CUDA caches and exact mode's compiler (cuda/session.py): made here, handed
+        # to the rules, stopped by close(); a second linter in the process starts afresh.
+        self.cuda = CudaRun(target.verify)
+        for r in rules:
+            r.verifier = self.cuda.verifier
         self.rules: list[Rule] = [r for r in rules if selected(r.code, self.select, self.ignore)]
         self.parse_errors = selected("AIC001", self.select, self.ignore)
         # The prefilter must be a superset of what any rule reacts to, and of
@@ -163,7 +169,15 @@ class Linter:
             return res
         return None
 
+    def close(self) -> None:
+        """The end of the run: exact mode's compilers stopped, its private folder removed."""
+        self.cuda.close()
+
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
+        with self.cuda.active():
+            return self._lint_bytes(data, path)
+
+    def _lint_bytes(self, data: bytes, path: str) -> FileResult:
         res = FileResult(path)
         if IGNORE_FILE.search(data):
             res.skipped = "aicompat: ignore-file"
@@ -220,8 +234,7 @@ class Linter:
         return res
 
     def _take_notes(self, res: FileResult) -> None:
-        for r in self.rules:
-            notes = getattr(r, "notes", None)
+        for notes in [getattr(r, "notes", None) for r in self.rules] + [self.cuda.notes]:
             if notes:
                 res.notes.extend(n for n in notes if n not in res.notes)
                 notes.clear()

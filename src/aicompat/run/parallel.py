@@ -228,8 +228,13 @@ def lint_one(linter: Linter, data: bytes, display: str, timeout: float | None) -
 
 
 def lint_serial(spec_or_linter, work: list[Work], timeout: float | None) -> dict[int, FileResult]:
-    linter = spec_or_linter.build() if isinstance(spec_or_linter, LinterSpec) else spec_or_linter
-    return {i: _lint_item(linter, source, display, timeout, in_process=True) for i, display, source in work}
+    if isinstance(spec_or_linter, LinterSpec):  # a linter of its own: its run ends here
+        linter = spec_or_linter.build()
+        try:
+            return lint_serial(linter, work, timeout)
+        finally:
+            linter.close()
+    return {i: _lint_item(spec_or_linter, source, display, timeout, in_process=True) for i, display, source in work}
 
 
 def use_pool(work: list[Work], jobs: int) -> bool:
@@ -359,6 +364,14 @@ def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None, inheri
     _limit_memory(limit, inherited)
     _watch_size(peak)
     linter = spec.build()
+    try:
+        _serve(conn, linter, limit)
+    finally:
+        linter.close()  # the worker's run ends: exact mode's compilers and private folder with it
+
+
+def _serve(conn, linter: Linter, limit: int) -> None:
+    """Lint each file the parent sends until it sends None or the pipe closes."""
     while True:
         try:
             msg = conn.recv()

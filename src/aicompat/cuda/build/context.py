@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cmake.eval import UNK, evaluate
-from ..cpp import includes
+from ..cpp import includes, runcache
 from . import jit_specs, torch_jit
 from .setup_py import UNKNOWN_VALUE, Extension, extensions, nvcc_defines
 from .targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
@@ -128,15 +128,14 @@ def _ancestors(path: Path, root: Path) -> list[Path]:
     return out
 
 
-_CACHE: dict = {}
-
-
 def _cached(key, make):
-    if key not in _CACHE:
-        if len(_CACHE) > 256:
-            _CACHE.clear()
-        _CACHE[key] = make()
-    return _CACHE[key]
+    """``make()``, once per run per key (cuda/cpp/runcache.py)."""
+    cache = runcache.table("build_context")
+    if key not in cache:
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = make()
+    return cache[key]
 
 
 def _stamp(p: Path):

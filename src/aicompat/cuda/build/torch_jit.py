@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cpp import includes
+from ..cpp import includes, runcache
 from . import jit_specs
 from .pyeval import Module, arg, dotted, parse
 
@@ -48,23 +48,25 @@ def _python_files(root: Path) -> list[Path]:
     return out
 
 
-_STAMPS: dict[str, tuple[float, tuple]] = {}
 STAMP_TTL = 5.0  # seconds: one walk serves the CUDA files of a run, an edit is seen soon after
 
 
 def stamps(root: Path) -> tuple:
     """What the answer of ``loads`` depends on: the tree's Python files, their sizes and times."""
-    hit = _STAMPS.get(str(root))
+    walks: dict[str, tuple[float, tuple]] = runcache.table("torch_jit_walks")  # one run's (cuda/cpp/runcache.py)
+    hit = walks.get(str(root))
     now = time.monotonic()
     if hit is None or now - hit[0] >= STAMP_TTL:
-        if len(_STAMPS) > 64:
-            _STAMPS.clear()
-        hit = _STAMPS[str(root)] = (now, _stamps(root))
+        if len(walks) > 64:
+            walks.clear()
+        hit = walks[str(root)] = (now, _stamps(root))
     # The files that held a load() when last read are checked every time: an edit there is seen at once.
-    return hit[1], tuple(_stamp(Path(p)) for p in _SEEN.get(str(root), ()))
+    return hit[1], tuple(_stamp(Path(p)) for p in _seen().get(str(root), ()))
 
 
-_SEEN: dict[str, list[str]] = {}
+def _seen() -> dict[str, list[str]]:
+    """root -> the Python files that held a load() when the tree was last read, this run."""
+    return runcache.table("torch_jit_seen")
 
 
 def _stamp(p: Path):
@@ -101,7 +103,7 @@ def loads(root: Path) -> tuple[list[Load], list[str]]:
             continue
         reads.append(str(p))  # a candidate: watched for edits (stamps)
         out.extend(_file_loads(p, raw, root))
-    _SEEN[str(root)] = reads
+    _seen()[str(root)] = reads
     return out, reads
 
 

@@ -25,7 +25,7 @@ import bisect
 import re
 
 from .ppexpr import UNKNOWN, Env, Evaluator, ExprError, Macro, expand, tokenize
-from .preprocessor import Context, Preprocessed, _table, logical_lines
+from .preprocessor import Context, MacroTable, Preprocessed, logical_lines
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _CONSTEXPR = re.compile(
@@ -114,19 +114,16 @@ class _CxxEnv(Env):
     """The preprocessor's macros, with the project predicates of cuda_macros.toml [cxx_constant]
     standing in for the template code that defines them."""
 
-    def __init__(self, env: Env) -> None:
+    def __init__(self, env: Env, table: MacroTable) -> None:
         self.env = env
+        self.constants = table.cxx_constant
 
     def macro(self, name: str):
         m = self.env.macro(name)
-        e = _cxx_constants().get(name)
+        e = self.constants.get(name)
         if e is not None and isinstance(m, Macro) and m.state is True and e["matches"] in m.body:
             return Macro(name, None, f"({e['value']})")
         return m
-
-
-def _cxx_constants() -> dict:
-    return _table().get("cxx_constant", {})
 
 
 class _ConstEval:
@@ -134,7 +131,7 @@ class _ConstEval:
 
     def __init__(self, pp: Preprocessed) -> None:
         self.pp = pp
-        self.env = _CxxEnv(pp.env) if pp.env is not None else None
+        self.env = _CxxEnv(pp.env, pp.table) if pp.env is not None and pp.table is not None else None
         self.values: dict[str, int | None] = {}
 
     def ident(self, name: str):
@@ -232,9 +229,9 @@ _CLASS_HEAD = re.compile(r"(?<!\benum\s)\b(?:struct|class)\s+(?:__align__\s*\([^
                          r"([A-Za-z_]\w*)\s*(?:final\s*)?(?::[^{;]*)?$")
 
 
-def _kernel_markers() -> tuple[str, ...]:
+def _kernel_markers(table: MacroTable | None) -> tuple[str, ...]:
     """``__global__`` and the library macros that stand for it (cuda_macros.toml: CUTLASS_GLOBAL)."""
-    return ("__global__",) + tuple(n for n, e in _table().get("macro", {}).items()
+    return ("__global__",) + tuple(n for n, e in (table.macro if table is not None else {}).items()
                                    if "__global__" in str(e.get("value", "")))
 
 
@@ -309,7 +306,7 @@ def unreached(masked: str, text: str, pp: Preprocessed, ctx: Context) -> list[tu
     """Character spans of device functions no live kernel of this translation unit reaches."""
     if not ctx.translation_unit:
         return []  # a header: its callers are elsewhere
-    if ctx.path is None and not any(k in masked for k in _kernel_markers()):
+    if ctx.path is None and not any(k in masked for k in _kernel_markers(pp.table)):
         return []  # a string from Python without a kernel: a fragment (load_inline joins cuda_sources)
     # A file unit without a kernel of its own still emits what its host code names (a kernel
     # template of CUTLASS instantiated with an in-tree functor): the references decide.

@@ -3,8 +3,8 @@
 ``#include "x.cuh"`` is looked up beside the including file, then in the
 include directories; ``#include <x.cuh>`` only in the include directories.
 Only regular files inside ``root`` are read (no symlinks, devices or FIFOs),
-each at most MAX_BYTES, and each once per process: headers of a kernel
-repository are included by dozens of sources. Nothing outside the tree (CUDA's
+each at most MAX_BYTES, and each once per run (cuda/cpp/runcache.py): headers of a
+kernel repository are included by dozens of sources. Nothing outside the tree (CUDA's
 own headers, CUTLASS when it is not vendored) is read: what those define is
 not known from here.
 """
@@ -17,11 +17,11 @@ import stat
 from pathlib import Path
 
 from ...fs.confine import read_regular, within
+from . import runcache
 
 MAX_BYTES = 1_000_000
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
-_TEXTS: dict[tuple[str, int, int], str | None] = {}
 
 
 def directives(text: str) -> list[tuple[int, str, bool]]:
@@ -65,12 +65,13 @@ def resolve(name: str, quoted: bool, from_dir: Path, include_dirs, root: Path) -
 
 
 def read(path: Path) -> str | None:
-    """The text of an in-tree file, read once per process per (path, size, mtime)."""
+    """The text of an in-tree file, read once per run per (path, size, mtime)."""
     st = regular_file(path)
     if st is None:
         return None
     key = (str(path), st.st_size, st.st_mtime_ns)
-    if key not in _TEXTS:
+    texts: dict[tuple[str, int, int], str | None] = runcache.table("texts")
+    if key not in texts:
         data = read_regular(path, MAX_BYTES)  # not through a link swapped in since, never a FIFO
-        _TEXTS[key] = data.decode("utf-8", "replace") if data is not None else None
-    return _TEXTS[key]
+        texts[key] = data.decode("utf-8", "replace") if data is not None else None
+    return texts[key]

@@ -31,7 +31,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...base.errors import MatrixError
 from . import includes as inc
+from . import runcache
 from .ppexpr import UNKNOWN, UNKNOWN_VALUE, Env, Macro, evaluate
 
 MAX_INCLUDE_DEPTH = 12
@@ -191,38 +193,54 @@ class Preprocessed:
     line_group: dict[int, tuple[int, int]] = field(default_factory=dict)  # line -> (group, branch)
     env: Env | None = None  # the macros at the end of the file, for the C++ model
     included_text: list[str] = field(default_factory=list)  # comment-stripped in-tree headers followed
+    table: MacroTable | None = None  # the cuda_macros.toml it was evaluated with, for the C++ model
 
 
 # -- the data table ---------------------------------------------------------------
 
-_TABLE: dict | None = None
+@dataclass(frozen=True)
+class MacroTable:
+    """version_matrix/cuda_macros.toml, as the matrix loader checked it: macros CUTLASS/CuTe
+    headers derive per target ([macro]), names nvcc never predefines ([never]), project
+    predicates of the C++ model ([cxx_constant])."""
+
+    macro: dict
+    never: dict
+    cxx_constant: dict
 
 
-def _table() -> dict:
-    global _TABLE
-    if _TABLE is None:
-        from ...base.data import data_dir
-        from ...base.toml_compat import tomllib
+def macro_table(matrix) -> MacroTable:
+    """The run's cuda_macros.toml tables. A table that is missing is a data error that ends the
+    run (MatrixError), never an empty one: without [never] a macro nvcc never defines would
+    read as one a -D flag may set, and every branch on it as unknown."""
+    doc = matrix.files.get("cuda_macros.toml")
+    if doc is None:
+        raise MatrixError("version_matrix/cuda_macros.toml: file is missing")
+    got = {}
+    for section in ("macro", "never", "cxx_constant"):
+        table = doc.get(section)
+        if not isinstance(table, dict):
+            raise MatrixError(f"version_matrix/cuda_macros.toml: [{section}] is missing")
+        got[section] = table
+    return MacroTable(**got)
 
-        try:
-            with open(data_dir("version_matrix") / "cuda_macros.toml", "rb") as fh:
-                _TABLE = tomllib.load(fh)
-        except (OSError, ValueError):
-            _TABLE = {}
-    return _TABLE
+
+def _default_table() -> MacroTable:
+    """The shipped matrix's table, for a caller that names no matrix (the run always does)."""
+    from ...matrix import default_matrix
+
+    return macro_table(default_matrix())
 
 
 # -- the macro environment ----------------------------------------------------------
-
-_FILE_FACTS: dict[str, tuple[frozenset, frozenset]] = {}
-
 
 def _own_names(text: str) -> tuple[frozenset, frozenset]:
     """(names the text #defines, those defined with a value under a test of themselves:
     ``#ifndef N / #define N v``, a default a -D flag may override)."""
     key = text
-    if key in _FILE_FACTS:
-        return _FILE_FACTS[key]
+    facts: dict[str, tuple[frozenset, frozenset]] = runcache.table("own_names")
+    if key in facts:
+        return facts[key]
     own, overridable = set(), set()
     stack: list[str] = []
     for _ln, line in logical_lines(text):
@@ -244,16 +262,17 @@ def _own_names(text: str) -> tuple[frozenset, frozenset]:
                 if dm.group(3).strip() and stack and re.search(rf"\b{re.escape(name)}\b", stack[-1]):
                     overridable.add(name)
     res = (frozenset(own), frozenset(overridable))
-    if len(_FILE_FACTS) > 2048:
-        _FILE_FACTS.clear()
-    _FILE_FACTS[key] = res
+    if len(facts) > 2048:
+        facts.clear()
+    facts[key] = res
     return res
 
 
 class _Env(Env):
-    def __init__(self, target: CompileTarget, ctx: Context) -> None:
+    def __init__(self, target: CompileTarget, ctx: Context, table: MacroTable) -> None:
         self.target_macros = target.macros()
         self.ctx = ctx
+        self.table = table
         self.defines: dict[str, Macro | bool] = {}
         for name, body in {**(ctx.some_defines or {}), **(ctx.defines or {})}.items():
             self.defines[name] = Macro(name, None, str(body))
@@ -294,7 +313,7 @@ class _Env(Env):
             return Macro(name, None, UNKNOWN_VALUE, state=True)
         if name == "__CUDA_ARCH_LIST__":
             return Macro(name, None, UNKNOWN_VALUE)
-        if name in _table().get("macro", {}):
+        if name in self.table.macro:
             return self._from_table(name)
         if self.known_undefined(name):
             return False
@@ -307,7 +326,7 @@ class _Env(Env):
             return None
         self._busy.add(name)
         try:
-            e = _table()["macro"][name]
+            e = self.table.macro[name]
             v = evaluate(e["when"], self, self.ident)
         finally:
             self._busy.discard(name)
@@ -318,7 +337,7 @@ class _Env(Env):
     def known_undefined(self, name: str) -> bool:
         if ARCH_MACRO.fullmatch(name):
             return True
-        if name in _table().get("never", {}):
+        if name in self.table.never:
             return True
         if name in self.own and name not in self.overridable:
             return True
@@ -373,20 +392,18 @@ class _Env(Env):
 
 # -- the walk -----------------------------------------------------------------------
 
-_LINES: dict[tuple, list[tuple[int, str]]] = {}
-
-
 def _header_lines(path: Path) -> tuple[str, list[tuple[int, str]]] | None:
     text = inc.read(path)
     if text is None:
         return None
     key = (str(path), len(text), hash(text))
-    if key not in _LINES:
-        if len(_LINES) > 1024:
-            _LINES.clear()
+    lines: dict[tuple, tuple[str, list[tuple[int, str]]]] = runcache.table("header_lines")
+    if key not in lines:
+        if len(lines) > 1024:
+            lines.clear()
         clean = strip_comments(text)
-        _LINES[key] = (clean, logical_lines(clean))
-    return _LINES[key]
+        lines[key] = (clean, logical_lines(clean))
+    return lines[key]
 
 
 class _Walker:
@@ -496,13 +513,14 @@ class _Walker:
 
 
 def preprocess(text: str, target: CompileTarget, extra_defines: dict[str, str] | None = None,
-               context: Context | None = None) -> Preprocessed:
+               context: Context | None = None, table: MacroTable | None = None) -> Preprocessed:
     """Which lines of ``text`` (comments already stripped or not) are compiled for ``target``.
 
     ``extra_defines`` are known -D flags on top of ``context.defines`` (other -D
-    flags stay possible unless ``context.defines`` is given)."""
+    flags stay possible unless ``context.defines`` is given); ``table`` is the run's
+    cuda_macros.toml (``macro_table``; the shipped one when not given)."""
     ctx = context or Context()
-    env = _Env(target, ctx)
+    env = _Env(target, ctx, table or _default_table())
     for name, body in (extra_defines or {}).items():
         env.defines[name] = Macro(name, None, str(body))
     env.add_text(text)
@@ -522,7 +540,7 @@ def preprocess(text: str, target: CompileTarget, extra_defines: dict[str, str] |
     defines = {n: ((("(" + ", ".join(m.params) + ") ") if m.params is not None else "") + m.body)
                for n, m in env.defines.items() if isinstance(m, Macro)}
     return Preprocessed(live=live, defines=defines, groups=groups, line_group=line_group, env=env,
-                        included_text=walker.included_text)
+                        included_text=walker.included_text, table=env.table)
 
 
 def _and(a, b):

@@ -22,7 +22,16 @@ import re
 from dataclasses import dataclass, field
 
 from .cxx import dead_lines
-from .preprocessor import CompileTarget, Context, Preprocessed, logical_lines, preprocess, strip_comments
+from .preprocessor import (
+    CompileTarget,
+    Context,
+    MacroTable,
+    Preprocessed,
+    logical_lines,
+    macro_table,
+    preprocess,
+    strip_comments,
+)
 from .ptx import instructions
 from .toolkits import candidates as toolkit_candidates
 
@@ -69,6 +78,8 @@ class Knowledge:
     wrappers: dict[str, tuple[frozenset[str], str]]  # cuda::ptx function -> (targets, error)
     all_targets: frozenset[str] = frozenset()
     atoms: list[tuple[re.Pattern, dict]] = field(default_factory=list)  # (name pattern, cuda_atoms.toml entry)
+    macros: MacroTable | None = None  # cuda_macros.toml, for the preprocessor (None: the shipped one)
+    target_table: dict[str, dict] = field(default_factory=dict)  # gpus.toml [target.*]
 
     def instruction(self, opcode: str, modifiers) -> Pattern | None:
         """The requirement of one PTX instruction: the intersection of every matching
@@ -315,9 +326,9 @@ class CudaSource:
 
     def preprocessed(self, target: str) -> Preprocessed:
         if target not in self._pp:
-            pp = preprocess(self.clean, CompileTarget(target), context=self.context)
+            pp = preprocess(self.clean, CompileTarget(target), context=self.context, table=self.knowledge.macros)
             if (self.context is None or self.context.toolkit is None) and "__CUDACC_VER_M" in self.clean:
-                _bound_by_toolkit(pp, self.clean, target, self.context)
+                _bound_by_toolkit(pp, self.clean, target, self.context, self.knowledge)
             self._pp[target] = pp
         return self._pp[target]
 
@@ -477,16 +488,16 @@ def load_features(matrix) -> Knowledge:
     wrappers = {name: (frozenset(e["targets"]), e.get("error", "")) for name, e in table.get("wrapper", {}).items()}
     atoms = [(re.compile(r"(?<!\w)(?:" + e["pattern"] + r")(?!\w)"), e)
              for e in matrix.section("cuda_atoms.toml", "atom").values()]
-    return Knowledge(features, patterns, wrappers, frozenset(table.get("targets", matrix.targets)), atoms)
+    return Knowledge(features, patterns, wrappers, frozenset(table.get("targets", matrix.targets)), atoms,
+                     macro_table(matrix), matrix.targets)
 
 
-def _bound_by_toolkit(pp: Preprocessed, text: str, target: str, ctx: Context | None) -> None:
+def _bound_by_toolkit(pp: Preprocessed, text: str, target: str, ctx: Context | None, knowledge: Knowledge) -> None:
     """Decide the lines an unknown nvcc version left open where every toolkit able to build
     ``target`` agrees (cuda/cpp/toolkits.py); ``pp.live`` is updated in place."""
     from dataclasses import replace
 
-    from ...matrix import default_matrix
-    table = default_matrix().targets
+    table = knowledge.target_table
     t = table.get(target)
     if t is None:
         return
@@ -498,7 +509,8 @@ def _bound_by_toolkit(pp: Preprocessed, text: str, target: str, ctx: Context | N
     if not tks:
         return
     base = ctx or Context()
-    lives = [preprocess(text, CompileTarget(target), context=replace(base, toolkit=tk)).live for tk in tks]
+    lives = [preprocess(text, CompileTarget(target), context=replace(base, toolkit=tk), table=knowledge.macros).live
+             for tk in tks]
     for ln, v in pp.live.items():
         if v is None:
             seen = {lv.get(ln) for lv in lives}

@@ -330,6 +330,14 @@ class Verifier:
         finally:
             pool.shutdown(wait=True)
 
+    def close(self) -> None:
+        """The end of the run: no compiler outlives it, its private folder is removed."""
+        self._kill_all()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        self._prepared = False
+
     def _kill_all(self) -> None:
         with self._lock:
             for p in list(self._procs):
