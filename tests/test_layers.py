@@ -24,7 +24,8 @@ WHAT = {
     "syntax": "the lean walk, the module index, node positions, suppression comments, notebooks",
     "values": "abstract values: unknown, strings, paths, symbolic dims, size caps",
     "matrix": "the version matrix (TOML tables), the API tables, the target",
-    "libmodels": "what libraries do: torch shapes and environment, einops, argparse, probes, signatures",
+    "libmodels": "what libraries do (torch shapes and environment, einops, argparse, probes, signatures, "
+                 "test frameworks), gathered in the library table the engine hands to the value model",
     "model": "the value model: flow, the evaluator, containers, guards, scenarios, the project's modules",
     "cuda.cpp": "CUDA C++ and PTX text: includes, preprocessor, C++ model, feature scan",
     "cuda.cmake": "CMake read statically",

@@ -16,6 +16,7 @@ from typing import Any
 import libcst as cst
 
 from ..base.diagnostics import Diagnostic
+from ..libmodels.table import Libraries, libraries
 from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget, World
 from ..model import guard_forms, loop_items, test_params
@@ -68,8 +69,10 @@ class FileContext:
         self.unevaluated = 0  # depth of such annotations around the current node
         self.state: dict[str, Any] = {}  # per-file memo a rule keeps between calls
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
+        # Every library fact the value model reads (libmodels/table.py), one table per matrix.
+        self.libs: Libraries = libraries(matrix)
         # The value model: built on demand, memoised per world for the whole file.
-        self.model = FileModel(module, path, self._is_exit)
+        self.model = FileModel(module, path, self._is_exit, self.libs.mutators)
         self._memos: dict[World, dict] = {}
         self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
         self.synthesised: list[cst.CSTNode] = []
@@ -78,7 +81,7 @@ class FileContext:
         self.stmt_stack: list[cst.CSTNode] = []  # enclosing statements, innermost last
 
     def _is_exit(self, call: cst.Call) -> bool:
-        return is_exit_call(call.func, self.resolve)
+        return is_exit_call(call.func, self.resolve, self.libs)
 
     @property
     def loc(self):
@@ -121,8 +124,8 @@ class FileContext:
         """The project's own modules, which the value model follows into (model/project.py)."""
         if self._project is None:
             home = HomeEnv(self.path, self.module, self.model, self.lookup, self.resolve)
-            self._project = Project(self.path, _libraries(self.known, self.matrix), is_exit_call, self.reads, home,
-                                    self.root, _modelled(self.known, self.matrix))
+            self._project = Project(self.path, _libraries(self.known, self.matrix), self.libs, self.reads, home,
+                                    self.root, _modelled(self.known, self.matrix, self.libs))
         return self._project
 
     def evaluator(self, world: World, loc=None, bindings=None, guard: bool = False) -> Evaluator:
@@ -143,6 +146,7 @@ class FileContext:
             project=self.project,
             handlers=self.ctx.handlers,
             guard=guard,
+            libs=self.libs,
         )
 
     def guard_evaluator(self, world: World) -> Evaluator:
@@ -355,16 +359,13 @@ def _libraries(known: set[str], matrix: Matrix) -> frozenset[str]:
 _MODELLED: dict[int, tuple] = {}
 
 
-def _modelled(known: set[str], matrix: Matrix) -> frozenset[str]:
+def _modelled(known: set[str], matrix: Matrix, libs: Libraries) -> frozenset[str]:
     """The names the rules, the matrix and the probes know, with every module above them
     (a library's recipe module): a library's own repository keeps these as the
     library the rules model, and follows only the functions of its other modules (model/project.py)."""
     hit = _MODELLED.get(id(known))
     if hit is None or hit[0] is not known:
-        from ..libmodels.probes import load
-
-        calls, attrs = load()
-        names = set(known) | set(matrix.symbols) | set(calls) | set(attrs)
+        names = set(known) | set(matrix.symbols) | libs.probe_names
         out = set(names)
         for q in names:
             parts = q.split(".")
@@ -529,8 +530,8 @@ class Walker(cst.CSTVisitor):
 
     def leave_If(self, node: cst.If) -> None:
         split = self._if_split.pop(id(node))
-        body_exits = terminates(node.body, self.fc.resolve)
-        else_exits = orelse_terminates(node.orelse, self.fc.resolve)
+        body_exits = terminates(node.body, self.fc.resolve, self.fc.libs)
+        else_exits = orelse_terminates(node.orelse, self.fc.resolve, self.fc.libs)
         if body_exits and else_exits:
             self.fc.ctx = self.fc.ctx.narrowed(frozenset())
         elif body_exits:

@@ -85,3 +85,19 @@ def attribute(ns: Namespace, name: str):
         if dest == name:
             return value
     return UNKNOWN
+
+
+def mutated(prev, method: str, vals: list, kw: dict):
+    """``parser.add_argument(...)``/``parser.set_defaults(...)``: the parser after the call
+    (UNKNOWN when ``prev`` is no parser); NotImplemented for any other method."""
+    if method not in MUTATORS:
+        return NotImplemented
+    p = parser(prev)
+    return mutate(p, method, vals, kw) if p is not None else UNKNOWN
+
+
+def parsed(v, method: str):
+    """``parser.parse_args()`` on a run without arguments; NotImplemented when ``v`` is no
+    parser (the caller checks ``method in PARSE_METHODS`` first: it is asked at every method call)."""
+    p = parser(v)
+    return parse(p, method) if p is not None else NotImplemented

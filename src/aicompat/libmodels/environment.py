@@ -1,8 +1,8 @@
 """The torch/CUDA environment one world fixes: what ``torch.__version__``,
 ``torch.cuda.get_device_capability()``, ``sys.version_info`` or a probe such as
 ``te.is_fp8_available()`` (probes.toml) are on one fleet member with one torch
-release. The generic evaluator (model/evaluate.py) asks this module for names and
-calls of the environment and knows nothing of them itself."""
+release. The generic evaluator (model/evaluate.py) asks this module, through the library
+table (table.py), for names and calls of the environment and knows nothing of them itself."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ cannot be computed exactly is UNKNOWN and a rank that cannot be is
 ``Tensor(None)``: the model never guesses a size.
 
 Entry points: ``tensor_method``, ``attribute``, ``index``, ``matmul``,
-``binary``, ``function`` and, for ``torch.nn`` layers, ``layer``/``apply_layer``.
+``binary``, ``function`` and, for ``torch.nn`` layers, ``layer``/``apply_layer``;
+``model_of`` says which of ``function``/``layer`` answers a call, ``dtype_of`` reads a
+dtype. The value model reaches them through the library table (libmodels/table.py).
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ _METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "moveaxis":
 
 
 MAX_PIECES = 64  # split/chunk/unbind into more pieces give a Seq, not a huge tuple
+# Tensor methods whose result shape their arguments give in full (no input dims needed):
+# ``x.view(b, s, h, d)`` has that shape whatever ``x`` was.
+SHAPING_METHODS = frozenset({"view", "reshape", "new_empty", "new_zeros", "new_ones", "new_full"})
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,7 @@ def _bind(args, kwargs, names, defaults=None) -> dict | None:
     return out
 
 
-def _dtype(v) -> str | None:
+def dtype_of(v) -> str | None:
     """The canonical dtype name of a value (``Module("torch.half")``), else None."""
     name = v.name if isinstance(v, Module) else None
     if name is None:
@@ -149,7 +154,7 @@ def _dtype(v) -> str | None:
 def _with_dtype(t: Tensor, args, kwargs) -> Tensor:
     """``.to(...)``/``.type(...)``: the first dtype among the arguments, else the input's."""
     for v in (*args, *(kwargs or {}).values()):
-        dt = _dtype(v)
+        dt = dtype_of(v)
         if dt is not None:
             return Tensor(t.shape, dt)
         if isinstance(v, Tensor):  # .to(other): other's dtype
@@ -219,7 +224,7 @@ def _view(t, args, kwargs):
 
 def _bitcast(t: Tensor, dtype_value):
     """``view(dtype)``: same shape when the element sizes agree; else the last dim scales."""
-    new = _dtype(dtype_value)
+    new = dtype_of(dtype_value)
     if new is None:
         return Tensor(t.shape, None)
     if t.shape is None or not t.shape:
@@ -560,7 +565,7 @@ def _new_factory(t, args, kwargs, fill: bool = False):
     elif fill:
         args = args[:1]
     shape = _size_arg(args) if args else None
-    dt = _dtype(kwargs["dtype"]) if "dtype" in kwargs else t.dtype
+    dt = dtype_of(kwargs["dtype"]) if "dtype" in kwargs else t.dtype
     return Tensor(shape, dt)
 
 
@@ -760,6 +765,26 @@ def matmul(a, b):
     return Tensor(out, dtype)
 
 
+# ---------------------------------------------------------------- which calls this model answers
+
+_ROOTS = ("torch.", "einops.")
+# torch's environment (device, backends, CUDA runtime): libmodels/environment.py's, no shapes
+_ENVIRONMENT = ("torch.cuda.", "torch.backends.")
+_ENVIRONMENT_NAMES = frozenset({"torch.device"})
+_LAYERS = "torch.nn."
+
+
+def model_of(qualname: str):
+    """The entry point that answers a call of the library name ``qualname``: ``layer`` for a
+    ``torch.nn`` class (``torch.nn.Linear``), ``function`` for other torch and einops names,
+    None for torch's environment calls and every other library."""
+    if not qualname.startswith(_ROOTS) or qualname.startswith(_ENVIRONMENT) or qualname in _ENVIRONMENT_NAMES:
+        return None
+    if qualname.startswith(_LAYERS) and qualname[len(_LAYERS):len(_LAYERS) + 1].isupper():
+        return layer
+    return function
+
+
 # ---------------------------------------------------------------- torch.* functions
 
 _FACTORIES = {"randn", "rand", "zeros", "ones", "empty"}
@@ -782,7 +807,7 @@ def function(qualname: str, args=(), kwargs=None):
     if not qualname.startswith("torch.") or qualname.count(".") != 1:
         return NotImplemented
     name = _METHOD_ALIASES.get(qualname[len("torch."):], qualname[len("torch."):])
-    dtype = _dtype(kwargs.get("dtype"))
+    dtype = dtype_of(kwargs.get("dtype"))
     if name in _FACTORIES:
         size = (kwargs["size"],) if "size" in kwargs else args
         shape = _size_arg(size) if size else None
@@ -1036,7 +1061,7 @@ def apply_layer(lay: Layer, x):
             return _unknown_like(x)
         return Tensor(x.shape[:-1] + (_dim(lay.param("out_features")),), x.dtype)
     if lay.kind == "Embedding":
-        dtype = _dtype(lay.param("dtype", None)) or "torch.float32"
+        dtype = dtype_of(lay.param("dtype", None)) or "torch.float32"
         if x.shape is None:
             return Tensor(None, dtype)
         return Tensor(x.shape + (_dim(lay.param("embedding_dim")),), dtype)

@@ -85,6 +85,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "platform_class": {"path_suffix": (str, True), "classes": (_LIST, True)},
         "runner": {"calls": (_LIST, True)},
         "fake_impl": {"keywords": (_LIST, True)},
+        "selection": {"methods": (_LIST, False), "prefixes": (_LIST, False), "capability_params": (_LIST, False)},
     },
     "returns_self.toml": {
         "returns_self": {"methods": (_LIST, True)},

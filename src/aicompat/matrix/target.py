@@ -45,10 +45,15 @@ class Member:
     arch: str
 
 
+# The package whose release each world fixes (World.torch): its releases are part of the
+# worlds, so guards narrow them; every other package has the releases its pin allows.
+WORLD_PACKAGE = "torch"
+
+
 @dataclass(frozen=True)
 class World:
     arch: str
-    torch: Version | None
+    torch: Version | None  # the release of WORLD_PACKAGE
 
 
 @dataclass
@@ -73,7 +78,7 @@ class ResolvedTarget:
         return seen
 
     def worlds(self) -> frozenset[World]:
-        torch = self.releases.get("torch") or [None]
+        torch = self.releases.get(WORLD_PACKAGE) or [None]
         return frozenset(World(a, t) for a in self.archs for t in torch)
 
     def labels_for(self, archs: Iterable[str]) -> list[str]:

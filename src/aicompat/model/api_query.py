@@ -1,8 +1,9 @@
 """Questions the AIC2xx rules ask the generated API tables.
 
-- Which releases are in scope at a call: for torch, the releases of the
-  worlds that reach it (guards on ``torch.__version__`` or ``hasattr`` narrow
-  them); for other packages, the releases the pin allows. Unpinned means the
+- Which releases are in scope at a call: for torch (the world package,
+  matrix.target.WORLD_PACKAGE), the releases of the worlds that reach it
+  (guards on ``torch.__version__`` or ``hasattr`` narrow them); for other
+  packages, the releases the pin allows. Unpinned means the
   newest release read: that is what ``pip install`` gives.
 - Where a qualified name lives: the longest module prefix the table knows.
 - Whether a name exists in a release, and whether a call binds to any of the
@@ -18,7 +19,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from ..matrix.api_tables import ModuleApi, PackageApi, Param
-from ..matrix.target import World
+from ..matrix.target import WORLD_PACKAGE, World
 from .project import owns_package
 
 
@@ -46,7 +47,7 @@ def releases_in_scope(fc, package: str) -> list[Version]:
 
     torch releases are part of the worlds, so guards narrow them; other
     packages have the releases their pin allows."""
-    if package == "torch":
+    if package == WORLD_PACKAGE:
         return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
     return sorted(fc.target.releases.get(package) or [])
 
@@ -91,7 +92,7 @@ def scope(fc, package: str) -> Scope | None:
     versions = releases_in_scope(fc, package)
     if not versions:
         newest = len(api.releases) - 1
-        if package == "torch" and not _runs_with_torch(fc, api.releases[newest]):
+        if package == WORLD_PACKAGE and not _runs_with_torch(fc, api.releases[newest]):
             return None  # e.g. the else of `if torch_version() >= (2, 4):`: not judged against the newest
         return Scope(package, api, [newest], False)
     # A pin newer than the table (torch==2.99) is judged as its newest release (config says so).

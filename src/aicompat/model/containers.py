@@ -4,7 +4,6 @@ for the evaluator (model/evaluate.py)."""
 
 from __future__ import annotations
 
-from ..libmodels import argparse_args as cli_args
 from ..values import UNKNOWN, DictValue, Module, Seq, Union, join
 
 
@@ -125,12 +124,13 @@ def _seq_set(prev: Seq, i: int, val):
     return Seq(prev.items, join([prev.more, val]) if prev.more is not None else val, prev.kind)
 
 
-def mutate(prev, method: str, vals: list, kw: dict):
+def mutate(prev, method: str, vals: list, kw: dict, libs):
+    """``prev`` after ``prev.<method>(*vals, **kw)``; a library's own mutators (a parser's
+    ``add_argument``) are the library table's (``libs.mutated``)."""
     if isinstance(prev, Union):
-        return join([mutate(o, method, vals, kw) for o in prev.options])
-    if method in cli_args.MUTATORS:
-        p = cli_args.parser(prev)
-        return cli_args.mutate(p, method, vals, kw) if p is not None else UNKNOWN
+        return join([mutate(o, method, vals, kw, libs) for o in prev.options])
+    if method in libs.mutators:
+        return libs.mutated(prev, method, vals, kw)
     if isinstance(prev, Seq):
         if method in ("append", "add") and len(vals) == 1:
             return Seq(prev.items + (vals[0],), prev.more, prev.kind)

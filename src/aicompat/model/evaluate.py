@@ -7,6 +7,10 @@ A world fixes the GPU arch and the torch release, so
 unknown too, so guards never prove more than they say. The same evaluator
 infers tensor shapes (``torch.randn(b, s, h, 128)``) for the attention rule.
 Nothing is imported or executed: this walks the syntax tree.
+
+What a library does (shapes, dtypes, the environment, argparse, methods that return self)
+is the library table's (libmodels/table.py), which the engine hands in as ``libs``: this
+module names no library.
 """
 
 from __future__ import annotations
@@ -18,10 +22,6 @@ from typing import Any, Callable
 import libcst as cst
 from packaging.version import Version
 
-from ..libmodels import argparse_args as cli_args
-from ..libmodels import environment, returns_self, signatures
-from ..libmodels import torch_shapes as shapes
-from ..libmodels.environment import DeviceProps, PyVersionInfo, TorchVersion
 from ..syntax.index import OPAQUE, Opaque, Qual, Unpack
 from ..values import (  # noqa: F401
     UNKNOWN,
@@ -133,11 +133,7 @@ class Binding:
     items: dict | None = None  # the item a ``for`` loop of the scope is on: id(For) -> value (model/loop_items.py)
 
 
-# Methods of torch.nn.Module that return the module itself (version_matrix/returns_self.toml).
-MODULE_RETURNS_SELF = returns_self.methods("torch.nn.Module")
 _MAX_SITES = 16
-# Tensor methods whose result shape their arguments give in full (no input dims needed).
-SHAPING_METHODS = frozenset({"view", "reshape", "new_empty", "new_zeros", "new_ones", "new_full"})
 
 
 class Evaluator:
@@ -175,7 +171,9 @@ class Evaluator:
         project=None,
         handlers: dict | None = None,
         guard: bool = False,
+        libs=None,
     ) -> None:
+        self.libs = libs  # the library table (libmodels/table.py): every library fact read here
         self.lookup = lookup
         self.resolve = resolve
         self.project = project  # the project's own modules (model/project.py), followed on demand
@@ -433,7 +431,7 @@ class Evaluator:
             prev = self._defs_value(d.extra) if d.extra else UNKNOWN
             node = d.node
             rhs = self.at(loc, self.bindings, lambda: self.eval(node.value))
-            return _binop(type(node.operator).__name__.replace("Assign", ""), prev, rhs)
+            return _binop(type(node.operator).__name__.replace("Assign", ""), prev, rhs, self.libs)
         return UNKNOWN
 
     def _mutated(self, d, loc):
@@ -455,7 +453,7 @@ class Evaluator:
             return widen(prev)
         vals = self.at(loc, self.bindings, lambda: [self.eval(a) for a in pos])
         kwv = self.at(loc, self.bindings, lambda: {k: self.eval(a) for k, a in kw.items()})
-        return mutate(prev, method, vals, kwv)
+        return mutate(prev, method, vals, kwv, self.libs)
 
     _MAX_UNROLL = 32
 
@@ -465,7 +463,7 @@ class Evaluator:
         else what the loop's definitions give joined (model/flow.py's two passes)."""
         name, before, joined = d.extra
         loop = d.node
-        steps = loop_steps(loop)
+        steps = loop_steps(loop, d.scope.mutators)
         items = as_items(self.at(loc, self.bindings, lambda: self.eval(loop.iter))) if steps else None
         if items is None or len(items) > self._MAX_UNROLL:
             return self._defs_value(joined)
@@ -493,7 +491,8 @@ class Evaluator:
         """One replayed statement of a loop body, on the loop's frame."""
         if isinstance(small, cst.AugAssign):
             op = type(small.operator).__name__.replace("Assign", "")
-            frame[small.target.value] = _binop(op, frame.get(small.target.value, UNKNOWN), self.eval(small.value))
+            frame[small.target.value] = _binop(op, frame.get(small.target.value, UNKNOWN), self.eval(small.value),
+                                               self.libs)
         elif isinstance(small, cst.Assign):
             t = small.targets[0].target
             if isinstance(t, cst.Name):
@@ -509,7 +508,7 @@ class Evaluator:
                 frame[n] = widen(frame.get(n, UNKNOWN))
             else:
                 frame[n] = mutate(frame.get(n, UNKNOWN), call.func.attr.value, [self.eval(a) for a in pos],
-                                   {k: self.eval(a) for k, a in kw.items()})
+                                  {k: self.eval(a) for k, a in kw.items()}, self.libs)
 
     # -- parameters ----------------------------------------------------------
     def _param(self, d):
@@ -759,17 +758,17 @@ class Evaluator:
                 return v
         elif q.startswith("."):
             return UNKNOWN
-        v, world_dependent = environment.name_value(q, self._environment())
+        v, world_dependent = self.libs.name_value(q, self._environment())
         if v is not NotImplemented:
             self.touched |= world_dependent
             return v
         return Module(q)
 
-    def _environment(self) -> environment.Env:
+    def _environment(self):
         env = self.memo.get("_env")
         if env is None:
-            env = self.memo["_env"] = environment.Env(self.world.torch, self.capability(self.world.arch),
-                                                      self.python, self.cuda)
+            env = self.memo["_env"] = self.libs.environment(self.world.torch, self.capability(self.world.arch),
+                                                            self.python, self.cuda)
         return env
 
     def _imports_ok(self, probe: ImportsOK):
@@ -886,7 +885,7 @@ class Evaluator:
             return UNKNOWN
         if isinstance(node, cst.BinaryOperation):
             a, b = self.eval(node.left), self.eval(node.right)
-            return _binop(type(node.operator).__name__, a, b)
+            return _binop(type(node.operator).__name__, a, b, self.libs)
         if isinstance(node, cst.BooleanOperation):
             return self._boolop(node)
         if isinstance(node, cst.Comparison):
@@ -1011,12 +1010,12 @@ class Evaluator:
             op = type(target.operator)
             r = NotImplemented
             if op in (cst.In, cst.NotIn):  # "p" in inspect.signature(f).parameters: the release's API table
-                r = signatures.contains(left, right, self.world, self.attr_exists)
+                r = self.libs.signature_contains(left, right, self.world, self.attr_exists)
                 if r is not NotImplemented:
                     self.touched = True
                     r = (not r) if op is cst.NotIn and r is not UNKNOWN else r
             if r is NotImplemented:
-                r = _compare_one(op, left, right)
+                r = _compare_one(op, left, right, self.libs)
             if r is UNKNOWN:
                 result = UNKNOWN
             elif not r:
@@ -1028,7 +1027,7 @@ class Evaluator:
         base = self.eval(node.value)
         if isinstance(base, Tensor):
             idx = tuple(self._index_part(el.slice) for el in node.slice)
-            v = shapes.index(base, idx[0] if len(idx) == 1 else idx)
+            v = self.libs.tensor_index(base, idx[0] if len(idx) == 1 else idx)
             return UNKNOWN if v is NotImplemented else v
         if len(node.slice) != 1:
             return UNKNOWN
@@ -1048,8 +1047,8 @@ class Evaluator:
             if any(p is not None and not isinstance(p, int) for p in parts):
                 return UNKNOWN
             got = items[slice(*parts)]
-            if isinstance(base, PyVersionInfo):
-                return type(base)(got)
+            if isinstance(base, tuple) and type(base) is not tuple:
+                return type(base)(got)  # a library's tuple (``sys.version_info[:2]``) keeps its type
             if isinstance(base, Seq):
                 return Seq(tuple(got), None, base.kind)
             return got
@@ -1057,7 +1056,8 @@ class Evaluator:
 
     def _index_part(self, sl):
         if isinstance(sl, cst.Slice):
-            return shapes.Slice(*(None if p is None else self.eval(p) for p in (sl.lower, sl.upper, sl.step)))
+            parts = (None if p is None else self.eval(p) for p in (sl.lower, sl.upper, sl.step))
+            return self.libs.index_slice(*parts)
         v = sl.value
         if isinstance(v, cst.Ellipsis):
             return ...
@@ -1078,12 +1078,8 @@ class Evaluator:
     def _value_attr(self, base, attr: str):
         if isinstance(base, Union):
             return join([self._value_attr(o, attr) for o in base.options])
-        if isinstance(base, DeviceProps) and attr in ("major", "minor"):
-            return getattr(base, attr)
-        if isinstance(base, PyVersionInfo) and attr in ("major", "minor"):
-            return getattr(base, attr)
         if isinstance(base, Tensor):
-            v = shapes.attribute(base, attr)
+            v = self.libs.tensor_attribute(base, attr)
             return UNKNOWN if v is NotImplemented else v
         if isinstance(base, Version) and attr in ("major", "minor", "micro", "release", "base_version"):
             return getattr(base, attr)
@@ -1097,9 +1093,7 @@ class Evaluator:
             return Module(f"{base.name}.{attr}")
         if isinstance(base, SourceModule):
             return self._module_attr(base, attr)
-        if isinstance(base, cli_args.Namespace):
-            return cli_args.attribute(base, attr)
-        v = signatures.attribute_value(base, attr)
+        v = self.libs.value_attribute(base, attr)  # device properties, sys.version_info, a namespace...
         return UNKNOWN if v is NotImplemented else v
 
     # -- classes and instances -----------------------------------------------
@@ -1324,11 +1318,11 @@ class Evaluator:
         return UNKNOWN
 
     def _call_value(self, callee, node, func):
-        if isinstance(callee, shapes.Layer):
+        if isinstance(callee, self.libs.layer_type):
             pos, kw = self._args(node)
             if pos is None or len(pos) != 1:
                 return UNKNOWN
-            v = shapes.apply_layer(callee, self.eval(pos[0]))
+            v = self.libs.apply_layer(callee, self.eval(pos[0]))
             return UNKNOWN if v is NotImplemented else v
         if isinstance(callee, Function):
             return self._invoke(callee, node)
@@ -1469,23 +1463,26 @@ class Evaluator:
             v = self._known_call(f"{base.name}.{method}", pos, kw)
             if v is not NotImplemented:
                 return v
-        if base is UNKNOWN and method in SHAPING_METHODS:
+        libs = self.libs
+        if base is UNKNOWN and method in libs.shaping_methods:
             base = Tensor(None)  # ``x.view(b, s, h, d)`` makes that shape whatever x was
         if isinstance(base, Tensor):
             args = [seq_as_tuple(self.eval(a)) for a in pos]
             kwargs = {k: seq_as_tuple(self.eval(v)) for k, v in kw.items()}
-            v = shapes.tensor_method(base, method, args, kwargs)
+            v = libs.tensor_method(base, method, args, kwargs)
             return UNKNOWN if v is NotImplemented else v
-        if isinstance(base, TorchVersion):
-            return environment.torch_version_method(base, method, [self.eval(a) for a in pos])
+        if isinstance(base, libs.version_type):  # before str: it is one
+            return libs.version_method(base, method, [self.eval(a) for a in pos])
         if isinstance(base, Instance):
-            if method in MODULE_RETURNS_SELF:
+            if method in libs.instance_returns_self:
                 return base  # not defined by the class (it would have resolved to a Function)
             return UNKNOWN
         if isinstance(base, str):
             return self._str_method(base, method, pos, kw)
-        if method in cli_args.PARSE_METHODS and cli_args.parser(base) is not None:
-            return cli_args.parse(cli_args.parser(base), method)
+        if method in libs.parse_methods:
+            v = libs.parsed(base, method)
+            if v is not NotImplemented:
+                return v
         if isinstance(base, PathValue):
             return path_method(base, method, [self.eval(a) for a in pos])
         if isinstance(base, DictValue):
@@ -1543,15 +1540,17 @@ class Evaluator:
         return UNKNOWN
 
     def _known_call(self, q: str, pos, kw):
-        v, world_dependent = environment.call_value(q, self._environment(), pos, kw, self.eval)
+        libs = self.libs
+        v, world_dependent = libs.call_value(q, self._environment(), pos, kw, self.eval)
         if v is not NotImplemented:
             self.touched |= world_dependent
             return v
-        v = signatures.call_value(q, pos, kw, self.resolve)  # inspect.signature(f) of a library function
+        v = libs.signature_call(q, pos, kw, self.resolve)  # inspect.signature(f) of a library function
         if v is not NotImplemented:
             return v
-        if q.startswith(("torch.", "einops.")):
-            v = self._shape_call(q, pos, kw)
+        model = libs.shape_model(q)
+        if model is not None:
+            v = self._shape_call(model, q, pos, kw)
             if v is not NotImplemented:
                 return v
         if q in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"):
@@ -1565,18 +1564,13 @@ class Evaluator:
             return DictValue((), UNKNOWN)
         return NotImplemented
 
-    def _shape_call(self, q: str, pos, kw):
-        """torch/einops functions and torch.nn layers through the shape model (libmodels/torch_shapes.py)."""
-        if q.startswith("torch.cuda.") or q.startswith("torch.backends.") or q in ("torch.device",):
-            return NotImplemented
+    def _shape_call(self, model, q: str, pos, kw):
+        """A library call through the shape model's entry point ``model`` for it (libs.shape_model)."""
         args = [self.eval(a) for a in pos]
         kwargs = {k: self.eval(v) for k, v in kw.items()}
         args = [seq_as_tuple(a) for a in args]
         kwargs = {k: seq_as_tuple(v) for k, v in kwargs.items()}
-        if q.startswith("torch.nn.") and q[9:10].isupper():
-            return shapes.layer(q, args, kwargs)
-        v = shapes.function(q, args, kwargs)
-        return v
+        return model(q, args, kwargs)
 
     def _builtin(self, name: str, pos, kw):
         """Builtins, when the name is not bound in the file."""
@@ -1656,19 +1650,19 @@ class Evaluator:
         return self.lookup(name) is not None
 
 
-def _binop(op: str, a, b):
+def _binop(op: str, a, b, libs):
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         if a is UNKNOWN or b is UNKNOWN:
             # still a tensor, of unknown shape and dtype (x / torch.finfo(dt).max); .to(dt) then names its dtype
             return Tensor(None, None)
-        v = shapes.matmul(a, b) if op == "MatrixMultiply" else shapes.binary(a, b)
+        v = libs.matmul(a, b) if op == "MatrixMultiply" else libs.binary(a, b)
         return UNKNOWN if v is NotImplemented else v
     if a is UNKNOWN or b is UNKNOWN:
         if op == "Add" and (isinstance(a, (str, PartialStr)) or isinstance(b, (str, PartialStr))):
             return concat(a, b)
         return UNKNOWN
     if isinstance(a, Union) or isinstance(b, Union):
-        return join([_binop(op, x, y) for x in options(a) for y in options(b)])
+        return join([_binop(op, x, y, libs) for x in options(a) for y in options(b)])
     if op == "Add" and (isinstance(a, PartialStr) or isinstance(b, PartialStr)):
         return concat(a, b)
     if op == "Divide" and isinstance(a, PathValue):
@@ -1702,13 +1696,13 @@ _BINOPS = {
 }
 
 
-def _compare_one(op, left, right):
+def _compare_one(op, left, right, libs):
     if left is UNKNOWN or right is UNKNOWN:
         return UNKNOWN
     if isinstance(left, Union) or isinstance(right, Union):
-        results = {(_compare_one(op, a, b)) for a in options(left) for b in options(right)}
+        results = {(_compare_one(op, a, b, libs)) for a in options(left) for b in options(right)}
         return results.pop() if len(results) == 1 else UNKNOWN
-    dts = _dtypes_compared(op, left, right)
+    dts = _dtypes_compared(op, left, right, libs.dtype_of)
     if dts is not None:
         return dts
     if op in (cst.Is, cst.IsNot):
@@ -1725,8 +1719,8 @@ def _compare_one(op, left, right):
         return UNKNOWN
     if op in (cst.In, cst.NotIn):
         r = UNKNOWN
-        if isinstance(right, TorchVersion):
-            return UNKNOWN  # "cu12" in torch.__version__: the local part (+cu124) is not modelled
+        if isinstance(right, libs.version_type):
+            return UNKNOWN  # "cu12" in a release string: its local part (+cu124) is not modelled
         if isinstance(right, (tuple, str)) and not isinstance(left, PartialStr):
             r = left in right
         elif isinstance(right, Seq) and right.exact and plain(left):
@@ -1743,32 +1737,35 @@ def _compare_one(op, left, right):
     fn = _CMP.get(op)
     if fn is None:
         return UNKNOWN
-    if not (_comparable(left) and _comparable(right)):
+    if not (_comparable(left, libs) and _comparable(right, libs)):
         return UNKNOWN
     return fn(left, right)
 
 
-def _dtypes_compared(op, left, right):
+def _dtypes_compared(op, left, right, dtype_of):
     """``dtype == torch.float8_e4m3fn``, ``dtype in (torch.half, torch.bfloat16)``: torch dtypes
-    are singletons, equal exactly when their canonical names are (``torch.half`` is
-    ``torch.float16``). None when the operands are not all known dtypes."""
-    a = shapes._dtype(left)
+    are singletons, equal exactly when their canonical names (``dtype_of``) are (``torch.half``
+    is ``torch.float16``). None when the operands are not all known dtypes."""
+    a = dtype_of(left)
     if a is None:
         return None
     if op in (cst.In, cst.NotIn):
         items = right if isinstance(right, tuple) else right.items if isinstance(right, Seq) and right.exact else None
-        names = [shapes._dtype(x) for x in items] if items is not None else [None]
+        names = [dtype_of(x) for x in items] if items is not None else [None]
         if None in names:
             return None
         return (a in names) if op is cst.In else (a not in names)
-    b = shapes._dtype(right)
+    b = dtype_of(right)
     if b is None or op not in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
         return None
     return (a == b) if op in (cst.Equal, cst.Is) else (a != b)
 
 
-def _comparable(v) -> bool:
-    return v is None or isinstance(v, (int, float, str, tuple, bool, Version, DeviceProps)) \
+_ORDERED = (int, float, str, tuple, bool, Version)
+
+
+def _comparable(v, libs) -> bool:
+    return v is None or (isinstance(v, _ORDERED) or isinstance(v, libs.ordered_types)) \
         and not isinstance(v, PartialStr)
 
 

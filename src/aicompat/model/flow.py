@@ -17,11 +17,11 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from ..libmodels import argparse_args as cli_args
 from ..syntax.index import dotted, import_bindings
 
-# Methods that change the container they are called on (``lst.append(x)``).
-MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"}) | cli_args.MUTATORS
+# Methods that change the container they are called on (``lst.append(x)``); a library's own
+# (a parser's ``add_argument``) come from the library table through FileModel.
+MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,6 +113,7 @@ class Scope:
     owner_class: Any = None  # the ClassDef a method belongs to
     falls_through: bool = True  # can control reach the end of the body?
     final_conds: tuple = ()  # the conditions under which it does
+    mutators: frozenset = MUTATORS  # the methods that change what they are called on (build_scope)
 
     def defs_at(self, name: str, stmt) -> tuple | None:
         env = self.env_at.get(id(stmt)) if stmt is not None else None
@@ -126,6 +127,7 @@ class _Builder:
         self.scope = scope
         self.is_exit = is_exit
         self.may_exit = may_exit or (lambda call: False)
+        self.mutators = scope.mutators
 
     def d(self, kind, node, stmt, conds, extra=None) -> Def:
         return Def(kind, node, self.scope, stmt, conds, extra)
@@ -192,7 +194,7 @@ class _Builder:
             second = self.body(stmt.body, again, body_c)
             out = _join(env, _join(first, second))
             if out is not None and isinstance(stmt, cst.For) and stmt.orelse is None:
-                for name in _accumulators(stmt):  # replayed per item where the items are known
+                for name in _accumulators(stmt, self.mutators):  # replayed per item where the items are known
                     out[name] = (self.d("loop", stmt, stmt, conds, (name, env.get(name, ()), out.get(name, ()))),)
             if stmt.orelse is not None:
                 out = self.body(stmt.orelse.body, out, conds)
@@ -309,7 +311,7 @@ class _Builder:
                 if self.is_exit(v):
                     return None
                 func = v.func
-                if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS:
+                if isinstance(func, cst.Attribute) and func.attr.value in self.mutators:
                     base = func.value
                     if isinstance(base, cst.Name):
                         name = base.value
@@ -429,9 +431,10 @@ def _del_names(node) -> list[str]:
 
 
 def build_scope(node, parent: Scope | None, is_exit: Callable[[cst.Call], bool], method: bool = False,
-                may_exit=None) -> Scope:
-    """Reaching definitions for one module, class body or function body."""
-    scope = Scope(node, parent)
+                may_exit=None, mutators: frozenset = MUTATORS) -> Scope:
+    """Reaching definitions for one module, class body or function body; ``mutators``: the
+    methods whose call changes the name it is called on (MUTATORS and a library's)."""
+    scope = Scope(node, parent, mutators=mutators)
     b = _Builder(scope, is_exit, may_exit)
     env: Env = {}
     if isinstance(node, cst.FunctionDef):
@@ -461,7 +464,7 @@ def build_scope(node, parent: Scope | None, is_exit: Callable[[cst.Call], bool],
     return scope
 
 
-def loop_steps(loop: cst.For) -> list | None:
+def loop_steps(loop: cst.For, mutators: frozenset = MUTATORS) -> list | None:
     """The small statements of a loop body the evaluator can replay per item
     (``x = ...``, ``acc += [...]``, ``acc.append(...)``, ``acc[k] = v``), or None
     when the body holds anything else (branches, nested loops, exits)."""
@@ -478,7 +481,7 @@ def loop_steps(loop: cst.For) -> list | None:
             elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
                 steps.append(small)
             elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
-                    isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value in MUTATORS and \
+                    isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value in mutators and \
                     isinstance(small.value.func.value, cst.Name):
                 steps.append(small)
             elif not isinstance(small, cst.Pass):
@@ -548,10 +551,10 @@ def step_name(small) -> str | None:
     return t.value.value if isinstance(t.value, cst.Name) else None
 
 
-def _accumulators(loop: cst.For) -> list[str]:
+def _accumulators(loop: cst.For, mutators: frozenset) -> list[str]:
     """Names a replayable loop body builds up (``flags += [...]``, ``flags.append(...)``),
     not those it rebinds each time (``num = arch.replace(".", "")``)."""
-    steps = loop_steps(loop)
+    steps = loop_steps(loop, mutators)
     if not steps:
         return []
     assigned = {s.targets[0].target.value for s in steps

@@ -24,7 +24,10 @@ runs, read off decorators, test markers, kernel-selection hooks, imports in a
   a parameter or ``kwargs.get`` with a False/None default).
 
 Every narrowing comes from a condition the evaluator proves false in a world;
-an unknown condition keeps every world.
+an unknown condition keeps every world. Which decorators skip, which variable holds a
+module's marks, which methods are support checks and which parameter takes the capability
+are the library table's (``fc.libs``: libmodels/testing.py, version_matrix/dispatch.toml
+``[selection.*]``).
 """
 
 from __future__ import annotations
@@ -36,13 +39,6 @@ import libcst as cst
 from ..syntax.index import OPAQUE, Opaque, dotted
 from ..values import Switch
 from .evaluate import UNKNOWN, truth
-
-SKIP_IF = {"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"}
-SKIP_UNLESS = {"unittest.skipUnless", "unittest.case.skipUnless"}
-SUPPORT_METHODS = {"is_supported", "can_implement"}
-SUPPORT_PREFIX = "can_use_"
-# The parameter vLLM's registries pass the device capability in (major * 10 + minor).
-CAPABILITY_PARAMS = {"compute_capability", "capability", "device_capability"}
 
 
 # -- decorators and test markers -------------------------------------------------
@@ -57,7 +53,7 @@ def _marks(expr: cst.BaseExpression | None, fc, depth: int = 0) -> list[cst.Call
         return _marks(b, fc, depth + 1) if isinstance(b, cst.BaseExpression) else []
     if isinstance(expr, cst.Call):
         q = fc.resolve(expr.func)
-        if q in SKIP_IF or q in SKIP_UNLESS:
+        if q in fc.libs.skip_if or q in fc.libs.skip_unless:
             return [expr]
     return []
 
@@ -74,7 +70,7 @@ def _mark_worlds(mark: cst.Call, fc, worlds: frozenset) -> frozenset:
     if cond is None or isinstance(cond, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
         return worlds  # no condition (skips always) or a string pytest evaluates: not ours
     yes, no = _split(cond, fc, worlds)
-    return worlds & (yes if q in SKIP_UNLESS else no)
+    return worlds & (yes if q in fc.libs.skip_unless else no)
 
 
 def _split(cond, fc, worlds):
@@ -91,12 +87,14 @@ def narrow_by_marks(exprs, fc, worlds: frozenset) -> frozenset:
     return worlds
 
 
-def _class_pytestmark(node: cst.ClassDef):
+def _class_marks(node: cst.ClassDef, fc):
+    """The marks a class body assigns to its marks variable (``libs.marks_variable``)."""
+    name = fc.libs.marks_variable
     for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value == "pytestmark" for t in small.targets
+                    isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
                 ):
                     yield small.value
 
@@ -112,7 +110,7 @@ def _is_test_item(node, fc) -> bool:
 
 
 def _module_marks(node, fc) -> list:
-    b = fc.index.bindings.get("pytestmark")
+    b = fc.index.bindings.get(fc.libs.marks_variable)
     return [b] if isinstance(b, cst.BaseExpression) and _is_test_item(node, fc) else []
 
 
@@ -122,7 +120,7 @@ def marked_worlds(fn: cst.FunctionDef, fc) -> frozenset:
     exprs = [d.decorator for d in fn.decorators] + _module_marks(fn, fc)
     cls = fc.model.parent_of(fn)
     if isinstance(cls, cst.ClassDef):
-        exprs += [d.decorator for d in cls.decorators] + list(_class_pytestmark(cls))
+        exprs += [d.decorator for d in cls.decorators] + list(_class_marks(cls, fc))
     worlds = fc.target.worlds()
     return narrow_by_marks(exprs, fc, worlds) if exprs else worlds
 
@@ -173,15 +171,15 @@ def class_worlds(node: cst.ClassDef, fc) -> frozenset | None:
     its methods when a support check rules worlds out."""
     if _other_platform_class(node, fc):
         return frozenset()
-    exprs = [d.decorator for d in node.decorators] + list(_class_pytestmark(node)) + _module_marks(node, fc)
+    exprs = [d.decorator for d in node.decorators] + list(_class_marks(node, fc)) + _module_marks(node, fc)
     worlds = narrow_by_marks(exprs, fc, fc.ctx.worlds) if exprs else None
     _record_selected_methods(node, fc, fc.ctx.worlds if worlds is None else worlds)
     return worlds
 
 
 # -- kernel-selection hooks ----------------------------------------------------------
-def _is_support(name: str) -> bool:
-    return name in SUPPORT_METHODS or name.startswith(SUPPORT_PREFIX)
+def _is_support(name: str, libs) -> bool:
+    return name in libs.support_methods or name.startswith(libs.support_prefixes)
 
 
 def _record_selected_methods(node: cst.ClassDef, fc, worlds: frozenset) -> None:
@@ -196,7 +194,7 @@ def _record_selected_methods(node: cst.ClassDef, fc, worlds: frozenset) -> None:
         return
     memo = fc.state.setdefault("method_worlds", {})
     for m in methods:
-        if not _is_support(m.name.value):
+        if not _is_support(m.name.value, fc.libs):
             memo[id(m)] = selected
 
 
@@ -209,7 +207,7 @@ def _support_checks(node: cst.ClassDef, fc, depth: int = 0) -> dict[str, cst.Fun
     """The class's support checks by name, its own first, then those it inherits from
     base classes of the same file (vLLM's PerTensorTorchFP8ScaledMMLinearKernel keeps
     the is_supported of TorchFP8ScaledMMLinearKernel and adds can_implement)."""
-    checks = {m.name.value: m for m in _methods(node) if _is_support(m.name.value)}
+    checks = {m.name.value: m for m in _methods(node) if _is_support(m.name.value, fc.libs)}
     if depth < 4:
         for base in node.bases:
             b = fc.lookup(base.value.value) if isinstance(base.value, cst.Name) else None
@@ -229,7 +227,7 @@ def _may_select(fn: cst.FunctionDef, fc, world) -> bool:
     params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
     for p in params:
         frame[p.name.value] = OPAQUE
-        if p.name.value in CAPABILITY_PARAMS and cap is not None:
+        if p.name.value in fc.libs.capability_params and cap is not None:
             frame[p.name.value] = cap[0] * 10 + cap[1]
             bound_cap = True
     for star in (fn.params.star_arg, fn.params.star_kwarg):

@@ -100,42 +100,42 @@ def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_f
     return frozenset(yes), frozenset(no)
 
 
-EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "pytest.fail", "pytest.xfail", "pytest.exit"}
-
-
-def is_exit_call(func: cst.BaseExpression, resolve) -> bool:
-    """A call that never returns: ``sys.exit()``, ``pytest.skip()``, ``self.skipTest()``."""
-    if resolve(func) in EXIT_CALLS:
+def is_exit_call(func: cst.BaseExpression, resolve, libs) -> bool:
+    """A call that never returns (``sys.exit()``, a test framework's skip): the library
+    table's ``exit_calls`` by qualified name, ``exit_methods`` on any receiver."""
+    if resolve(func) in libs.exit_calls:
         return True
-    return isinstance(func, cst.Attribute) and func.attr.value == "skipTest"  # unittest raises SkipTest
+    return isinstance(func, cst.Attribute) and func.attr.value in libs.exit_methods
 
 
-def terminates(block: cst.BaseSuite, resolve) -> bool:
+def terminates(block: cst.BaseSuite, resolve, libs) -> bool:
     """Does this block always leave (return/raise/continue/break/sys.exit)?"""
     if isinstance(block, cst.SimpleStatementSuite):
-        return _leaves(block.body, resolve)
+        return _leaves(block.body, resolve, libs)
     if not block.body:
         return False
     last = block.body[-1]
     if isinstance(last, cst.If):
-        return last.orelse is not None and terminates(last.body, resolve) and orelse_terminates(last.orelse, resolve)
-    return isinstance(last, cst.SimpleStatementLine) and _leaves(last.body, resolve)
+        return last.orelse is not None and terminates(last.body, resolve, libs) \
+            and orelse_terminates(last.orelse, resolve, libs)
+    return isinstance(last, cst.SimpleStatementLine) and _leaves(last.body, resolve, libs)
 
 
-def orelse_terminates(orelse: cst.If | cst.Else | None, resolve) -> bool:
+def orelse_terminates(orelse: cst.If | cst.Else | None, resolve, libs) -> bool:
     """Does an ``else`` (or an ``elif`` chain) always leave?"""
     if orelse is None:
         return False
     if isinstance(orelse, cst.Else):
-        return terminates(orelse.body, resolve)
-    return orelse.orelse is not None and terminates(orelse.body, resolve) and orelse_terminates(orelse.orelse, resolve)
+        return terminates(orelse.body, resolve, libs)
+    return orelse.orelse is not None and terminates(orelse.body, resolve, libs) \
+        and orelse_terminates(orelse.orelse, resolve, libs)
 
 
-def _leaves(smalls, resolve) -> bool:
+def _leaves(smalls, resolve, libs) -> bool:
     for small in smalls:
         if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
             return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            if is_exit_call(small.value.func, resolve):
+            if is_exit_call(small.value.func, resolve, libs):
                 return True
     return False

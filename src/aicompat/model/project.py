@@ -32,12 +32,12 @@ import re
 import stat
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable
 
 import libcst as cst
 
 from ..fs.confine import read_regular, tree_of, within
 from ..syntax.index import ModuleIndex, Qual, build_index, resolve_chain
+from .guards import is_exit_call
 from .structure import FileModel
 
 MAX_BYTES = 256_000  # a module bigger than this is not followed (parse cost: a 300 KB module takes ~0.5 s)
@@ -62,11 +62,11 @@ class HomeEnv:
 class ModuleEnv:
     """One parsed module of the project: what the evaluator needs to read it."""
 
-    def __init__(self, path: str, module: cst.Module, is_exit: Callable[[Any, Callable], bool]) -> None:
+    def __init__(self, path: str, module: cst.Module, libs) -> None:
         self.path = path
         self.module = module
         self.index: ModuleIndex = build_index(module)
-        self.model = FileModel(module, path, lambda call: is_exit(call.func, self.resolve))
+        self.model = FileModel(module, path, lambda call: is_exit_call(call.func, self.resolve, libs), libs.mutators)
         self._positions = None
 
     def lookup(self, name: str):
@@ -86,7 +86,7 @@ class ModuleEnv:
 _cache: "OrderedDict[str, tuple[tuple, ModuleEnv | None]]" = OrderedDict()
 
 
-def _load(path: Path, is_exit) -> ModuleEnv | None:
+def _load(path: Path, libs) -> ModuleEnv | None:
     """Parse ``path`` (a checked regular file), memoised per process by (mtime, size)."""
     try:
         st = os.stat(path, follow_symlinks=False)
@@ -105,7 +105,7 @@ def _load(path: Path, is_exit) -> ModuleEnv | None:
         with os.fdopen(fd, "rb") as f:
             data = f.read(MAX_BYTES + 1)
         if len(data) <= MAX_BYTES:
-            env = ModuleEnv(str(path), cst.parse_module(data), is_exit)
+            env = ModuleEnv(str(path), cst.parse_module(data), libs)
     except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError, ValueError,
             RecursionError):
         env = None
@@ -182,13 +182,13 @@ _REFUSED = object()
 _world_dep: dict[str, bool] = {}
 
 
-def _world_dependent(path: Path) -> bool:
+def _world_dependent(path: Path, tokens: tuple[bytes, ...]) -> bool:
+    """Can the module at ``path`` tell worlds apart: does its text hold one of ``tokens``
+    (the library table's ``world_tokens``: probes, the device capability, ``__version__``)?"""
     hit = _world_dep.get(str(path))
     if hit is None:
-        from ..libmodels.probes import world_tokens
-
         data = read_regular(path, MAX_BYTES) or b""
-        hit = _world_dep[str(path)] = any(t in data for t in world_tokens())
+        hit = _world_dep[str(path)] = any(t in data for t in tokens)
         if len(_world_dep) > 4096:
             _world_dep.clear()
     return hit
@@ -254,14 +254,14 @@ def _regular(path: Path) -> bool:
 class Project:
     """The modules one checked file may follow into (one instance per checked file)."""
 
-    def __init__(self, path: str, libraries: frozenset[str], is_exit, reads: list | None = None,
+    def __init__(self, path: str, libraries: frozenset[str], libs, reads: list | None = None,
                  home_env=None, root: str | None = None, modelled: frozenset[str] = frozenset()) -> None:
         self.home = Path(path).resolve() if path and not path.startswith("<") else None
         self.tree = tree_of(path, root)  # nothing outside it is read (fs/confine.py)
         self.home_env = home_env  # the checked file, when another module imports it back
         self.libraries = libraries  # top-level names that are libraries, never project modules
         self.modelled = modelled  # names the rules model, and the modules above them (kept as the library)
-        self.is_exit = is_exit
+        self.libs = libs  # the library table (libmodels/table.py): exits, mutators, world tokens
         self.reads = reads if reads is not None else []
         self._envs: dict[str, ModuleEnv | None] = {}  # also the paths tried that held no module
         self._loaded = 0  # modules parsed: what MAX_MODULES bounds
@@ -421,16 +421,16 @@ class Project:
         except (OSError, RuntimeError, ValueError):
             inside = False
         if self._world_only and cand.name != "__init__.py" and cand.is_file() and \
-                not (inside and _world_dependent(real)):
+                not (inside and _world_dependent(real, self.libs.world_tokens)):
             # (a package's __init__ is read: it mostly re-exports what its modules define)
             return _REFUSED  # not cached: a rule's question may still read it
         if inside and real == self.home:
             return self.home_env  # not registered: its nodes are read as the checked file's
         if inside and real.is_file() and (self._loaded < MAX_MODULES or (
-                self._loaded < MAX_MODULES + MAX_WORLD_MODULES and _world_dependent(real))):
+                self._loaded < MAX_MODULES + MAX_WORLD_MODULES and _world_dependent(real, self.libs.world_tokens))):
             # Guard helpers (torch_version(), is_fp8_available wrappers) keep a budget of their
             # own: a file that follows many plain values must still see its guards.
-            env = _load(real, self.is_exit)
+            env = _load(real, self.libs)
             if env is not None:
                 self._loaded += 1
                 self.reads.append(str(cand))

@@ -14,16 +14,18 @@ from typing import Any, Callable
 import libcst as cst
 
 from ..syntax.walk import children, inner_children
-from .flow import Def, Scope, build_scope
+from .flow import MUTATORS, Def, Scope, build_scope
 
 _DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
 
 
 class FileModel:
-    def __init__(self, module: cst.Module, path: str, is_exit: Callable[[cst.Call], bool]) -> None:
+    def __init__(self, module: cst.Module, path: str, is_exit: Callable[[cst.Call], bool],
+                 mutators: frozenset = frozenset()) -> None:
         self.module = module
         self.path = path
         self.is_exit = is_exit
+        self.mutators = MUTATORS | mutators  # a library's (the library table's) with the containers'
         self._scopes: dict[int, Scope] = {}
         self._parent: dict[int, Any] | None = None  # id(def) -> enclosing def or the module
         self._calls: list | None = None  # (Call, enclosing def or module, statement)
@@ -74,7 +76,7 @@ class FileModel:
         s = self._scopes.get(id(node))
         if s is None:
             if isinstance(node, cst.Module):
-                s = build_scope(node, None, self.is_exit, may_exit=self.may_exit)
+                s = build_scope(node, None, self.is_exit, may_exit=self.may_exit, mutators=self.mutators)
             else:
                 owner = self.parent_of(node)
                 parent = self.scope(owner)
@@ -84,7 +86,7 @@ class FileModel:
                     parent = parent.parent
                 s = build_scope(node, parent, self.is_exit,
                                 method=isinstance(owner, cst.ClassDef) and isinstance(node, cst.FunctionDef),
-                                may_exit=self.may_exit)
+                                may_exit=self.may_exit, mutators=self.mutators)
                 s.owner_class = owner if isinstance(owner, cst.ClassDef) else None
             self._scopes[id(node)] = s
         return s

@@ -2,7 +2,9 @@
 of its parameter table, so the value model binds its parameters to each row in
 turn (as it binds a helper's parameters to each call site). A rule that relates
 several values (the recipe and the ``pytest.skip`` above it) then judges each
-row on its own instead of mixing them."""
+row on its own instead of mixing them. Which decorator holds a table and which call
+is one row with marks of its own are the library table's (``fc.libs.parametrize``,
+``fc.libs.param``: libmodels/testing.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,7 @@ import libcst as cst
 from ..values import UNKNOWN, Seq
 from .evaluate import Deferred
 
-PARAMETRIZE = frozenset({"pytest.mark.parametrize"})
 ROW_WORLDS = "\0worlds"  # a row's key (no parameter name) for the worlds its own skip marks leave
-PARAM = frozenset({"pytest.param"})
 MAX_ROWS = 64  # past this many combinations the parameters stay unknown
 
 
@@ -25,9 +25,10 @@ def rows(fn: cst.FunctionDef, fc, world) -> list[dict] | None:
     tables = []
     found = False
     loc = (fc.model.parent_of(fn), fn)
+    parametrize = fc.libs.parametrize
     for dec in fn.decorators:
         d = dec.decorator
-        if not isinstance(d, cst.Call) or fc.resolve(d.func) not in PARAMETRIZE:
+        if not isinstance(d, cst.Call) or fc.resolve(d.func) not in parametrize:
             continue
         found = True
         table = _table(d, fc, world, loc)
@@ -125,7 +126,7 @@ def _length(v) -> int | None:
 def _row_worlds(node, fc) -> frozenset | None:
     """``pytest.param(..., marks=pytest.mark.skipif(not mxfp8_available, ...))``: the
     worlds that row runs in (None: no skip mark of its own)."""
-    if not (isinstance(node, cst.Call) and fc.resolve(node.func) in PARAM):
+    if not (isinstance(node, cst.Call) and fc.resolve(node.func) in fc.libs.param):
         return None
     marks = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "marks"), None)
     if marks is None:
@@ -138,7 +139,7 @@ def _row_worlds(node, fc) -> frozenset | None:
 
 def _row_nodes(node, fc):
     """``pytest.param(a, b, marks=...)`` -> [a, b]; a tuple literal -> its items; else the node."""
-    if isinstance(node, cst.Call) and fc.resolve(node.func) in PARAM:
+    if isinstance(node, cst.Call) and fc.resolve(node.func) in fc.libs.param:
         return [a.value for a in node.args if a.keyword is None and not a.star]
     if isinstance(node, cst.Tuple):
         return [el.value for el in node.elements]
