@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .base.data import data_dir
 from .base.errors import ConfigError, MatrixError
 from .fs.confine import tree_of, within
 from .matrix import default_matrix
@@ -82,9 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"aicompat {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    lint = sub.add_parser("lint", help="check files and folders")
-    lint.add_argument("paths", nargs="*", help="files or folders (default: ., or standard input with --stdin-filename); "
-                      "'-' reads standard input")
+    # The flags of a lint, shared by ``lint`` and ``demo`` (the bundled demo, linted from anywhere).
+    lint = argparse.ArgumentParser(add_help=False)
     lint.add_argument("--stdin-filename", metavar="PATH",
                       help="read the source from stdin (with no paths, or '-'); PATH names it in messages, for config "
                            "lookup and the file type")
@@ -145,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
                            "else in the current folder; or $AICOMPAT_CACHE_DIR)")
     lint.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     lint.add_argument("-v", "--verbose", action="store_true", help="say which files were skipped and why, how many processes parsed, what the cache held")
+
+    checks = sub.add_parser("lint", help="check files and folders", parents=[lint])
+    checks.add_argument("paths", nargs="*", help="files or folders (default: ., or standard input with "
+                        "--stdin-filename); '-' reads standard input")
+    sub.add_parser("demo", parents=[lint],
+                   help="lint the demo that ships with aicompat (fixtures/demo), from any folder; exits 1, since "
+                        "the demo has findings")
 
     mx = sub.add_parser("matrix", help="maintain the version matrix")
     mxs = mx.add_subparsers(dest="matrix_command", required=True)
@@ -261,6 +268,8 @@ def _main(args) -> int:
             return _rules()
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "demo":
+            return _demo(args)
         if args.command == "matrix":
             from .matrixbuild.build import main as build_main
 
@@ -270,6 +279,27 @@ def _main(args) -> int:
         # One line, escaped: a message may hold a name from the checked tree (or a file named after one).
         print(f"aicompat: error: {printable(' '.join(str(exc).split()))}", file=sys.stderr)
         return 2
+
+
+def _demo(args) -> int:
+    """``aicompat demo``: the bundled fixtures/demo, linted as ``aicompat lint fixtures/demo`` from
+    the folder holding it (so it prints the README's paths), without a config or a cache: the
+    demo may lie inside an installed package, which the run must not write into."""
+    for flag, on in (("--fix", args.fix), ("--diff", args.diff), ("--write-baseline", args.write_baseline)):
+        if on:
+            raise ConfigError(f"demo: {flag} is not offered: the demo is aicompat's own, never rewritten; copy "
+                              "it and run aicompat lint on the copy")
+    demo = data_dir("fixtures/demo")
+    args.paths = ["fixtures/demo"]
+    args.stdin_filename = None
+    args.no_config = True
+    args.no_cache = True
+    here = os.getcwd()
+    os.chdir(demo.parent.parent)
+    try:
+        return _lint(args)
+    finally:
+        os.chdir(here)
 
 
 def _lint(args) -> int:

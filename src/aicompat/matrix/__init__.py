@@ -98,7 +98,6 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                 "running": (str, False), "defines": (dict, False), "specs": (dict, False)},
     },
     "build.toml": {
-        "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
         "torch_extension_defines": {"defines": (_LIST, True), "name_define": (str, True),
                                     "limited_api_define": (str, True)},
