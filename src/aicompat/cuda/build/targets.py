@@ -210,13 +210,26 @@ def torch_arch_fix(archs, matrix, releases=None) -> tuple[str | None, str]:
     GPU of ``archs`` code: one entry per GPU a release can build for, the newest with +PTX (the
     driver JIT-compiles it on newer GPUs); or (None, why) when no value does."""
     tables = torch_arch_tables(matrix, releases)
-    caps = sorted({matrix.archs[a].capability for a in archs})
-    items = [f"{ma}.{mi}" for ma, mi in caps if all(f"{ma}.{mi}" in t["supported"] for _r, t in tables)]
-    if not items:
-        return None, (f"no entry for these GPUs is accepted by torch {tables[0][0]}" if len(tables) == 1 else
-                      f"no entry for these GPUs is accepted by every torch release in scope "
+    everywhere = [a for a in tables[0][1]["supported"] if all(a in t["supported"] for _r, t in tables)]
+    plain = sorted((tuple(int(x) for x in a.split(".")), a) for a in everywhere if re.fullmatch(r"\d+\.\d+", a))
+    cubins, ptx = [], set()
+    for cap in sorted({matrix.archs[a].capability for a in archs}):
+        entry = f"{cap[0]}.{cap[1]}"
+        if entry in everywhere:
+            cubins.append((cap, entry))
+            continue
+        # No release in scope builds for it: PTX of the newest entry below it, which the driver
+        # JIT-compiles on the newer GPU.
+        below = [p for p in plain if p[0] <= cap]
+        if below:
+            ptx.add(below[-1])
+    entries = sorted(set(cubins) | ptx)
+    if not entries:
+        return None, (f"torch {tables[0][0]} accepts no entry these GPUs can run" if len(tables) == 1 else
+                      f"no entry these GPUs can run is accepted by every torch release in scope "
                       f"({tables[0][0]} to {tables[-1][0]})")
-    items[-1] += "+PTX"
+    newest = entries[-1]
+    items = [e + ("+PTX" if (c, e) in ptx or (c, e) == newest else "") for c, e in entries]
     value = ";".join(items)
     build, _bad = parse_torch_arch_list(value, matrix, releases)
     left = [a for a in archs if code_for(a, build, matrix) is None]
