@@ -200,3 +200,35 @@ def test_demo_runs_from_any_folder(tmp_path):
     found = {(d["path"], d["code"]) for d in _json(r)}
     assert ("fixtures/demo/fp8_linear.py", "AIC102") in found
     assert not list(tmp_path.iterdir())  # no cache, nothing written where it ran
+
+
+def test_exclusive_extras_are_separate_installs(tmp_path):
+    """``cuda = ["torch>=2.7.0"]`` and ``npu = ["torch==2.7.1"]`` are never installed together: the
+    cuda install is checked on 2.7.0 onward (its mode typo fails on every release from 2.7.0), not
+    only on the npu extra's 2.7.1, which the intersection ``==2.7.1,>=2.7.0`` gave."""
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [project]
+        name = "serve"
+        version = "0.1"
+        dependencies = ["numpy"]
+
+        [project.optional-dependencies]
+        cuda = ["torch>=2.7.0"]
+        npu = ["torch==2.7.1"]
+        """))
+    (tmp_path / "serve.py").write_text("import torch\n\n\ndef compiled(model, cfg):\n"
+                                       "    return torch.compile(model, mode=cfg.get('mode', 'reduce-overhead'))\n")
+    r = run_cli("lint", "--gpu", "A100", "--no-cache", "--format", "json", "-v", "serve.py", cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert doc["target"]["pins"]["torch"]["releases"][:2] == ["2.7.0", "2.7.1"]
+    assert len(doc["target"]["pins"]["torch"]["releases"]) > 2
+    assert any("extras and markers are separate installs" in n and "extra npu" in n and "extra cuda" in n
+               for n in doc["notes"]), doc["notes"]
+
+
+def test_a_marker_pin_is_its_own_environment(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch==2.4.0; platform_machine == 'aarch64'\ntorch==2.8.0; "
+                                               "platform_machine == 'x86_64'\n")
+    (tmp_path / "serve.py").write_text("import torch\n")
+    r = run_cli("lint", "--gpu", "A100", "--no-cache", "--format", "json", "serve.py", cwd=tmp_path)
+    assert json.loads(r.stdout)["target"]["pins"]["torch"]["releases"] == ["2.4.0", "2.8.0"]

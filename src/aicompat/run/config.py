@@ -501,7 +501,40 @@ def _merge_declared(declared: list[Pin], pins: dict[str, SpecifierSet], sources:
                 g &= p.spec
             alt.append((g, ", ".join(dict.fromkeys(p.where for p in group))))
         alternatives[name] = [(spec, sources[f"pin:{name}"])] + (alt if len(alt) > 1 else [])
+        envs = _environments(found)
+        if envs:
+            alternatives[name] = [(None, sources[f"pin:{name}"])] + envs
     return alternatives
+
+
+def _environments(found: list) -> list[tuple[SpecifierSet, str]]:
+    """Extras and environment markers are separate installs (a ``cuda`` and an ``npu`` extra
+    are never installed together): (spec, where) per environment, per requirement source: the
+    pins every install from that source has, alone (an install with no extra) and with each
+    environment's own; [] when no pin of the package is an alternative (the caller intersects)."""
+    if all(p.alternative is None for p in found):
+        return []
+    groups: dict[str, list] = {}
+    for p in found:
+        groups.setdefault(p.group, []).append(p)
+    out = []
+    for pins in groups.values():
+        base = [p for p in pins if p.alternative is None]
+        alts: dict[str, list] = {}
+        for p in pins:
+            if p.alternative is not None:
+                alts.setdefault(p.alternative, []).append(p)
+        common = SpecifierSet()
+        for p in base:
+            common &= p.spec
+        if base:
+            out.append((common, "every install (" + ", ".join(dict.fromkeys(p.where for p in base)) + ")"))
+        for alt, own in alts.items():
+            spec = common
+            for p in own:
+                spec &= p.spec
+            out.append((spec, f"{alt} (" + ", ".join(dict.fromkeys(p.where for p in own)) + ")"))
+    return out if len(out) > 1 else []
 
 
 def _rename_pins(pins: dict, sources: dict, alternatives: dict, matrix) -> None:
@@ -530,7 +563,8 @@ def _declared_releases(name: str, options: list[tuple[SpecifierSet, str]], matri
 
     if not matrix.releases(name):
         return [], "", False  # a package aicompat does not model: its pins change nothing, say nothing
-    both = allowed(*options[0])
+    separate = options[0][0] is None  # extras or markers: separate installs, never intersected
+    both = None if separate else allowed(*options[0])
     if both and not _contradicts(options[0][0]):
         return both, "", False
     union: list = []
@@ -539,10 +573,14 @@ def _declared_releases(name: str, options: list[tuple[SpecifierSet, str]], matri
         got = allowed(spec, where)
         if got:
             union.extend(v for v in got if v not in union)
-            used.append(f"{where} ({spec})")
+            rng = str(got[0]) if len(got) == 1 else f"{min(got)} to {max(got)}"
+            used.append(f"{where}: {name}{spec or ' unpinned'}, {rng}" if separate else f"{where} ({spec})")
     if not union:
         return None, (f"{name}: the project's pins ({options[0][1]}: {options[0][0]}) match no {name} release "
                       "aicompat knows; checked as if unpinned"), False
+    if separate:
+        return sorted(union), (f"{name}: the project's extras and markers are separate installs, each checked "
+                               "(a finding names the release it fails on): " + "; ".join(used)), True
     return sorted(union), (f"{name}: the project's requirement sources disagree, so each is checked: "
                            + "; ".join(used)), True
 
