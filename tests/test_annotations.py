@@ -100,10 +100,11 @@ def test_github_format_keeps_the_notes(tmp_path):
     (tmp_path / "gemm.py").write_text(MULTILINE)
     r = run_cli("lint", "--no-config", "--format", "github", "gemm.py", cwd=tmp_path)
     notices = [ln for ln in r.stdout.splitlines() if ln.startswith("::notice ")]
-    assert len(notices) == 1
-    assert notices[0].startswith("::notice title=aicompat::no GPU fleet configured: checked against the portable "
+    assert len(notices) == 2 and any(n.startswith("::notice title=aicompat::no torch pin: ") for n in notices)
+    assert notices[-1].startswith("::notice title=aicompat::no GPU fleet configured: checked against the portable "
                                  "default fleet sm_80")
-    r = run_cli("lint", "--no-config", "--gpu", "H100", "--format", "github", "gemm.py", cwd=tmp_path)
+    r = run_cli("lint", "--no-config", "--gpu", "H100", "--pin", "torch==2.8.0", "--format", "github", "gemm.py",
+                cwd=tmp_path)
     assert "::notice" not in r.stdout and r.returncode == 0
 
 

@@ -179,7 +179,8 @@ def test_a_pin_of_no_known_release_is_said_and_checked_against_the_nearest(matri
     s = build_settings(matrix, cli=Target(gpus=["A100"]), no_config=True, cli_pins=["flash-attn==2.5.9"])
     assert [str(v) for v in s.target.releases["flash-attn"]] == ["2.5.9.post1"]
     # A known release: no note.
-    s = build_settings(matrix, cli=Target(gpus=["A100"]), no_config=True, cli_pins=["flash-attn==2.6.3"])
+    s = build_settings(matrix, cli=Target(gpus=["A100"]), no_config=True, cli_pins=["flash-attn==2.6.3",
+                                                                                  "torch==2.8.0"])
     assert s.notes == []
 
 

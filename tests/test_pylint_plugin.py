@@ -26,7 +26,7 @@ class TestAicompatChecker(CheckerTestCase):
         f.write_text(BAD)
         module = astroid.MANAGER.ast_from_file(str(f))
         msg = ("AIC101 flash_attn_func: V head dim 128 != QK head dim 192 is rejected by FlashAttention 2 on every GPU "
-               '("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails on sm_80 (A100)')
+               '("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails on sm_80 (A100); pad V to 192 and slice the output to 128 there')
         with self.assertAddsMessages(
             MessageTest("aicompat-v-headdim-mismatch", line=5, args=(msg,), col_offset=6, end_line=5,
                         end_col_offset=30),

@@ -5,6 +5,7 @@ that is the package's release tag, and a fast test subset that exists."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -47,13 +48,19 @@ def test_github_actions_job():
     assert "10 error and 10 warning annotations per step" in README.replace("\n", " ").replace("      # ", "")
 
 
-def test_pre_commit_rev_is_the_release_tag():
+def test_refs_are_commits_and_the_version_has_its_changelog():
+    """No tags are published (issue 30: ``rev: v0.1.0`` failed with ``pathspec 'v0.1.0' did not
+    match``), so every ref the README shows is a commit, and the version has its changelog entry."""
     yaml = pytest.importorskip("yaml")
     config = next(yaml.safe_load(b) for b in _blocks("yaml") if "repos:" in b)
     repo = config["repos"][0]
-    assert repo["rev"] == f"v{_version()}"
+    assert repo["rev"] == "COMMIT"
     hooks = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert {h["id"] for h in repo["hooks"]} <= hooks
+    assert re.findall(r"git\+https://github\.com/OWNER/aicompat@(\S+?)'", README) == ["COMMIT"] * 3
+    commands = [ln for ln in README.splitlines() if "pip install" in ln or re.match(r"\s*rev:", ln)]
+    assert not [ln for ln in commands if re.search(r"@v\d|rev: v\d", ln)]
+    assert f"## {_version()}\n" in (ROOT / "CHANGELOG.md").read_text()
 
 
 def test_fast_subset_deselects_the_slow_tests():
@@ -66,14 +73,60 @@ def test_fast_subset_deselects_the_slow_tests():
     assert 'python3 -m pytest -m "not slow"' in README
 
 
-@pytest.mark.slow
-def test_install_from_a_git_url(tmp_path):
-    """The README's ``pip install 'aicompat @ git+URL@REV'``, with this checkout as the URL
-    (``file://localhost/...``: pip 23's requirement parser refuses ``file:///...``)."""
+def _clone(tmp_path: Path) -> tuple[Path, str]:
+    """A fresh clone of this checkout and its HEAD commit: what a user's ``git+URL@COMMIT`` reaches."""
     if not (ROOT / ".git").exists():
         pytest.skip("the checkout is not a git repository")
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path),
-                        f"aicompat @ git+file://localhost{ROOT}@{sha}"], capture_output=True, text=True, timeout=600)
+    clone = tmp_path / "aicompat-clone"
+    r = subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(clone)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
+    return clone, sha
+
+
+def _as_written(line: str, clone: Path, sha: str) -> str:
+    """A README line with its placeholders filled: the clone for OWNER's repository
+    (``file://localhost/...``: pip 23's requirement parser refuses ``file:///...``), the commit for COMMIT."""
+    return line.replace("https://github.com/OWNER/aicompat", f"file://localhost{clone}").replace("COMMIT", sha)
+
+
+@pytest.mark.slow
+def test_install_from_a_git_url_as_the_readme_writes_it(tmp_path):
+    """The README's ``pip install 'aicompat @ git+URL@COMMIT'`` line, run as written against a clone."""
+    clone, sha = _clone(tmp_path)
+    line = next(ln.strip() for ln in README.splitlines() if ln.strip().startswith("python3 -m pip install 'aicompat @"))
+    requirement = re.search(r"'([^']+)'", _as_written(line, clone, sha)).group(1)
+    dist = tmp_path / "dist"
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), requirement],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert [p.name for p in tmp_path.glob("aicompat-*.whl")] == [f"aicompat-{_version()}-py3-none-any.whl"]
+    assert [p.name for p in dist.glob("aicompat-*.whl")] == [f"aicompat-{_version()}-py3-none-any.whl"]
+
+
+@pytest.mark.slow
+def test_the_pre_commit_snippet_as_written(tmp_path):
+    """The README's ``.pre-commit-config.yaml``, with the clone and its commit for OWNER and COMMIT:
+    pre-commit checks the ref out, installs the hook and runs it on a file with a finding."""
+    yaml = pytest.importorskip("yaml")
+    pre_commit = [sys.executable, "-m", "pre_commit"]
+    if subprocess.run(pre_commit + ["--version"], capture_output=True).returncode != 0:
+        pytest.skip("pre-commit is not installed (pip install -e '.[test]' installs it)")
+    clone, sha = _clone(tmp_path)
+    block = next(b for b in _blocks("yaml") if "repos:" in b)
+    config = yaml.safe_load(_as_written(block, clone, sha).replace(f"file://localhost{clone}", str(clone)))
+    repo = tmp_path / "user-repo"
+    repo.mkdir()
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    (repo / "pyproject.toml").write_text('[tool.aicompat]\ngpus = ["A100"]\n')
+    (repo / "gemm.py").write_text("import torch\n\ndef fp8(a, b, sa, sb):\n"
+                                  "    return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)\n")
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    env.pop("PYTHONPATH", None)
+    for cmd in (["git", "init", "-q"], ["git", "add", "."]):
+        subprocess.run(cmd, cwd=repo, check=True, env=env)
+    r = subprocess.run(pre_commit + ["run", "--files", "gemm.py"], cwd=repo, capture_output=True, text=True,
+                       env=env, timeout=900)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "gemm.py:4:12: AIC102" in r.stdout, r.stdout + r.stderr

@@ -50,8 +50,8 @@ def lint_printed(program, args, tmp_path, monkeypatch, capsys):
 def test_explain_example_prints_what_lint_reports(code, tmp_path, monkeypatch, capsys):
     doc = DOCS[code]
     program, args, shown = transcript(section(explain(code, capsys), "Example"))
-    assert shown == [f"{EXAMPLE_FILE}:{f['line']}:{f['column']}: {code} {f['message']}"
-                     for f in doc.example_findings]
+    assert shown == [f"{EXAMPLE_FILE}:{f['line']}:{f['column']}: {code} {'[*] ' if f.get('fixable') else ''}"
+                     f"{f['message']}" for f in doc.example_findings]
     assert program == doc.program()
     assert args == doc.lint_args()
     assert lint_printed(program, args, tmp_path, monkeypatch, capsys) == shown

@@ -6,19 +6,21 @@ Ctrl-C and 143 after SIGTERM (workers stopped, no traceback)."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import signal
 import sys
 from pathlib import Path
 
 from . import __version__
+from .base.data import data_dir
 from .base.errors import ConfigError, MatrixError
 from .fs.confine import tree_of, within
 from .matrix import default_matrix
 from .matrix.target import Target
 from .report import baseline
 from .report.fix import LeftAlone, fixed_source, unified_diff, write_fixed
-from .report.formatters import FORMATTERS, location, printable, printable_path, statistics, summary
+from .report.formatters import FORMATTERS, location, printable, printable_path, show_fixes, statistics, summary
 from .report.ruledocs import load_docs, render
 from .rules.registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
 from .run.api import run, with_run_options
@@ -81,13 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"aicompat {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    lint = sub.add_parser("lint", help="check files and folders")
-    lint.add_argument("paths", nargs="*", help="files or folders (default: ., or standard input with --stdin-filename); "
-                      "'-' reads standard input")
+    # The flags of a lint, shared by ``lint`` and ``demo`` (the bundled demo, linted from anywhere).
+    lint = argparse.ArgumentParser(add_help=False)
     lint.add_argument("--stdin-filename", metavar="PATH",
                       help="read the source from stdin (with no paths, or '-'); PATH names it in messages, for config "
                            "lookup and the file type")
-    lint.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    lint.add_argument("--statistics", action="store_true",
+                      help="print only the number of findings per rule and how many --fix rewrites (machine formats: "
+                           "the document on stdout, the counts on stderr)")
+    lint.add_argument("--show-fixes", action="store_true",
+                      help="list what --fix would write for each fixable finding ([*] in the text output)")
     lint.add_argument("--fix", action="store_true",
                       help="rewrite Python files with the fixes aicompat can make (TORCH_CUDA_ARCH_LIST literals: one "
                            "entry per fleet arch, the newest with +PTX; deprecated calls), then report what is left; "
@@ -101,18 +106,27 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--show-suppressed", action="store_true",
                       help="also list findings silenced by noqa/ignore comments or the baseline")
     lint.add_argument("--gpu", action="append", metavar="GPU",
-                      help="fleet member: an arch (sm_90) or a GPU name (H100); repeatable; 'auto' reads nvidia-smi")
+                      help="fleet members: an arch (sm_90) or a GPU name (H100); comma-separated or repeated "
+                           "(--gpu A100,H100); 'auto' reads nvidia-smi")
     lint.add_argument("--python", metavar="X.Y", help="target Python version")
     lint.add_argument("--pin", action="append", metavar="REQ", help="package pin, e.g. torch==2.4.0 or 'torch>=2.1,<2.4'; repeatable")
     lint.add_argument("--cuda", metavar="X.Y", help="CUDA toolkit version")
     lint.add_argument("--no-config", action="store_true", help="ignore pyproject.toml and requirements files")
+    lint.add_argument("--no-respect-gitignore", action="store_true",
+                      help="also walk what .gitignore files ignore (by default, in a git work tree, they are "
+                           "skipped as ruff skips them; a file named on the command line is always checked)")
     lint.add_argument("--cuda-verify", action="store_true", default=None,
                       help="exact mode: compile each CUDA source AIC301 finds (load_inline, CuPy, PyCUDA, NVRTC, "
                            ".cu files) with the local nvcc for each target its build produces (device code only, "
                            "never run; results cached); nvcc's verdict replaces the static one "
                            "(also AICOMPAT_CUDA_VERIFY=1; never from the checked tree's config)")
-    lint.add_argument("--format", choices=sorted(FORMATTERS), default="text")
+    lint.add_argument("--format", choices=sorted(FORMATTERS), default="text",
+                      help="output format (default: text; json and sarif are one document on stdout, github writes "
+                           "workflow annotations)")
     lint.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (comma-separated)")
+    lint.add_argument("--extend-select", action="append", metavar="CODES",
+                      help="add these codes or prefixes to the selection (comma-separated); opt-in codes such as "
+                           "AIC004 unused-suppression run only where named here or in --select")
     lint.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes or prefixes (comma-separated)")
     lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     lint.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
@@ -131,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
                            "else in the current folder; or $AICOMPAT_CACHE_DIR)")
     lint.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     lint.add_argument("-v", "--verbose", action="store_true", help="say which files were skipped and why, how many processes parsed, what the cache held")
+
+    checks = sub.add_parser("lint", help="check files and folders", parents=[lint])
+    checks.add_argument("paths", nargs="*", help="files or folders (default: ., or standard input with "
+                        "--stdin-filename); '-' reads standard input")
+    sub.add_parser("demo", parents=[lint],
+                   help="lint the demo that ships with aicompat (fixtures/demo), from any folder; exits 1, since "
+                        "the demo has findings")
 
     mx = sub.add_parser("matrix", help="maintain the version matrix")
     mxs = mx.add_subparsers(dest="matrix_command", required=True)
@@ -171,8 +192,34 @@ def _tolerant_output() -> None:
                 pass
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """argparse's parse, but an unknown flag is refused by its subcommand (its usage, not the
+    top level's) with the nearest flag it has: ``--gpus`` -> did you mean --gpu?"""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        sub = _subparser(parser, getattr(args, "command", None))
+        flags = [f for a in sub._actions for f in a.option_strings]
+        hint = ""
+        for word in extra:
+            if word.startswith("-"):
+                near = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.6)
+                if near:
+                    hint = f" (did you mean {near[0]}?)"
+                    break
+        sub.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = _parse(argv)
     _tolerant_output()
     previous = None
     if threading_main():
@@ -221,6 +268,8 @@ def _main(args) -> int:
             return _rules()
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "demo":
+            return _demo(args)
         if args.command == "matrix":
             from .matrixbuild.build import main as build_main
 
@@ -230,6 +279,27 @@ def _main(args) -> int:
         # One line, escaped: a message may hold a name from the checked tree (or a file named after one).
         print(f"aicompat: error: {printable(' '.join(str(exc).split()))}", file=sys.stderr)
         return 2
+
+
+def _demo(args) -> int:
+    """``aicompat demo``: the bundled fixtures/demo, linted as ``aicompat lint fixtures/demo`` from
+    the folder holding it (so it prints the README's paths), without a config or a cache: the
+    demo may lie inside an installed package, which the run must not write into."""
+    for flag, on in (("--fix", args.fix), ("--diff", args.diff), ("--write-baseline", args.write_baseline)):
+        if on:
+            raise ConfigError(f"demo: {flag} is not offered: the demo is aicompat's own, never rewritten; copy "
+                              "it and run aicompat lint on the copy")
+    demo = data_dir("fixtures/demo")
+    args.paths = ["fixtures/demo"]
+    args.stdin_filename = None
+    args.no_config = True
+    args.no_cache = True
+    here = os.getcwd()
+    os.chdir(demo.parent.parent)
+    try:
+        return _lint(args)
+    finally:
+        os.chdir(here)
 
 
 def _lint(args) -> int:
@@ -244,12 +314,15 @@ def _lint(args) -> int:
         start = Path(args.stdin_filename).parent if args.stdin_filename else Path.cwd()
     else:
         start = Path(args.paths[0]) if args.paths else Path.cwd()
-    cli = Target(gpus=args.gpu, python=args.python, cuda=args.cuda, cuda_verify=args.cuda_verify or _verify_env())
+    gpus = [g.strip() for v in args.gpu or [] for g in v.split(",") if g.strip()] or None  # --gpu A100,H100
+    cli = Target(gpus=gpus, python=args.python, cuda=args.cuda, cuda_verify=args.cuda_verify or _verify_env())
     settings = build_settings(matrix, start=start, cli=cli, cli_pins=args.pin, no_config=args.no_config)
-    select, ignore = _codes(args.select), _codes(args.ignore)
-    bad = unknown_code(select + ignore)
+    if args.no_respect_gitignore:
+        settings.respect_gitignore = False
+    select, ignore, extend = _codes(args.select), _codes(args.ignore), _codes(args.extend_select)
+    bad = unknown_code(select + ignore + extend)
     if bad is not None:
-        raise ConfigError(f"--select/--ignore: unknown rule code {bad!r}")
+        raise ConfigError(f"--select/--extend-select/--ignore: unknown rule code {bad!r}")
     _no_ignoring_incomplete(ignore, "--ignore")
     _no_ignoring_incomplete([c.upper() for c in settings.ignore], f"{settings.config_file}: [tool.aicompat] ignore")
     # This process's own memory limit (run/parallel.py), undone when main() returns.
@@ -267,8 +340,10 @@ def _lint(args) -> int:
     if from_stdin and (args.fix or args.diff):
         print(f"aicompat: {'--fix' if args.fix else '--diff'}: standard input is checked, never rewritten",
               file=sys.stderr)
+    # Fixes are never cached, so a file whose findings had one is checked again: the [*] markers,
+    # --statistics and --show-fixes need them as --fix does.
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
-                 isolate=True, fixes=fixing, **opts)
+                 isolate=True, fixes=not from_stdin, extend_select=extend, **opts)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
     if fixing:
@@ -305,7 +380,7 @@ def _lint(args) -> int:
         if changed:
             print(f"fixed {changed} file{'s' if changed != 1 else ''}", file=sys.stderr)
             result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter,
-                         isolate=True, **opts)
+                         isolate=True, extend_select=extend, **opts)
     if args.write_baseline:
         n = baseline.write(args.write_baseline, result.diagnostics,
                            baseline.root_for(args.write_baseline, settings.config_file))
@@ -335,12 +410,15 @@ def _lint(args) -> int:
               file=sys.stderr)
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
                    sum(1 for f in result.files if f.skipped))
-    out = FORMATTERS[args.format](result.diagnostics, summ, settings.target, settings.notes + result.notes)
-    sys.stdout.write(out)
     # Machine formats stay one parseable document on stdout whatever the flags: extra text goes to stderr.
     extra = sys.stdout if args.format == "text" else sys.stderr
+    if not (args.statistics and args.format == "text"):  # text --statistics: the counts only, as ruff
+        sys.stdout.write(FORMATTERS[args.format](result.diagnostics, summ, settings.target,
+                                                 settings.notes + result.notes))
     if args.statistics:
         extra.write(statistics(result.diagnostics))
+    if args.show_fixes:
+        extra.write(show_fixes(result.diagnostics))
     if args.show_suppressed:
         for d in sorted(silenced, key=lambda x: x.sort_key()):
             print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}", file=extra)

@@ -15,6 +15,7 @@ from aicompat.report.formatters import FORMATTERS
 
 FP8 = "import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
 A100 = "[tool.aicompat]\ngpus = ['A100']\n"
+A100_PINNED = A100 + "pins = ['torch==2.8.0']\n"  # no run-level note after the summary line
 FORGED = "\n::error file=a.py,line=1::forged\x1b[2J\x1b]0;pwned\x07"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="byte file names; a backslash is a separator on Windows")
 
@@ -49,7 +50,7 @@ def _parsed(fmt: str, out: str) -> list[str]:
 @posix_only
 @pytest.mark.parametrize("fmt", sorted(FORMATTERS))
 def test_a_file_name_that_is_not_utf8_gives_a_whole_report(tmp_path, fmt):
-    (tmp_path / "pyproject.toml").write_text(A100)
+    (tmp_path / "pyproject.toml").write_text(A100_PINNED)
     with open(os.path.join(os.fsencode(tmp_path), b"k\xff\xfe.py"), "w") as fh:
         fh.write(FP8)
     r = run_cli("lint", "--no-cache", "--format", fmt, ".", cwd=tmp_path)

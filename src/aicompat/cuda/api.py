@@ -9,7 +9,16 @@ from .build.pyeval import UNKNOWN_VALUE
 from .build.setup_py import nvcc_defines
 from .build.shell import assignments, commands, is_nvcc
 from .build.strings import Resolved, define_flags, read_files, resolve_text, string_list, strings_of
-from .build.targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
+from .build.targets import (
+    Build,
+    candidates,
+    code_for,
+    parse_cmake_archs,
+    parse_nvcc_flags,
+    parse_torch_arch_list,
+    refusing_releases,
+    torch_arch_fix,
+)
 from .cmake.eval import evaluate
 from .cpp import cxx, host_gate, tu
 from .cpp.preprocessor import Context, default_context
@@ -20,6 +29,7 @@ __all__ = [
     "exact", "context_for", "groups", "project_root", "recipe_commands", "producer", "UNKNOWN_VALUE", "nvcc_defines",
     "assignments", "commands", "is_nvcc", "Resolved", "define_flags", "read_files", "resolve_text", "string_list",
     "strings_of", "Build", "candidates", "code_for", "parse_cmake_archs", "parse_nvcc_flags", "parse_torch_arch_list",
+    "refusing_releases", "torch_arch_fix",
     "evaluate", "cxx", "host_gate", "tu", "Context", "default_context", "CudaSource", "Verdict", "load_features",
     "Verifier", "device_flags",
 ]

@@ -10,6 +10,7 @@ import re
 import stat
 from pathlib import Path
 
+from . import gitignore
 from .confine import within
 
 SOURCE_SUFFIXES = {".py", ".pyi", ".ipynb", ".cu", ".cuh", ".ptx"}
@@ -161,11 +162,13 @@ def _link_out(f: Path, top: Path, root: Path) -> str | None:
 def discover(paths: list[str], exclude: list[str], root: Path | None = None,
              skipped: list[tuple[Path, str]] | None = None,
              unreadable: list[tuple[Path, OSError]] | None = None,
-             pruned: list[Path] | None = None) -> tuple[list[Path], list[str]]:
+             pruned: list[Path] | None = None, respect_gitignore: bool = True) -> tuple[list[Path], list[str]]:
     """Files to lint, and paths that do not exist; files that exist but cannot
     be read as source (FIFOs, symlink loops, dangling links) go to ``skipped``
     with the reason, folders that cannot be listed to ``unreadable``, skipped
-    ``build``/``dist`` folders (which may be source) to ``pruned``."""
+    ``build``/``dist`` folders (which may be source) to ``pruned``. In a git work
+    tree, what its ``.gitignore`` files ignore is not walked (fs/gitignore.py); a file
+    named on the command line is checked whatever they say."""
     out: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
@@ -204,8 +207,11 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
         # not followed): resolving each one costs a stat per level, and a tree 1,100
         # levels deep then took a minute.
         top, top_rel = str(p), rel(p)
+        git = gitignore.Walk(p, root) if respect_gitignore else None
         for dirpath, dirnames, filenames in _walk(top, lambda d, exc: unreadable.append((Path(d), exc))):
             d = Path(dirpath)
+            if git is not None:
+                git.enter(dirpath, root)
             below = dirpath[len(top):].strip("/")
             prefix = "/".join(x for x in (top_rel if top_rel != "." else "", below) if x)
             prefix = prefix + "/" if prefix else ""
@@ -213,11 +219,13 @@ def discover(paths: list[str], exclude: list[str], root: Path | None = None,
                 pruned.extend(d / n for n in sorted(dirnames) if n in MAYBE_SOURCE_DIRS)
             dirnames[:] = sorted(
                 n for n in dirnames if n not in SKIP_DIRS and not n.endswith(".egg-info")
-                and not excluded(prefix + n)
+                and not excluded(prefix + n) and not (git is not None and git.skips(dirpath, n, True))
             )
             for name in sorted(filenames):
                 f = d / name
                 if (f.suffix not in SOURCE_SUFFIXES and not is_build_file(name)) or excluded(prefix + name):
+                    continue
+                if git is not None and git.skips(dirpath, name, False):
                     continue
                 why = _unusable(f) or _link_out(f, p, root)
                 if why:

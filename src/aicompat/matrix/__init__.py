@@ -99,7 +99,6 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                 "running": (str, False), "defines": (dict, False), "specs": (dict, False)},
     },
     "build.toml": {
-        "torch_arch_list": {"supported": (_LIST, True), "named": (_LIST, True), "error": (str, True)},
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
         "torch_extension_defines": {"defines": (_LIST, True), "name_define": (str, True),
                                     "limited_api_define": (str, True)},
@@ -180,10 +179,11 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "fp8.toml": {
         "dtype": {"added": (str, True), "kind": (str, True)},
         "op": {"feature": (str, True), "error": (str, True), "summary": (str, True), "added": (str, False),
-               "exception": (str, False)},
+               "exception": (str, False), "fix": (str, True)},
         "compiled_cast": {"feature": (str, True), "error": (str, True), "summary": (str, True), "dtypes": (_LIST, True),
-                          "exception": (str, False)},
-        "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False)},
+                          "exception": (str, False), "fix": (str, True)},
+        "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False),
+                      "fix": (str, True)},
         "te_autocast": {"recipe_kw": (str, True), "enabled_default": (bool, True)},
         "operands": {"call": (str, True), "args": (_LIST, True), "match": (str, True), "dtypes": (_LIST, True),
                      "releases": (str, True), "feature": (str, False), "summary": (str, True), "error": (str, True),

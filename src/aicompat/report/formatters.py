@@ -53,11 +53,13 @@ def summary(diags: list[Diagnostic], files: int, parsed: int, suppressed: int, s
         "diagnostics": len(diags),
         "suppressed": suppressed,
         "by_code": dict(sorted(Counter(d.code for d in diags).items())),
+        "fixable": sum(1 for d in diags if d.fix is not None),
     }
 
 
 def format_text(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, notes: list[str]) -> str:
-    lines = [f"{location(d)}: {d.code} {printable(d.message)}" for d in diags]
+    # ``[*]``: --fix rewrites it (ruff's marker).
+    lines = [f"{location(d)}: {d.code} {'[*] ' if d.fix is not None else ''}{printable(d.message)}" for d in diags]
     n, files = summ["diagnostics"], summ["files"]
     where = f"{files} file{'s' if files != 1 else ''}"
     idle = summ.get("files_skipped", 0)
@@ -67,6 +69,8 @@ def format_text(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, not
         lines.append(f"Found {n} finding{'s' if n != 1 else ''} ({where}).")
     else:
         lines.append(f"All checks passed ({where}).")
+    if summ.get("fixable"):
+        lines.append(f"[*] {summ['fixable']} fixable with --fix (--diff shows the changes first).")
     if summ.get("suppressed"):
         lines.append(f"{summ['suppressed']} suppressed (noqa/ignore comments or the baseline).")
     lines.extend(f"note: {printable(note)}" for note in notes)  # notes name files of the checked tree
@@ -160,10 +164,28 @@ FORMATTERS = {"text": format_text, "json": format_json, "github": format_github,
 
 
 def statistics(diags: list[Diagnostic]) -> str:
-    """Counts per rule, most frequent first (``--statistics``)."""
+    """Counts per rule, most frequent first, and how many of each --fix rewrites (``--statistics``)."""
     counts = Counter((d.code, d.rule) for d in diags)
+    fixable = Counter(d.code for d in diags if d.fix is not None)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return "".join(f"{n:5d}  {code}  {rule}\n" for (code, rule), n in rows)
+    out = []
+    for (code, rule), n in rows:
+        mark = "[*]" if fixable[code] == n else f"[{fixable[code]} fixable]" if fixable[code] else ""
+        out.append(f"{n:5d}  {code}  {rule}{' ' + mark if mark else ''}\n")
+    total = sum(fixable.values())
+    if total:
+        out.append(f"[*] {total} fixable with --fix.\n")
+    return "".join(out)
+
+
+def show_fixes(diags: list[Diagnostic]) -> str:
+    """What --fix would write, finding by finding (``--show-fixes``)."""
+    out = []
+    for d in diags:
+        if d.fix is not None:
+            out.append(f"fix: {location(d)}: {d.code}: replace {d.line}:{d.column}-{d.end_line}:{d.end_column} "
+                       f"with {printable(d.fix)}\n")
+    return "".join(out)
 
 
 def _uri(path: str) -> str:

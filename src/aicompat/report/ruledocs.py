@@ -33,7 +33,8 @@ class RuleDoc:
     instead: str
     notes: str = ""
     facts: str = ""
-    # gpus (list), pins (requirement strings, as for --pin), python: the CLI flags it is checked with
+    # gpus (list), pins (requirement strings, as for --pin), python, extend_select (codes): the CLI
+    # flags it is checked with
     example_target: dict = field(default_factory=dict)
     example_findings: list[dict] = field(default_factory=list)  # {line, column, message}
     # {line, times}: the example stands for a file with that line repeated (AIC002: a file too large to show)
@@ -49,6 +50,8 @@ class RuleDoc:
             args += ["--pin", pin]
         if "python" in t:
             args += ["--python", t["python"]]
+        for code in t.get("extend_select", []):  # an opt-in rule's example names it (AIC004)
+            args += ["--extend-select", code]
         return args
 
     def program(self) -> str:
@@ -82,12 +85,13 @@ def _check_example(path: Path, doc: dict) -> None:
     findings = doc.get("example_findings")
     if not findings or not all(isinstance(f, dict) and isinstance(f.get("line"), int)
                                and isinstance(f.get("column"), int) and isinstance(f.get("message"), str)
+                               and isinstance(f.get("fixable", False), bool)
                                for f in findings):
         raise MatrixError(f"rules/{path.name}: example_findings must list the example's findings "
                           "({line, column, message})")
     target = doc.get("example_target", {})
-    if set(target) - {"gpus", "pins", "python"}:
-        raise MatrixError(f"rules/{path.name}: example_target takes gpus, pins, python")
+    if set(target) - {"gpus", "pins", "python", "extend_select"}:
+        raise MatrixError(f"rules/{path.name}: example_target takes gpus, pins, python, extend_select")
 
 
 def _transcript(doc: RuleDoc, code: str, findings: list[dict], repeat: dict) -> list[str]:
@@ -96,7 +100,9 @@ def _transcript(doc: RuleDoc, code: str, findings: list[dict], repeat: dict) -> 
     if repeat:
         out.append(f"(line {repeat['line']} repeated {repeat['times']} times)")
     out.append("$ " + shlex.join(["aicompat", "lint", *doc.lint_args(), EXAMPLE_FILE]))
-    out += [f"{EXAMPLE_FILE}:{f['line']}:{f['column']}: {doc.code} {f['message']}" for f in findings]
+    # ``fixable = true``: --fix rewrites it, and the text output marks it ``[*]``.
+    out += [f"{EXAMPLE_FILE}:{f['line']}:{f['column']}: {doc.code} {'[*] ' if f.get('fixable') else ''}{f['message']}"
+            for f in findings]
     return out
 
 

@@ -26,7 +26,9 @@ from ..cuda.api import (
     producer,
     project_root,
     recipe_commands,
+    refusing_releases,
     strings_of,
+    torch_arch_fix,
 )
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
@@ -129,11 +131,27 @@ class BuildArchFlags(Rule):
                             frozenset(archs), "error"))
         return out
 
-    def fix_torch(self, archs) -> str:
-        nums = sorted({self.matrix.archs[a].capability for a in archs})
-        items = [f"{ma}.{mi}" for ma, mi in nums]
-        items[-1] += "+PTX"
-        return f"use {ENV_NAME}=\"{';'.join(items)}\""
+    def torch_value(self, archs, target) -> tuple[str | None, str]:
+        """The TORCH_CUDA_ARCH_LIST every pinned torch release accepts that serves the fleet."""
+        return torch_arch_fix(archs, self.matrix, _torch_releases(target))
+
+    def fix_torch(self, archs, target=None) -> str:
+        value, why = self.torch_value(archs, target)
+        if value is None:
+            return f"no {ENV_NAME} value works: {why}"
+        return f"use {ENV_NAME}=\"{value}\""
+
+    def _rejects(self, what: str, bad: list[str], archs, target) -> str:
+        """The message for entries torch refuses, naming the pinned releases that refuse them."""
+        releases = _torch_releases(target)
+        who = "torch"
+        if releases:
+            refusing = refusing_releases(bad[0], self.matrix, releases)
+            who = f"torch {_span(refusing)}" if refusing else who
+        value, why = self.torch_value(archs, target)
+        use = f"use {ENV_NAME}=\"{value}\"" if value else f"no {ENV_NAME} value works: {why}"
+        return (f"{what}: {who} rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown CUDA arch ({bad[0]}) "
+                f"or GPU not supported\"; {use}")
 
     def fix_gencode(self, archs, build: Build | None = None) -> str:
         """One -gencode per fleet arch; arch-specific ('a') where the build used 'a' targets."""
@@ -148,10 +166,8 @@ class BuildArchFlags(Rule):
         archs = sorted({w.arch for w in fc.ctx.worlds})
         out = []
         if bad:
-            out.append(Finding(node, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown "
-                                     f"CUDA arch ({bad[0]}) or GPU not supported\"; use values such as 9.0, 9.0a, 10.0a "
-                                     f"(no 'f' targets, no sm_/compute_ prefixes)", frozenset(archs)))
-        fix = self.fix_torch(archs) if kind == "torch" else self.fix_gencode(archs, build)
+            out.append(Finding(node, self._rejects(what, bad, archs, fc.target), frozenset(archs)))
+        fix = self.fix_torch(archs, fc.target) if kind == "torch" else self.fix_gencode(archs, build)
         for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what):
             out.append(Finding(node, msg.format(fleet=fc.describe(failing), fix=fix), failing, severity=sev))
         return out
@@ -351,12 +367,13 @@ class BuildArchFlags(Rule):
         return self._judge_env_text(value, expr, fc) if isinstance(value, str) else []
 
     def _judge_env_text(self, text: str, expr, fc) -> list[Finding]:
-        build, bad = parse_torch_arch_list(text, self.matrix)
+        build, bad = parse_torch_arch_list(text, self.matrix, _torch_releases(fc.target))
         found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}", "torch")
-        if found and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
-            # The fix: the list that covers exactly the fleet, in the literal's own quotes.
-            archs = sorted({w.arch for w in fc.ctx.worlds})
-            value = self.fix_torch(archs).split("=", 1)[1].strip('"')
+        archs = sorted({w.arch for w in fc.ctx.worlds})
+        value, _why = self.torch_value(archs, fc.target)
+        if found and value and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
+            # The fix: the list that covers exactly the fleet and that every pinned torch accepts,
+            # in the literal's own quotes; none when no one value does.
             prefix = expr.prefix
             quote = expr.quote
             for f in found:
@@ -378,15 +395,14 @@ class BuildArchFlags(Rule):
             if a.name != ENV_NAME or a.value is None:
                 continue  # another variable, or a value known only at run time
             value = a.value
-            build, bad = parse_torch_arch_list(value, self.matrix)
+            build, bad = parse_torch_arch_list(value, self.matrix, _torch_releases(target))
             what = f"{ENV_NAME}={value!r}"
             if bad:
-                out.append(TextFinding(a.line, a.col, f"{what}: torch rejects {', '.join(repr(b) for b in bad)}: \"ValueError: "
-                                           f"Unknown CUDA arch ({bad[0]}) or GPU not supported\"", frozenset(archs),
-                            "error"))
+                out.append(TextFinding(a.line, a.col, self._rejects(what, bad, archs, target), frozenset(archs),
+                                       "error"))
             for msg, failing, sev in self.judge(build, archs, cuda, what):
                 out.append(TextFinding(a.line, a.col, msg.format(fleet=target.describe(failing),
-                                                                 fix=self.fix_torch(archs)), failing, sev))
+                                                                 fix=self.fix_torch(archs, target)), failing, sev))
         return out
 
     def _check_cmake(self, path: str, target, cuda, reads) -> list:
@@ -471,3 +487,12 @@ def _other_literal(key) -> bool:
         return key.evaluated_value != ENV_NAME
     except Exception:  # noqa: BLE001 -- a literal LibCST cannot evaluate: leave it to the value model
         return False
+
+
+def _torch_releases(target) -> list | None:
+    """The torch releases the pins allow, or None (unpinned: the newest release's table)."""
+    return (getattr(target, "releases", None) or {}).get("torch") or None
+
+
+def _span(releases: list[str]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]} to {releases[-1]}"

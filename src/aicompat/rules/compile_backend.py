@@ -72,6 +72,15 @@ class CompileBackend(Rule):
                             "which the pins do not include and this module does not import; pin it, or use "
                             'backend="inductor"'),
                 ]),
+        # A typo of a real mode: the message ends with the mode meant.
+        Example(_T + "COMPILE = {'mode': 'max-autotune-no-cudagraph', 'fullgraph': True}\n\n\ndef build(model):\n"
+                "    return torch.compile(model, **COMPILE)\n", pins={"torch": "2.13.0"},
+                findings=[
+                    (6, 35, 'torch.compile: mode="max-autotune-no-cudagraph" is not a mode of torch 2.13.0: '
+                            '"Unrecognized mode=max-autotune-no-cudagraph, should be one of: default, lite, '
+                            'reduce-overhead, max-autotune-no-cudagraphs, max-autotune"; use '
+                            'mode="max-autotune-no-cudagraphs"'),
+                ]),
         Example(_T + "m = torch.compile(model, mode='lite')\n", pins={"torch": ">=2.8,<2.11"},
                 findings=[
                     (2, 31, 'torch.compile: mode="lite" is not a mode of torch 2.8.0, 2.9.0, 2.9.1: "Unrecognized '
@@ -290,6 +299,12 @@ class CompileBackend(Rule):
             where = f"torch {_span(pinned)}" if pinned else "the newest torch"
             msg = (f'{label}: mode="{mode}" is not a mode of {where}: "Unrecognized mode={mode}, should be one of: '
                    f'{", ".join(e["modes"])}"')
+            # The mode every release in scope has that is nearest the typo (max-autotune-no-cudagraph ->
+            # max-autotune-no-cudagraphs), else the release's own list is all the fix there is.
+            common = [m for m in e["modes"] if all(m in x["modes"] for _v, x in bad)]
+            near = difflib.get_close_matches(mode, common, n=1, cutoff=0.75)
+            if near:
+                msg += f'; use mode="{near[0]}"'
             return [self._everywhere(node, msg, fc, pinned)]
         if backend == "cudagraphs":
             bad = [(v, e) for v, _rel, e in versions if e["mode_kwarg_error"]]

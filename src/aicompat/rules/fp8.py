@@ -63,13 +63,13 @@ class Fp8Unsupported(Rule):
                 findings=[
                     (2, 5, 'torch._scaled_mm: FP8 matmul needs compute capability 8.9+ ("torch._scaled_mm is only '
                            'supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"); '
-                           "fails on sm_80 (A100)"),
+                           "fails on sm_80 (A100); call it only where torch.cuda.get_device_capability() >= (8, 9), and a bf16 matmul elsewhere"),
                 ]),
         Example("from torch import _scaled_mm as smm\ny = smm(a, b, scale_a=sa, scale_b=sb)\n", gpus=["A10"],
                 findings=[
                     (2, 5, 'torch._scaled_mm: FP8 matmul needs compute capability 8.9+ ("torch._scaled_mm is only '
                            'supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"); '
-                           "fails on sm_86 (A10)"),
+                           "fails on sm_86 (A10); call it only where torch.cuda.get_device_capability() >= (8, 9), and a bf16 matmul elsewhere"),
                 ]),
         Example(_T + "w = torch.zeros(8, dtype=torch.float8_e4m3fn)\n", gpus=["H100"], pins={"torch": "2.0.1"},
                 findings=[
@@ -85,27 +85,27 @@ class Fp8Unsupported(Rule):
                 gpus=["A100", "H100"],
                 findings=[
                     (3, 6, 'fp8_autocast with DelayedScaling ("Device compute capability 8.9 or higher required '
-                           'for FP8 execution."); fails on sm_80 (A100)'),
+                           'for FP8 execution."); fails on sm_80 (A100); pass enabled=False (no FP8) where the compute capability is below 8.9'),
                 ]),
         Example(_TE + "r = recipe.MXFP8BlockScaling()\nwith te.fp8_autocast(fp8_recipe=r):\n    pass\n",
                 gpus=["H100", "B200", "RTX 5090"],
                 findings=[
                     (4, 6, 'fp8_autocast with MXFP8BlockScaling ("Device compute capability 10.0 or higher '
                            "required for MXFP8 execution. / MXFP8 (for all gemm layouts) is not supported on 12.0+ "
-                           'architectures yet."); fails on sm_90 (H100), sm_120 (RTX 5090)'),
+                           'architectures yet."); fails on sm_90 (H100), sm_120 (RTX 5090); use Float8CurrentScaling where the compute capability is 8.9, 9.x or 12.x, and no FP8 below 8.9'),
                 ]),
         Example(_T + "@torch.compile\ndef quant(x):\n    return x.to(torch.float8_e4m3fn)\n", gpus=["A100", "H100"],
                 findings=[
                     (4, 12, ".to(torch.float8_e4m3fn) inside torch.compile: Triton generates fp8e4nv "
                             '(float8_e4m3fn) code only for sm_89+ ("type fp8e4nv not supported in this '
-                            'architecture"); fails on sm_80 (A100)'),
+                            'architecture"); fails on sm_80 (A100); cast to torch.float8_e5m2 there (Triton generates fp8e5 code on every capability), or keep bf16'),
                 ]),
         Example(_T + "def quant(x):\n    return x.to(dtype=torch.float8_e4m3fn)\ncq = torch.compile(quant)\n",
                 gpus=["RTX 3090"],
                 findings=[
                     (3, 12, ".to(torch.float8_e4m3fn) inside torch.compile: Triton generates fp8e4nv "
                             '(float8_e4m3fn) code only for sm_89+ ("type fp8e4nv not supported in this '
-                            'architecture"); fails on sm_86 (RTX 3090)'),
+                            'architecture"); fails on sm_86 (RTX 3090); cast to torch.float8_e5m2 there (Triton generates fp8e5 code on every capability), or keep bf16'),
                 ]),
     ]
 
@@ -225,7 +225,7 @@ class Fp8Unsupported(Rule):
                                                            for w in fc.ctx.worlds):
                 return []  # no release in scope has the op: check_attribute says so
             out = self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}", op["error"],
-                           _live_worlds(fc, self.matrix.feature_archs(op["feature"])))
+                           _live_worlds(fc, self.matrix.feature_archs(op["feature"])), op["fix"])
             return out + self._operands(site, qualname, op["feature"], fc)
         tail = qualname.rsplit(".", 1)[-1] if qualname else None
         entry = self._autocast(qualname) if tail in ("fp8_autocast", "autocast") else None
@@ -243,12 +243,13 @@ class Fp8Unsupported(Rule):
             return self._compiled_cast(site, fc, fc.ctx.fact_worlds("compiled"))
         return []
 
-    def _hw(self, node, feature, fc, what, error, worlds=None):
+    def _hw(self, node, feature, fc, what, error, worlds=None, fix=""):
         have = self.matrix.feature_archs(feature)
         failing = {w.arch for w in (fc.ctx.worlds if worlds is None else worlds)} - have
         if not failing:
             return []
-        return [Finding(node, f'{what} ("{error}"); fails on {fc.describe(failing)}', frozenset(failing))]
+        use = f"; {fix}" if fix else ""
+        return [Finding(node, f'{what} ("{error}"); fails on {fc.describe(failing)}{use}', frozenset(failing))]
 
     def _operands(self, site, qualname, op_feature, fc):
         """Operand dtypes the op refuses (fp8.toml [operands.*]) on the GPUs that pass its
@@ -291,7 +292,7 @@ class Fp8Unsupported(Rule):
                 if fc.ctx.caught(e.get("exception", "RuntimeError")):
                     return []  # what torch.compile raises is handled
                 return self._hw(site.node, e["feature"], fc,
-                                f".to({q}) inside torch.compile: {e['summary']}", e["error"], worlds)
+                                f".to({q}) inside torch.compile: {e['summary']}", e["error"], worlds, e["fix"])
         return []
 
     def _autocast(self, qualname: str):
@@ -333,7 +334,7 @@ class Fp8Unsupported(Rule):
         if not failing:
             return []
         short = qualname.rsplit(".", 1)[-1]
-        parts = [f'{name} ("{self.recipes[name]["error"]}"); fails on {fc.describe(archs)}'
+        parts = [f'{name} ("{self.recipes[name]["error"]}"); fails on {fc.describe(archs)}; {self.recipes[name]["fix"]}'
                  for name, archs in sorted(failing.items())]
         return [Finding(site.node, f"{short} with " + "; with ".join(parts),
                         frozenset(a for archs in failing.values() for a in archs))]

@@ -55,7 +55,10 @@ RULE_CLASSES: list[type[Rule]] = _discover(_TABLE)
 CODES: dict[str, str] = {code: e["name"] for code, e in _TABLE.items() if e.get("listed", True)}
 # pylint message ids' two digits, per code (AIC000 included).
 MESSAGE_NUMBERS: dict[str, str] = {code: e["pylint"] for code, e in _TABLE.items()}
-IMPLEMENTED = {"AIC001", "AIC002"} | {c.code for c in RULE_CLASSES}
+# AIC001-AIC004 are the engine's: parse errors, per-file limits, suppression comments.
+IMPLEMENTED = {"AIC001", "AIC002", "AIC003", "AIC004"} | {c.code for c in RULE_CLASSES}
+# Codes that run only where a selection names them whole (``--extend-select AIC004``).
+OPT_IN = frozenset(code for code, e in _TABLE.items() if e.get("opt_in"))
 # The providers of the facts rules share (rules/_shared/facts.py), asked whatever is selected.
 PROVIDERS: list[type[ContextProvider]] = [obj for obj in vars(facts).values() if isinstance(obj, type)
                                           and issubclass(obj, ContextProvider) and obj is not ContextProvider]
@@ -72,4 +75,4 @@ def unknown_code(codes) -> str | None:
     return None
 
 
-__all__ = ["CODES", "IMPLEMENTED", "MESSAGE_NUMBERS", "PROVIDERS", "RULE_CLASSES", "SHARED_FACTS", "unknown_code"]
+__all__ = ["CODES", "IMPLEMENTED", "MESSAGE_NUMBERS", "OPT_IN", "PROVIDERS", "RULE_CLASSES", "SHARED_FACTS", "unknown_code"]

@@ -63,27 +63,27 @@ class VHeadDimMismatch(Rule):
                 findings=[
                     (2, 5, 'DeepseekV3ForCausalLM.from_pretrained: attn_implementation="flash_attention_3" gets V '
                            "head dim 128 != QK head dim 192 unpadded in transformers 4.55.0, which is Hopper-only "
-                           "(FlashAttention 3); fails on sm_80 (A100)"),
+                           "(FlashAttention 3); fails on sm_80 (A100); use attn_implementation=\"sdpa\" there"),
                 ]),
         Example(FA2 + "import torch\nq = torch.randn(2, 128, 8, 192)\nk = torch.randn(2, 128, 8, 192)\n"
                 "v = torch.randn(2, 128, 8, 128)\nflash_attn_func(q, k, v)\n", gpus=["H100"],
                 findings=[
                     (6, 1, "flash_attn_func: V head dim 128 != QK head dim 192 is rejected by FlashAttention 2 on "
                            'every GPU ("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails '
-                           "on sm_90 (H100)"),
+                           "on sm_90 (H100); pad V to 192 and slice the output to 128 there"),
                 ]),
         Example("from flash_attn import flash_attn_func as fa\nimport torch\nHD = 192\nHDV = 128\n"
                 "q = torch.empty(4, 256, 8, HD)\nv = torch.empty((4, 256, 8, HDV))\nfa(q, q, v)\n",
                 findings=[
                     (7, 1, "flash_attn_func: V head dim 128 != QK head dim 192 is rejected by FlashAttention 2 on "
                            'every GPU ("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails '
-                           "on sm_80"),
+                           "on sm_80; pad V to 192 and slice the output to 128 there"),
                 ]),
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nk = torch.randn(1, 64, 16, 192)\n"
                 "v = torch.randn(1, 64, 16, 128)\nout = flash_attn_func(q, k, v)\n", gpus=["A100", "H100"],
                 findings=[
                     (6, 7, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: "
-                           '"Only Hopper supports different V headdim"); fails on sm_80 (A100)'),
+                           '"Only Hopper supports different V headdim"); fails on sm_80 (A100); pad V to 192 and slice the output to 128 there'),
                 ]),
         # The classic wrong guard: >= (9, 0) lets Blackwell in.
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 192)\nv = torch.randn(1, 64, 16, 128)\n"
@@ -91,7 +91,7 @@ class VHeadDimMismatch(Rule):
                 gpus=["H100", "B200"],
                 findings=[
                     (6, 5, "flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: "
-                           '"Only Hopper supports different V headdim"); fails on sm_100 (B200)'),
+                           '"Only Hopper supports different V headdim"); fails on sm_100 (B200); pad V to 192 and slice the output to 128 there'),
                 ]),
         # Not an allowed FA3 pair at all: fails on Hopper too.
         Example(FA3 + "import torch\nq = torch.randn(1, 64, 16, 128)\nv = torch.randn(1, 64, 16, 256)\n"
@@ -100,7 +100,7 @@ class VHeadDimMismatch(Rule):
                     (5, 1, "flash_attn_func: V head dim 256 != QK head dim 128 is not a head-dim pair "
                            'FlashAttention 3 supports ("If V headdim is different from Q/K dim, we only support '
                            'Q/K headdim in (128, 192] and V headdim in (96, 128], or (Q/K <= 64 and V <= 512)."); '
-                           "fails on sm_90 (H100)"),
+                           "fails on sm_90 (H100); pad V to 128 and slice the output to 256 there"),
                 ]),
         Example(SDPA + "q = torch.randn(2, 8, 128, 192).cuda()\nv = torch.randn(2, 8, 128, 128).cuda()\n"
                 "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    F.scaled_dot_product_attention(q, q, v)\n",
@@ -109,7 +109,7 @@ class VHeadDimMismatch(Rule):
                     (7, 5, "scaled_dot_product_attention: V head dim 128 != QK head dim 192 with only the flash "
                            'backend enabled, which needs equal head dims ("Flash attention requires q,k,v to have '
                            'the same last dimension and to be less than or equal to 256."; then "No available '
-                           'kernel"); fails on sm_90 (H100)'),
+                           'kernel"); fails on sm_90 (H100); pad V to 192 and slice the output to 128 there'),
                 ]),
         Example("import torch\nfrom torch.nn.functional import scaled_dot_product_attention as sdpa\n"
                 "q = torch.randn(2, 8, 128, 64)\nv = torch.randn(2, 8, 128, 32)\n"
@@ -119,7 +119,7 @@ class VHeadDimMismatch(Rule):
                     (6, 5, "scaled_dot_product_attention: V head dim 32 != QK head dim 64 with only the flash "
                            'backend enabled, which needs equal head dims ("Flash attention requires q,k,v to have '
                            'the same last dimension and to be less than or equal to 256."; then "No available '
-                           'kernel"); fails on sm_80'),
+                           'kernel"); fails on sm_80; pad V to 64 and slice the output to 32 there'),
                 ]),
     ]
 
@@ -132,13 +132,13 @@ class VHeadDimMismatch(Rule):
         Example(_VLLM.format(v=3), gpus=["H100", "B200"],
                 findings=[
                     (7, 7, "flash_attn_varlen_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: "
-                           '"Only Hopper supports different V headdim"); fails on sm_100 (B200)'),
+                           '"Only Hopper supports different V headdim"); fails on sm_100 (B200); pad V to 192 and slice the output to 128 there'),
                 ]),
         Example(_VLLM.format(v=2), gpus=["H100"],
                 findings=[
                     (7, 7, "flash_attn_varlen_func: V head dim 128 != QK head dim 192 is rejected by FlashAttention 2 "
                            'on every GPU ("v must have shape (batch_size, seqlen_k, num_heads_k, head_size)"); fails '
-                           "on sm_90 (H100)"),
+                           "on sm_90 (H100); pad V to 192 and slice the output to 128 there"),
                 ]),
     ]
 
@@ -217,8 +217,10 @@ class VHeadDimMismatch(Rule):
         qk, v, reason, caller = shown
         label = "K/V" if "kv" in args else "V"
         via = " (called at line {line:caller})" if caller is not None else ""
+        # The fix every kernel runs: V padded to the QK head dim, the output sliced back (what
+        # transformers does for MLA models with flash attention; rules/AIC101.toml).
         msg = (f"{short}: {label} head dim {v} != {'Q' if 'kv' in args else 'QK'} head dim {qk}{via} {reason}; "
-               f"fails on {fc.describe(failing)}")
+               f"fails on {fc.describe(failing)}; pad {label} to {qk} and slice the output to {v} there")
         return [Finding(site.node, msg, frozenset(failing), refs={"caller": caller} if caller is not None else {})]
 
     def _transformers(self, site, qualname, fact, fc):
@@ -241,7 +243,8 @@ class VHeadDimMismatch(Rule):
         span = str(affected[0]) if len(affected) == 1 else f"{affected[0]}-{affected[-1]}"
         cls = qualname.rsplit(".", 2)[-2]
         msg = (f'{cls}.from_pretrained: attn_implementation="{impl}" gets V head dim {v} != QK head dim {qk} unpadded '
-               f"in transformers {span}, which is Hopper-only ({fact['library']}); fails on {fc.describe(failing)}")
+               f"in transformers {span}, which is Hopper-only ({fact['library']}); fails on {fc.describe(failing)}; "
+               'use attn_implementation="sdpa" there')
         return [Finding(site.node, msg, frozenset(failing))]
 
     def _dims(self, site, args, fc, bindings=None):

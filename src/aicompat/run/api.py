@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..base.diagnostics import Diagnostic
+from ..fs import gitignore
 from ..fs.files import discover, display_path
 from ..matrix import Matrix, default_matrix
 from ..matrix.target import Target
 from ..report.fix import digest
+from ..syntax.suppress import NEVER_SUPPRESSED
 from .cache import Cache, run_fingerprint
 from .config import Settings, build_settings
 from .linter import FileResult, Linter, limit_result, unreadable
@@ -52,7 +55,8 @@ class RunResult:
 def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] | None = None,
         ignore: list[str] | None = None, prefilter: bool = True, stdin: tuple[bytes, str] | None = None, *,
         jobs: int = 1, timeout: float | None = None, cache_dir: Path | None = None,
-        isolate: bool = False, fixes: bool = False, max_bytes: int | None = None) -> RunResult:
+        isolate: bool = False, fixes: bool = False, max_bytes: int | None = None,
+        extend_select: list[str] | None = None) -> RunResult:
     """Lint ``paths``; with ``stdin=(data, display name)`` lint that text instead.
 
     ``jobs`` > 1 parses on that many worker processes (when there is enough to
@@ -65,12 +69,17 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     ``cache_dir`` reuses results of unchanged files (standard input is never
     cached: an editor buffer is rarely linted twice unchanged); ``fixes``: the
     caller applies the findings' fixes, which the cache does not keep, so files
-    whose findings had one are checked again. Files the checked code names are
+    whose findings had one are checked again; ``extend_select`` adds codes to the selection
+    (an opt-in code such as AIC004 runs only where named). Files the checked code names are
     read only inside the project root (the config file's folder, else the
     current folder; fs/confine.py)."""
     project_root = str((settings.config_file.parent if settings.config_file else Path.cwd()).resolve())
     max_bytes = max_bytes or settings.max_bytes or MAX_FILE_BYTES
-    spec = LinterSpec(settings.target, matrix, tuple(s.upper() for s in (select if select else settings.select)),
+    chosen = list(select if select else settings.select)
+    extend = list(extend_select or []) + settings.extend_select
+    if extend:  # ruff's extend-select: what is chosen (every default rule when nothing is), and these
+        chosen = (chosen or ["AIC"]) + extend
+    spec = LinterSpec(settings.target, matrix, tuple(s.upper() for s in chosen),
                       tuple(s.upper() for s in (ignore or []) + settings.ignore), prefilter, project_root, max_bytes)
     linter = spec.build()
     try:
@@ -81,13 +90,15 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
             if result is None:
                 result = (lint_parallel(spec, [(0, display, data)], 1, timeout, linter=linter)[0] if isolate
                           else lint_one(linter, data, display, timeout))
+            _per_file_ignores([result], settings, project_root)
             return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings,
                              workers=1, notes=list(dict.fromkeys(result.notes)), root=project_root)
         root = settings.config_file.parent if settings.config_file else None
         unusable: list[tuple[Path, str]] = []
         unlisted: list[tuple[Path, OSError]] = []
         pruned: list[Path] = []
-        files, missing = discover(paths, settings.exclude, root, unusable, unlisted, pruned)
+        files, missing = discover(paths, settings.exclude, root, unusable, unlisted, pruned,
+                                  respect_gitignore=settings.respect_gitignore)
         cache = None
         if cache_dir is not None:
             cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
@@ -131,6 +142,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
         # checked, so the run is incomplete (AIC002: no noqa, baseline, --ignore or --exit-zero hides it).
         final += [limit_result(display_path(p), f"cannot read folder: {exc.strerror or exc} (give it read and "
                                                 "search permission, or exclude it)") for p, exc in unlisted]
+        _per_file_ignores(final, settings, project_root)
         diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
         notes = list(dict.fromkeys(n for r in final for n in r.notes))
         return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root,
@@ -182,3 +194,29 @@ def lint_paths(paths: list[str | Path], target: Target | None = None, use_config
     settings.target.verify = with_run_options(settings.target.verify, timeout, cache_dir)
     return run(str_paths, settings, matrix, select, ignore, jobs=jobs, timeout=timeout,
                cache_dir=Path(cache_dir) if cache_dir is not None else None, max_bytes=max_bytes).diagnostics
+
+
+def _per_file_ignores(results: list[FileResult], settings: Settings, project_root: str) -> None:
+    """``[tool.aicompat] per-file-ignores``: a file whose path (relative to the config's folder)
+    a pattern matches, gitignore-style, does not report those codes; they count as suppressed.
+    AIC000/AIC002 (a file not checked) are never hidden."""
+    if not settings.per_file_ignores:
+        return
+    rules = [(gitignore.pattern(p), codes) for p, codes in settings.per_file_ignores.items()]
+    for r in results:
+        rel = _relative(r.path, project_root)
+        codes = [c for rx, cs in rules if rx is not None and rx.fullmatch(rel) for c in cs]
+        if not codes:
+            continue
+        keep = []
+        for d in r.diagnostics:
+            hidden = d.code not in NEVER_SUPPRESSED and any(d.code.startswith(c) for c in codes)
+            (r.suppressed if hidden else keep).append(d)
+        r.diagnostics = keep
+
+
+def _relative(path: str, root: str) -> str:
+    try:
+        return Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()

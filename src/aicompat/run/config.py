@@ -48,8 +48,9 @@ MAX_TIMEOUT = 1e6  # seconds per file: more is no limit, and the timer cannot ho
 # max-file-size, in MB: LibCST needs ~0.6 GB per MB of source (parallel.too_large); past
 # 100 MB no machine this runs on parses the file, so a larger limit is a mistake.
 MAX_FILE_SIZE_MB = 100.0
-TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "ignore", "jobs", "timeout", "cache-dir",
-             "cuda-verify", "max-file-size", "allow-incomplete"}
+TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "extend-select", "ignore", "jobs", "timeout", "cache-dir",
+             "cuda-verify", "max-file-size", "allow-incomplete",
+             "respect-gitignore", "per-file-ignores"}
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Settings:
     target: ResolvedTarget
     exclude: list[str] = field(default_factory=list)
     select: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)  # added to select (or to every default rule)
     ignore: list[str] = field(default_factory=list)
     config_file: Path | None = None
     notes: list[str] = field(default_factory=list)
@@ -65,6 +67,9 @@ class Settings:
     cache_dir: Path | None = None  # relative paths in the config are relative to its folder
     max_bytes: int | None = None  # None: the default size limit per file (2 MB)
     allow_incomplete: bool = False  # True: AIC000/AIC002 do not make the exit status 3
+    respect_gitignore: bool = True  # False: folders and files .gitignore ignores are walked too
+    # pattern (gitignore syntax, relative to the config's folder) -> codes or prefixes not reported there
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
 
 
 def verify_options(timeout: float | None = None, cache_dir: Path | None = None):
@@ -185,7 +190,7 @@ def build_settings(
     gpus: list[str] = list(matrix.default_fleet)
     sources["gpus"] = "default"
     cuda: str | None = None
-    settings_extra: dict[str, list[str]] = {"exclude": [], "select": [], "ignore": []}
+    settings_extra: dict[str, list[str]] = {"exclude": [], "select": [], "extend-select": [], "ignore": []}
     pyproject = None if no_config else find_pyproject(start or Path.cwd())
     tool: dict[str, Any] = {}
     verify = False
@@ -273,7 +278,7 @@ def build_settings(
             refused_notes.append(f"{pyproject}: [tool.aicompat] cuda-verify is ignored: exact mode runs nvcc on "
                                  "the checked code, so only the command line (--cuda-verify) or the environment "
                                  "(AICOMPAT_CUDA_VERIFY=1) turns it on")
-        for key in ("exclude", "select", "ignore"):
+        for key in ("exclude", "select", "extend-select", "ignore"):
             if key in tool:
                 if not isinstance(tool[key], list) or not all(isinstance(x, str) for x in tool[key]):
                     raise ConfigError(f"{pyproject}: [tool.aicompat] {key}: expected a list of strings")
@@ -306,6 +311,12 @@ def build_settings(
         if not isinstance(tool["allow-incomplete"], bool):
             raise ConfigError(f"{pyproject}: [tool.aicompat] allow-incomplete: expected true or false")
         run_opts["allow_incomplete"] = tool["allow-incomplete"]
+    if "per-file-ignores" in tool:
+        run_opts["per_file_ignores"] = _per_file_ignores(tool["per-file-ignores"], f"{pyproject}: [tool.aicompat]")
+    if "respect-gitignore" in tool:
+        if not isinstance(tool["respect-gitignore"], bool):
+            raise ConfigError(f"{pyproject}: [tool.aicompat] respect-gitignore: expected true or false")
+        run_opts["respect_gitignore"] = tool["respect-gitignore"]
     if "cache-dir" in tool:
         if not isinstance(tool["cache-dir"], str) or not tool["cache-dir"].strip():
             raise ConfigError(f"{pyproject}: [tool.aicompat] cache-dir: expected a path")
@@ -356,7 +367,7 @@ def build_settings(
                 pins[name] = SpecifierSet()
         if note:
             declared_notes.append(note)
-    pin_notes = declared_notes + _pin_notes(pins, releases, sources, matrix)
+    pin_notes = declared_notes + _pin_notes(pins, releases, sources, matrix) + _unpinned_torch(releases, matrix)
     target = ResolvedTarget(
         members=members,
         python=python,
@@ -380,11 +391,43 @@ def build_settings(
         target=target,
         exclude=settings_extra["exclude"],
         select=settings_extra["select"],
+        extend_select=settings_extra["extend-select"],
         ignore=settings_extra["ignore"],
         config_file=pyproject,
         notes=notes,
         **run_opts,
     )
+
+
+def _per_file_ignores(value, where: str) -> dict[str, list[str]]:
+    """``{"tests/**" = ["AIC204"], "bench/*.py" = ["AIC1"]}``, checked as strictly as ``ignore``."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} per-file-ignores: expected a table of pattern = [codes]")
+    if len(value) > MAX_EXCLUDE_PATTERNS:
+        raise ConfigError(f"{where} per-file-ignores: more than {MAX_EXCLUDE_PATTERNS} patterns")
+    out = {}
+    for pattern, codes in value.items():
+        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+            raise ConfigError(f"{where} per-file-ignores: {pattern!r}: expected a list of codes")
+        if len(pattern) > MAX_EXCLUDE_CHARS:
+            raise ConfigError(f"{where} per-file-ignores: a pattern over {MAX_EXCLUDE_CHARS} characters")
+        bad = unknown_code(codes)
+        if bad is not None:
+            raise ConfigError(f"{where} per-file-ignores: {pattern!r}: unknown rule code {bad!r} (see 'aicompat rules')")
+        out[pattern] = [c.strip().upper() for c in codes]
+    return out
+
+
+def _unpinned_torch(releases: dict, matrix) -> list[str]:
+    """Without a torch pin the API rules judge the newest torch aicompat knows: said, so a
+    clean run is not read as "clean on the torch we use"."""
+    if "torch" in releases:
+        return []
+    final = [v for v in matrix.releases("torch") if not v.is_prerelease]
+    if not final:
+        return []
+    return [f"no torch pin: the API rules judged torch {max(final)}, the newest release aicompat knows (pin the "
+            "one you run: --pin torch==X.Y, or torch in [project] dependencies or a requirements file)"]
 
 
 def _pin_notes(pins: dict, releases: dict, sources: dict, matrix) -> list[str]:
@@ -458,7 +501,40 @@ def _merge_declared(declared: list[Pin], pins: dict[str, SpecifierSet], sources:
                 g &= p.spec
             alt.append((g, ", ".join(dict.fromkeys(p.where for p in group))))
         alternatives[name] = [(spec, sources[f"pin:{name}"])] + (alt if len(alt) > 1 else [])
+        envs = _environments(found)
+        if envs:
+            alternatives[name] = [(None, sources[f"pin:{name}"])] + envs
     return alternatives
+
+
+def _environments(found: list) -> list[tuple[SpecifierSet, str]]:
+    """Extras and environment markers are separate installs (a ``cuda`` and an ``npu`` extra
+    are never installed together): (spec, where) per environment, per requirement source: the
+    pins every install from that source has, alone (an install with no extra) and with each
+    environment's own; [] when no pin of the package is an alternative (the caller intersects)."""
+    if all(p.alternative is None for p in found):
+        return []
+    groups: dict[str, list] = {}
+    for p in found:
+        groups.setdefault(p.group, []).append(p)
+    out = []
+    for pins in groups.values():
+        base = [p for p in pins if p.alternative is None]
+        alts: dict[str, list] = {}
+        for p in pins:
+            if p.alternative is not None:
+                alts.setdefault(p.alternative, []).append(p)
+        common = SpecifierSet()
+        for p in base:
+            common &= p.spec
+        if base:
+            out.append((common, "every install (" + ", ".join(dict.fromkeys(p.where for p in base)) + ")"))
+        for alt, own in alts.items():
+            spec = common
+            for p in own:
+                spec &= p.spec
+            out.append((spec, f"{alt} (" + ", ".join(dict.fromkeys(p.where for p in own)) + ")"))
+    return out if len(out) > 1 else []
 
 
 def _rename_pins(pins: dict, sources: dict, alternatives: dict, matrix) -> None:
@@ -487,7 +563,8 @@ def _declared_releases(name: str, options: list[tuple[SpecifierSet, str]], matri
 
     if not matrix.releases(name):
         return [], "", False  # a package aicompat does not model: its pins change nothing, say nothing
-    both = allowed(*options[0])
+    separate = options[0][0] is None  # extras or markers: separate installs, never intersected
+    both = None if separate else allowed(*options[0])
     if both and not _contradicts(options[0][0]):
         return both, "", False
     union: list = []
@@ -496,10 +573,14 @@ def _declared_releases(name: str, options: list[tuple[SpecifierSet, str]], matri
         got = allowed(spec, where)
         if got:
             union.extend(v for v in got if v not in union)
-            used.append(f"{where} ({spec})")
+            rng = str(got[0]) if len(got) == 1 else f"{min(got)} to {max(got)}"
+            used.append(f"{where}: {name}{spec or ' unpinned'}, {rng}" if separate else f"{where} ({spec})")
     if not union:
         return None, (f"{name}: the project's pins ({options[0][1]}: {options[0][0]}) match no {name} release "
                       "aicompat knows; checked as if unpinned"), False
+    if separate:
+        return sorted(union), (f"{name}: the project's extras and markers are separate installs, each checked "
+                               "(a finding names the release it fails on): " + "; ".join(used)), True
     return sorted(union), (f"{name}: the project's requirement sources disagree, so each is checked: "
                            + "; ".join(used)), True
 

@@ -41,6 +41,9 @@ class Pin:
     spec: SpecifierSet
     where: str  # "requirements/cuda.txt:7 (-r from requirements/dev.txt)", "setup.py install_requires"
     group: str  # the top-level source it belongs to: pins of one group are one install
+    # An extra (``[project.optional-dependencies].npu``) or an environment marker: one of several
+    # environments, checked each on its own, never intersected with the others; None: every install.
+    alternative: str | None = None
 
 
 def project_root(start: Path) -> Path | None:
@@ -83,12 +86,13 @@ def _rel(path: Path, root: Path) -> str:
         return path.name
 
 
-def _pin(text: str, where: str, group: str) -> Pin | None:
+def _pin(text: str, where: str, group: str, extra: str | None = None) -> Pin | None:
     try:
         req = Requirement(text)
     except InvalidRequirement:
         return None  # pip syntax aicompat does not model (a URL, an editable path): not a pin
-    return Pin(canonicalize_name(req.name), req.specifier, where, group)
+    parts = ([f"extra {extra}"] if extra else []) + ([f"where {req.marker}"] if req.marker else [])
+    return Pin(canonicalize_name(req.name), req.specifier, where, group, " ".join(parts) or None)
 
 
 def _requirements_file(path: Path, root: Path, group: str, via: str | None, out: list[Pin], seen: set[Path],
@@ -152,7 +156,8 @@ def _pyproject(doc: dict) -> list[Pin]:
                 continue
             for dep in deps:
                 if isinstance(dep, str):
-                    pin = _pin(dep, f"pyproject.toml [project.optional-dependencies].{extra}", "pyproject.toml")
+                    pin = _pin(dep, f"pyproject.toml [project.optional-dependencies].{extra}", "pyproject.toml",
+                               extra)
                     if pin is not None:
                         out.append(pin)
     return out
@@ -172,15 +177,15 @@ def _setup_cfg(root: Path) -> list[Pin]:
         out += _lines_to_pins(cfg.get("options", "install_requires"), "setup.cfg [options] install_requires")
     if cfg.has_section("options.extras_require"):
         for extra, value in cfg.items("options.extras_require"):
-            out += _lines_to_pins(value, f"setup.cfg [options.extras_require] {extra}")
+            out += _lines_to_pins(value, f"setup.cfg [options.extras_require] {extra}", extra)
     return out
 
 
-def _lines_to_pins(value: str, where: str) -> list[Pin]:
+def _lines_to_pins(value: str, where: str, extra: str | None = None) -> list[Pin]:
     out = []
     for line in value.replace(";\n", "\n").splitlines():
         line = line.split(" #", 1)[0].strip()
-        pin = _pin(line, where, where.split(" ", 1)[0]) if line and not line.startswith("#") else None
+        pin = _pin(line, where, where.split(" ", 1)[0], extra) if line and not line.startswith("#") else None
         if pin is not None:
             out.append(pin)
     return out
@@ -216,7 +221,7 @@ def _setup_py(root: Path) -> list[Pin]:
                 if isinstance(extras, dict):
                     for extra, deps in extras.items():
                         for text in _strings(deps):
-                            pin = _pin(text, f"setup.py extras_require[{extra!r}]", "setup.py")
+                            pin = _pin(text, f"setup.py extras_require[{extra!r}]", "setup.py", extra)
                             if pin is not None:
                                 out.append(pin)
     return out

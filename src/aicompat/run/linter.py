@@ -21,7 +21,7 @@ from ..matrix.target import ResolvedTarget
 from ..model.evaluate import UNKNOWN
 from ..rules import registry
 from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
-from ..syntax.suppress import IGNORE_FILE, apply
+from ..syntax.suppress import IGNORE_FILE, Checks, apply
 
 
 def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
@@ -67,8 +67,12 @@ def api_param(matrix: Matrix, qualname: str, param: str, version) -> bool | None
 
 
 def selected(code: str, select: list[str], ignore: list[str]) -> bool:
-    """Ruff-style prefix selection: ``AIC1`` selects AIC101, AIC102, ..."""
-    if select and not any(code.startswith(s) for s in select):
+    """Ruff-style prefix selection: ``AIC1`` selects AIC101, AIC102, ... An opt-in code
+    (rules/codes.toml ``opt_in``) runs only where a selection names it whole."""
+    if code in registry.OPT_IN:
+        if code not in select:
+            return False
+    elif select and not any(code.startswith(s) for s in select):
         return False
     return not any(code.startswith(i) for i in ignore)
 
@@ -129,6 +133,9 @@ class Linter:
         for r in self.rules:
             self.known |= r.known_names()
         self._attr_sources = [r for r in self.providers if hasattr(r, "attr_exists")]
+        ran = {r.code for r in self.rules} | ({"AIC001"} if self.parse_errors else set())
+        self.comment_checks = Checks(frozenset(registry.MESSAGE_NUMBERS), selected("AIC003", self.select, self.ignore),
+                                     selected("AIC004", self.select, self.ignore), frozenset(ran))
 
     def attr_exists(self, qualname: str, world):
         """``hasattr`` of ``qualname`` in ``world``; ``"<f>(<param>)"`` asks whether
@@ -228,7 +235,7 @@ class Linter:
                 diags = [internal_error(path, 1, 1, "nesting too deep to analyse; file skipped")]
             except Exception as exc:  # an engine bug must not end the run
                 diags = [internal_error(path, 1, 1, f"{type(exc).__name__}: {exc}")]
-            res.diagnostics, res.suppressed = apply(diags, text)
+            res.diagnostics, res.suppressed = apply(diags, text, path, self.comment_checks)
             self._take_notes(res)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         return res
@@ -339,7 +346,7 @@ class Linter:
             for f in found:
                 diags.append(Diagnostic(path, f.line, f.column, f.line, f.column, r.code, r.name, f.severity,
                                         f.message, self.target.labels_for(f.archs)))
-        res.diagnostics, res.suppressed = apply(diags, text)
+        res.diagnostics, res.suppressed = apply(diags, text, path, self.comment_checks)
         res.diagnostics.sort(key=Diagnostic.sort_key)
         self._take_notes(res)
         return res

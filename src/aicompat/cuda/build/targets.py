@@ -155,25 +155,90 @@ def _num(target: str) -> int:
     return int(re.match(r"sm_(\d+)", target).group(1))
 
 
-def parse_torch_arch_list(value: str, matrix) -> tuple[Build, list[str]]:
-    """(build, rejected entries) the way torch.utils.cpp_extension reads
-    TORCH_CUDA_ARCH_LIST (version_matrix/build.toml)."""
-    rules = max(matrix.section("build.toml", "torch_arch_list").items(), key=lambda kv: Version(kv[0]))[1]
-    text = value.replace(" ", ";")
-    for name, repl in rules["named"]:
-        text = text.replace(name, repl)
+def torch_arch_tables(matrix, releases=None) -> list[tuple[str, dict]]:
+    """(release, table) of what each torch release in ``releases`` accepts in TORCH_CUDA_ARCH_LIST
+    (version_matrix/torch_arch_lists.toml, read from each release's cpp_extension.py), newest
+    last; with no releases, the newest known release's alone (what an unpinned build gets).
+    A release the table does not list takes the newest listed release not after it."""
+    tables = sorted(((Version(v), t) for k, t in matrix.section("torch_arch_lists.toml", "release").items()
+                     for v in t["releases"]), key=lambda vt: vt[0])
+    if not tables:
+        raise ValueError("version_matrix/torch_arch_lists.toml lists no release")
+    if not releases:
+        return [(str(tables[-1][0]), tables[-1][1])]
+    out = []
+    for r in sorted({Version(str(x)) for x in releases}):
+        known = [vt for vt in tables if vt[0] <= r] or tables[:1]
+        out.append((str(r), known[-1][1]))
+    return out
+
+
+def parse_torch_arch_list(value: str, matrix, releases=None) -> tuple[Build, list[str]]:
+    """(build, rejected entries) the way torch.utils.cpp_extension reads TORCH_CUDA_ARCH_LIST:
+    the build as the newest release in scope reads it, and every entry a release in scope
+    refuses (``ValueError: Unknown CUDA arch``)."""
+    tables = torch_arch_tables(matrix, releases)
     b, bad = Build(), []
-    for item in [x for x in text.split(";") if x]:
-        ptx = item.endswith("+PTX")
-        arch = item[:-4] if ptx else item
-        if arch not in rules["supported"]:
-            bad.append(item)
-            continue
-        sm = "sm_" + arch.replace(".", "")
-        b.cubins.append(sm)
-        if ptx:
-            b.ptx.append(sm)
+    for i, (_release, rules) in enumerate(reversed(tables)):
+        text = value.replace(" ", ";")
+        for name, repl in rules["named"]:
+            text = text.replace(name, repl)
+        for item in [x for x in text.split(";") if x]:
+            ptx = item.endswith("+PTX")
+            arch = item[:-4] if ptx else item
+            if arch not in rules["supported"]:
+                if item not in bad:
+                    bad.append(item)
+                continue
+            if i:
+                continue  # the newest release's reading is the build
+            sm = "sm_" + arch.replace(".", "")
+            b.cubins.append(sm)
+            if ptx:
+                b.ptx.append(sm)
     return b, bad
+
+
+def refusing_releases(entry: str, matrix, releases=None) -> list[str]:
+    """The releases in scope whose TORCH_CUDA_ARCH_LIST refuses ``entry`` (an entry after aliases)."""
+    arch = entry[:-4] if entry.endswith("+PTX") else entry
+    return [r for r, t in torch_arch_tables(matrix, releases) if arch not in t["supported"]]
+
+
+def torch_arch_fix(archs, matrix, releases=None) -> tuple[str | None, str]:
+    """(TORCH_CUDA_ARCH_LIST value, "") that every release in scope accepts and that gives every
+    GPU of ``archs`` code: one entry per GPU a release can build for, the newest with +PTX (the
+    driver JIT-compiles it on newer GPUs); or (None, why) when no value does."""
+    tables = torch_arch_tables(matrix, releases)
+    everywhere = [a for a in tables[0][1]["supported"] if all(a in t["supported"] for _r, t in tables)]
+    plain = sorted((tuple(int(x) for x in a.split(".")), a) for a in everywhere if re.fullmatch(r"\d+\.\d+", a))
+    cubins, ptx = [], set()
+    for cap in sorted({matrix.archs[a].capability for a in archs}):
+        entry = f"{cap[0]}.{cap[1]}"
+        if entry in everywhere:
+            cubins.append((cap, entry))
+            continue
+        # No release in scope builds for it: PTX of the newest entry below it, which the driver
+        # JIT-compiles on the newer GPU.
+        below = [p for p in plain if p[0] <= cap]
+        if below:
+            ptx.add(below[-1])
+    entries = sorted(set(cubins) | ptx)
+    if not entries:
+        return None, (f"torch {tables[0][0]} accepts no entry these GPUs can run" if len(tables) == 1 else
+                      f"no entry these GPUs can run is accepted by every torch release in scope "
+                      f"({tables[0][0]} to {tables[-1][0]})")
+    newest = entries[-1]
+    items = [e + ("+PTX" if (c, e) in ptx or (c, e) == newest else "") for c, e in entries]
+    value = ";".join(items)
+    build, _bad = parse_torch_arch_list(value, matrix, releases)
+    left = [a for a in archs if code_for(a, build, matrix) is None]
+    if left:
+        refused = [r for r, t in tables if any(f"{ma}.{mi}" not in t["supported"]
+                                               for ma, mi in (matrix.archs[a].capability for a in left))]
+        return None, (f"torch {refused[0] if refused else tables[0][0]} builds no code {', '.join(left)} runs, "
+                      "and no value serves every release in scope")
+    return value, ""
 
 
 def parse_cmake_archs(value: str) -> Build | None:
