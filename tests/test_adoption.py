@@ -232,3 +232,33 @@ def test_a_marker_pin_is_its_own_environment(tmp_path):
     (tmp_path / "serve.py").write_text("import torch\n")
     r = run_cli("lint", "--gpu", "A100", "--no-cache", "--format", "json", "serve.py", cwd=tmp_path)
     assert json.loads(r.stdout)["target"]["pins"]["torch"]["releases"] == ["2.4.0", "2.8.0"]
+
+
+LOAD = textwrap.dedent("""\
+    import torch
+
+
+    def resume(model, path):
+        state = torch.load(path, map_location="cpu")
+        model.load_state_dict(state["model"])
+        return state["step"]
+    """)
+
+
+def test_a_default_change_is_informational_unless_selected(tmp_path):
+    """AIC204 is reported, but a run with only it passes; --select AIC204 (or AIC2) makes it count."""
+    (tmp_path / "resume.py").write_text(LOAD)
+    args = ["lint", "--no-config", "--no-cache", "--gpu", "A100", "--pin", "torch>=2.4,<2.8", "resume.py"]
+    r = run_cli(*args, cwd=tmp_path)
+    assert r.returncode == 0 and "AIC204 torch.load: the default of weights_only" in r.stdout
+    assert "1 of them is informational" in r.stdout
+    assert run_cli(*args, "--select", "AIC204", cwd=tmp_path).returncode == 1
+    assert run_cli(*args, "--extend-select", "AIC2", cwd=tmp_path).returncode == 1
+
+
+def test_pins_on_one_side_of_a_change_are_not_reported(tmp_path):
+    (tmp_path / "resume.py").write_text(LOAD)
+    for pin in ("torch==2.4.0", "torch>=2.6,<2.9"):
+        r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "--pin", pin, "--format", "json",
+                    "resume.py", cwd=tmp_path)
+        assert [d["code"] for d in _json(r)] == [], pin

@@ -22,7 +22,7 @@ from .report import baseline
 from .report.fix import LeftAlone, fixed_source, unified_diff, write_fixed
 from .report.formatters import FORMATTERS, location, printable, printable_path, show_fixes, statistics, summary
 from .report.ruledocs import load_docs, render
-from .rules.registry import CODES, IMPLEMENTED, RULE_CLASSES, unknown_code
+from .rules.registry import CODES, IMPLEMENTED, INFORMATIONAL, RULE_CLASSES, unknown_code
 from .run.api import run, with_run_options
 from .run.cache import CACHE_DIR
 from .run.config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
@@ -408,8 +408,10 @@ def _lint(args) -> int:
             f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}"
         print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
               file=sys.stderr)
+    chosen = select + extend + settings.select + settings.extend_select
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
-                   sum(1 for f in result.files if f.skipped))
+                   sum(1 for f in result.files if f.skipped),
+                   sorted(c for c in INFORMATIONAL if not _fails(c, chosen)))
     # Machine formats stay one parseable document on stdout whatever the flags: extra text goes to stderr.
     extra = sys.stdout if args.format == "text" else sys.stderr
     if not (args.statistics and args.format == "text"):  # text --statistics: the counts only, as ruff
@@ -424,9 +426,19 @@ def _lint(args) -> int:
             print(f"suppressed: {location(d)}: {d.code} {printable(d.message)}", file=extra)
     if _incomplete(result) and not allow_incomplete:
         return 3  # the run is incomplete: aicompat failed or ran out of time on some file
-    if any(d.code not in INCOMPLETE for d in result.diagnostics) and not args.exit_zero:
+    if any(_fails(d.code, chosen) for d in result.diagnostics) and not args.exit_zero:
         return 1
     return 0
+
+
+def _fails(code: str, chosen: list[str]) -> bool:
+    """Whether a finding of ``code`` fails the run: any but AIC000/AIC002 (exit 3's) and the
+    informational codes (AIC204), which fail only where a selection names them or their family."""
+    if code in INCOMPLETE:
+        return False
+    if code in INFORMATIONAL:
+        return any(len(c) > 3 and code.startswith(c.upper()) for c in chosen)
+    return True
 
 
 def _verify_env() -> bool | None:

@@ -45,7 +45,9 @@ def location(d: Diagnostic) -> str:
     return f"{printable_path(d.path)}:{d.line}:{d.column}"
 
 
-def summary(diags: list[Diagnostic], files: int, parsed: int, suppressed: int, skipped: int = 0) -> dict:
+def summary(diags: list[Diagnostic], files: int, parsed: int, suppressed: int, skipped: int = 0,
+            informational: list[str] | None = None) -> dict:
+    """``informational``: the codes of findings that do not fail the run (AIC204 unless selected)."""
     return {
         "files": files,
         "files_parsed": parsed,
@@ -54,6 +56,7 @@ def summary(diags: list[Diagnostic], files: int, parsed: int, suppressed: int, s
         "suppressed": suppressed,
         "by_code": dict(sorted(Counter(d.code for d in diags).items())),
         "fixable": sum(1 for d in diags if d.fix is not None),
+        "informational": sum(1 for d in diags if d.code in (informational or ())),
     }
 
 
@@ -69,6 +72,10 @@ def format_text(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, not
         lines.append(f"Found {n} finding{'s' if n != 1 else ''} ({where}).")
     else:
         lines.append(f"All checks passed ({where}).")
+    if summ.get("informational"):
+        n = summ["informational"]
+        lines.append(f"{n} of them {'is' if n == 1 else 'are'} informational (AIC204: a default that changed "
+                     "inside the pinned range) and do not fail the run; --select AIC204 makes them count.")
     if summ.get("fixable"):
         lines.append(f"[*] {summ['fixable']} fixable with --fix (--diff shows the changes first).")
     if summ.get("suppressed"):

@@ -76,8 +76,8 @@ class BuildArchFlags(Rule):
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0;10.0f'\n", gpus=["H100"],
                 findings=[
                     (2, 38, "TORCH_CUDA_ARCH_LIST='9.0;10.0f': torch rejects '10.0f': \"ValueError: Unknown CUDA "
-                            "arch (10.0f) or GPU not supported\"; use values such as 9.0, 9.0a, 10.0a (no 'f' "
-                            "targets, no sm_/compute_ prefixes)"),
+                            "arch (10.0f) or GPU not supported\"; use TORCH_CUDA_ARCH_LIST=\"9.0+PTX\" (entries are "
+                            "X.Y or X.Ya, with +PTX: no 'f' targets, no sm_/compute_ prefixes)"),
                 ]),
         Example("from torch.utils.cpp_extension import load_inline\n"
                 "load_inline('k', '', cuda_sources=S, extra_cuda_cflags=['-gencode=arch=compute_90a,code=sm_90a'])\n",
@@ -150,8 +150,12 @@ class BuildArchFlags(Rule):
             who = f"torch {_span(refusing)}" if refusing else who
         value, why = self.torch_value(archs, target)
         use = f"use {ENV_NAME}=\"{value}\"" if value else f"no {ENV_NAME} value works: {why}"
+        # An entry no release takes (10.0f, sm_90) is a spelling to correct; one newer releases
+        # take (10.0 under 2.5) is a release to upgrade or an arch to leave to PTX.
+        hint = (" (entries are X.Y or X.Ya, with +PTX: no 'f' targets, no sm_/compute_ prefixes)"
+                if refusing_releases(bad[0], self.matrix) else "")
         return (f"{what}: {who} rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown CUDA arch ({bad[0]}) "
-                f"or GPU not supported\"; {use}")
+                f"or GPU not supported\"; {use}{hint}")
 
     def fix_gencode(self, archs, build: Build | None = None) -> str:
         """One -gencode per fleet arch; arch-specific ('a') where the build used 'a' targets."""

@@ -59,6 +59,8 @@ MESSAGE_NUMBERS: dict[str, str] = {code: e["pylint"] for code, e in _TABLE.items
 IMPLEMENTED = {"AIC001", "AIC002", "AIC003", "AIC004"} | {c.code for c in RULE_CLASSES}
 # Codes that run only where a selection names them whole (``--extend-select AIC004``).
 OPT_IN = frozenset(code for code, e in _TABLE.items() if e.get("opt_in"))
+# Codes whose findings do not fail the run unless selected by name or family (``tier = "info"``).
+INFORMATIONAL = frozenset(code for code, e in _TABLE.items() if e.get("tier") == "info")
 # The providers of the facts rules share (rules/_shared/facts.py), asked whatever is selected.
 PROVIDERS: list[type[ContextProvider]] = [obj for obj in vars(facts).values() if isinstance(obj, type)
                                           and issubclass(obj, ContextProvider) and obj is not ContextProvider]
@@ -75,4 +77,4 @@ def unknown_code(codes) -> str | None:
     return None
 
 
-__all__ = ["CODES", "IMPLEMENTED", "MESSAGE_NUMBERS", "OPT_IN", "PROVIDERS", "RULE_CLASSES", "SHARED_FACTS", "unknown_code"]
+__all__ = ["CODES", "IMPLEMENTED", "MESSAGE_NUMBERS", "OPT_IN", "INFORMATIONAL", "PROVIDERS", "RULE_CLASSES", "SHARED_FACTS", "unknown_code"]

@@ -1,5 +1,5 @@
 """AIC204 behavior-change: a call that leaves out a parameter whose default
-changed inside the releases in scope, or between them and the newest release
+changed inside the releases in scope (the pins allow releases on both sides of it)
 (facts: version_matrix/behavior.toml, each change read in the releases on both
 sides). The fix is to say what you mean: pass the parameter.
 """
@@ -30,6 +30,11 @@ class BehaviorChange(Rule):
         Example("from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('gpt2')\n",
                 pins={"transformers": "4.57.1"}),
         Example("import torch\nsd = torch.load('ckpt.pt')\n"),
+        # Pins entirely on one side of a change do not cross it: the code behaves as it always has.
+        Example("import torch\nsd = torch.load('ckpt.pt', map_location='cpu')\n", pins={"torch": "2.4.0"}),
+        Example("import torch\nep = torch.export.export(m, (x,))\n", pins={"torch": "2.5.1"}),
+        Example("from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n",
+                pins={"transformers": "4.57.1"}),
     ]
     INVALID = [
         Example("import torch\nsd = torch.load('ckpt.pt')\n", pins={"torch": ">=2.4,<2.8"},
@@ -39,34 +44,27 @@ class BehaviorChange(Rule):
                            "torch 2.6.0; the pins allow torch 2.4.0–2.7.1, both sides; pass weights_only=False to "
                            "keep the old behaviour or weights_only=True for the new one"),
                 ]),
-        Example("import torch\nsd = torch.load('ckpt.pt', map_location='cpu')\n", pins={"torch": "2.4.0"},
-                findings=[
-                    (2, 6, "torch.load: the default of weights_only changed from False (any pickle is loaded) to "
-                           "True (tensors and allow-listed types only; other pickles raise UnpicklingError) in "
-                           "torch 2.6.0; the pins allow torch 2.4.0; upgrading past 2.6.0 changes it; pass "
-                           "weights_only=False to keep the old behaviour or weights_only=True for the new one"),
-                ]),
-        Example("import torch\nep = torch.export.export(m, (x,))\n", pins={"torch": "2.5.1"},
+        Example("import torch\nep = torch.export.export(m, (x,))\n", pins={"torch": ">=2.7,<2.9"},
                 findings=[
                     (2, 6, "torch.export.export: the default of strict changed from True (TorchDynamo tracing) to "
-                           "False (Python-level tracing, non-strict) in torch 2.8.0; the pins allow torch 2.5.1; "
-                           "upgrading past 2.8.0 changes it; pass strict=True to keep the old behaviour or "
-                           "strict=False for the new one"),
+                           "False (Python-level tracing, non-strict) in torch 2.8.0; the pins allow torch "
+                           "2.7.0–2.8.0, both sides; pass strict=True to keep the old behaviour or strict=False for "
+                           "the new one"),
                 ]),
         Example("from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n",
-                pins={"transformers": "4.57.1"},
+                pins={"transformers": ">=4.57,<=5.0.0"},
                 findings=[
                     (2, 5, "transformers.AutoModelForCausalLM.from_pretrained: the default of dtype changed from "
                            "torch.float32 to \"auto\" (the checkpoint's dtype) in transformers 5.0.0; the pins "
-                           "allow transformers 4.57.1; upgrading past 5.0.0 changes it; pass dtype=torch.float32 "
-                           '(torch_dtype= before 4.56) to keep the old behaviour or dtype="auto" for the new one'),
+                           "allow transformers 4.57.1–5.0.0, both sides; pass dtype=torch.float32 (torch_dtype= "
+                           'before 4.56) to keep the old behaviour or dtype="auto" for the new one'),
                 ]),
         Example("from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('gpt2')\n",
                 pins={"transformers": ">=4.44,<4.47"},
                 findings=[
                     (2, 7, "transformers.AutoTokenizer.from_pretrained: the default of "
                            "clean_up_tokenization_spaces changed from True to False (unless the checkpoint's "
-                           "tokenizer_config.json sets it) in transformers 4.46.0; the pins allow transformers "
+                           "tokenizer_config.json sets it) in transformers 4.45.1; the pins allow transformers "
                            "4.44.0–4.46.3, both sides; pass clean_up_tokenization_spaces=True to keep the old "
                            "behaviour or clean_up_tokenization_spaces=False for the new one"),
                 ]),
@@ -134,12 +132,11 @@ class BehaviorChange(Rule):
             changed = Version(e["changed"])
             since = Version(e["since"]) if "since" in e else None
             before = [v for v in releases if v < changed and (since is None or v >= since)]
-            if not before:
-                continue
             after = [v for v in releases if v >= changed]
+            if not before or not after:
+                continue  # the pins stay on one side of the change: the code behaves as it always has
             package = e["package"]
-            where = (f"the pins allow {package} {q.span(releases)}, both sides" if after else
-                     f"the pins allow {package} {q.span(releases)}; upgrading past {changed} changes it")
+            where = f"the pins allow {package} {q.span(releases)}, both sides"
             msg = (f"{qualname}: the default of {e['param']} changed from {e['old']} to {e['new']} in "
                    f"{package} {changed}; {where}; pass {e['pin_old']} to keep the old behaviour or "
                    f"{e['pin_new']} for the new one")
