@@ -141,6 +141,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "syntax.toml": {
         "feature": {"python": (str, True), "construct": (str, True)},
         "backport": {"package": (str, True), "names": (_LIST, False)},
+        "runtime": {"python": (str, True), "construct": (str, True), "error": (str, True), "hint": (str, True),
+                    "names": (_LIST, False), "typing": (dict, False)},
+        "annotations": {"python": (str, True)},
     },
     "stdlib.toml": {  # generated from typeshed by tools/build_stdlib_matrix.py
         "module": {"added": (str, False), "removed": (str, False), "names_added": (dict, False),
