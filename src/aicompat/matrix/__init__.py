@@ -168,7 +168,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
             "package_range": (str, False),
             "dims": (_LIST, False),
         },
-        "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False)},
+        "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False), "params": (_LIST, False)},
         "limit": {"library": (str, True), "package": (str, True), "calls": (_LIST, True), "kind": (str, True),
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
                   "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
