@@ -331,6 +331,11 @@ class PythonSyntax(Rule):
     def explain_facts(cls, matrix) -> str:
         lines = [f"- {e['construct']}: Python {e['python']}"
                  for e in sorted(matrix.section("syntax.toml", "feature").values(), key=lambda e: _ver(e["python"]))]
+        for e in matrix.section("syntax.toml", "runtime").values():
+            lines.append(f"- {e['construct'].format(name='list')}: Python {e['python']} when evaluated at definition "
+                         f"time ({e['error']})")
+        for e in matrix.section("syntax.toml", "annotations").values():
+            lines.append(f"- annotations deferred (PEP 649): from Python {e['python']}")
         mods = matrix.section("stdlib.toml", "module")
         n_names = sum(len(ns) for e in mods.values() for t in (e.get("names_added", {}), e.get("names_removed", {}))
                       for ns in t.values())
