@@ -177,3 +177,14 @@ def test_prefilter_lets_torch_free_files_through(tmp_path):
     (tmp_path / "utils_fixed.py").write_text(UTILS_FIXED)
     diags = lint_paths([tmp_path], target=Target(python="3.9"), use_config=False, select=["AIC401"])
     assert [(d.path.rsplit("/", 1)[-1], d.line) for d in diags] == [("utils.py", 12)]
+
+
+def test_prefilter_is_a_superset_on_annotation_samples():
+    m = default_matrix()
+    samples = [UTILS, UTILS_FIXED, "import collections.abc as cabc\ndef f(cb: cabc.Callable[[], None]) -> None:\n"
+               "    pass\n", "from collections import deque as dq\nx: dq[int]\n", "y: 'int | None' = None\n"]
+    for py in ("3.8", "3.9"):
+        target = build_settings(m, cli=Target(python=py), no_config=True).target
+        on, off = (Linter(target, m, select=["AIC401"], prefilter=p) for p in (True, False))
+        for code in samples:
+            assert on.lint_bytes(code.encode(), "m.py").diagnostics == off.lint_bytes(code.encode(), "m.py").diagnostics
