@@ -121,19 +121,6 @@ class VHeadDimMismatch(Rule):
                            'the same last dimension and to be less than or equal to 256."; then "No available '
                            'kernel"); fails on sm_80'),
                 ]),
-        # The legacy flags from a config dict or positionally; each defaults to True, so from 2.3 the
-        # dict, lacking enable_cudnn=False, leaves cuDNN on (not flash alone) and only line 9 fails.
-        Example("import torch\nimport torch.nn.functional as F\nFLASH = dict(enable_math=False, "
-                "enable_mem_efficient=False)\nq = torch.randn(2, 8, 128, 64)\nv = torch.randn(2, 8, 128, 32)\n"
-                "with torch.backends.cuda.sdp_kernel(**FLASH):\n    F.scaled_dot_product_attention(q, q, v)\n"
-                "with torch.backends.cuda.sdp_kernel(True, False, False, False):\n"
-                "    F.scaled_dot_product_attention(q, q, v)\n", pins={"torch": "2.5.1"}, gpus=["A100"],
-                findings=[
-                    (9, 5, "scaled_dot_product_attention: V head dim 32 != QK head dim 64 with only the flash "
-                           'backend enabled, which needs equal head dims ("Flash attention requires q,k,v to have '
-                           'the same last dimension and to be less than or equal to 256."; then "No available '
-                           'kernel"); fails on sm_80 (A100)'),
-                ]),
     ]
 
     _VLLM = ("import torch\nfrom vllm.vllm_flash_attn import flash_attn_varlen_func\n\n"
