@@ -157,6 +157,7 @@ class FileContextProtocol(Protocol):
     project: Any  # the project's own modules the value model follows into (model/project.py Project)
     def_stack: list[cst.CSTNode]  # enclosing function and class definitions, innermost last
     stmt_stack: list[cst.CSTNode]  # enclosing statements, innermost last
+    postponed_annotations: bool  # ``from __future__ import annotations``: no annotation runs (PEP 563)
 
     @property
     def loc(self) -> tuple[cst.CSTNode, cst.CSTNode | None]:

@@ -141,6 +141,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "syntax.toml": {
         "feature": {"python": (str, True), "construct": (str, True)},
         "backport": {"package": (str, True), "names": (_LIST, False)},
+        "runtime": {"python": (str, True), "construct": (str, True), "error": (str, True), "hint": (str, True),
+                    "names": (_LIST, False), "typing": (dict, False)},
+        "annotations": {"python": (str, True)},
     },
     "stdlib.toml": {  # generated from typeshed by tools/build_stdlib_matrix.py
         "module": {"added": (str, False), "removed": (str, False), "names_added": (dict, False),
@@ -165,7 +168,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
             "package_range": (str, False),
             "dims": (_LIST, False),
         },
-        "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False)},
+        "sdpa_context": {"backends": (_LIST, False), "flags": (dict, False), "params": (_LIST, False)},
         "limit": {"library": (str, True), "package": (str, True), "calls": (_LIST, True), "kind": (str, True),
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
                   "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),

@@ -19,7 +19,7 @@ import ast
 import libcst as cst
 from packaging.version import Version
 
-from ..core.ruleapi import Example, Finding, Qual, Rule
+from ..core.ruleapi import CallSite, Example, Finding, Qual, Rule
 from ..core.ruleapi import api_query as q
 
 _SDPA_FLAGS = {"enable_flash": "FLASH_ATTENTION", "enable_mem_efficient": "EFFICIENT_ATTENTION",
@@ -70,6 +70,14 @@ class DeprecatedApi(Rule):
                            'will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the ne…"); use '
                            "torch.nn.attention.sdpa_kernel([SDPBackend...])"),
                 ]),
+        Example("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd\n"
+                "    def forward(ctx, x):\n        return x * 2\n", pins={"torch": "2.4.0"},
+                findings=[
+                    (4, 6, "torch.cuda.amp.custom_fwd is deprecated since torch 2.4.0 (warns in 2.4.0: "
+                           '"`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use '
+                           "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.\"); use "
+                           'torch.amp.custom_fwd(..., device_type="cuda")'),
+                ]),
         Example("from transformers import AutoModelForCausalLM\n"
                 "m = AutoModelForCausalLM.from_pretrained('x', use_flash_attention_2=True)\n",
                 pins={"transformers": "4.40.0"},
@@ -111,14 +119,24 @@ class DeprecatedApi(Rule):
             out += self._keywords(site, qualname, fc)
         return out
 
+    def check_decorator(self, node: cst.Decorator, fc) -> list[Finding]:
+        """A bare ``@torch.cuda.amp.custom_fwd``: Python calls the deprecated function with the
+        decorated one, so it warns as the called form does; reported at the decorator (no fix)."""
+        qualname = fc.resolve(node.decorator)
+        if not qualname:
+            return []
+        site = CallSite(cst.Call(func=node.decorator), [], {}, False)
+        return self._call(site, qualname, fc, at=node.decorator)
+
     # -- deprecated functions and classes --------------------------------------------
-    def _call(self, site, qualname: str, fc) -> list[Finding]:
+    def _call(self, site, qualname: str, fc, at: cst.CSTNode | None = None) -> list[Finding]:
+        """``at``: where a use that is not a call (a bare decorator) is reported."""
         curated = self.calls.get(qualname)
         package = fc.matrix.api_package(qualname)
         if qualname in self.read:
-            return self._read_call(site, qualname, self.read[qualname], fc)
+            return self._read_call(site, qualname, self.read[qualname], fc, at)
         if curated and "since" in curated:
-            return self._curated_call(site, qualname, curated, fc)
+            return self._curated_call(site, qualname, curated, fc, at)
         if package is None:
             return []
         scope = q.scope(fc, package)
@@ -143,10 +161,10 @@ class DeprecatedApi(Rule):
                f"\"{_short(warning)}\")")
         if instead:
             msg += f"; use {instead}"
-        fix = self._fix(site, qualname, curated, scope, fc) if curated else None
-        return [Finding(site.node, msg, extra_targets=scope.targets(rng), severity="warning", fix=fix)]
+        fix = self._fix(site, qualname, curated, scope, fc) if curated and at is None else None
+        return [Finding(at or site.node, msg, extra_targets=scope.targets(rng), severity="warning", fix=fix)]
 
-    def _read_call(self, site, qualname: str, e: dict, fc) -> list[Finding]:
+    def _read_call(self, site, qualname: str, e: dict, fc, at=None) -> list[Finding]:
         """A deprecation read from the package's source: it warns in exactly the releases
         listed; a release not listed was read without the warning, or not read at all."""
         package = e["package"]
@@ -164,9 +182,10 @@ class DeprecatedApi(Rule):
         msg = f"{qualname} is deprecated {when} (warns in {package} {q.span(hit)}: \"{_short(e['message'])}\")"
         if "replacement" in e:
             msg += f"; use {e['replacement']}"
-        return [Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in hit), severity="warning")]
+        return [Finding(at or site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in hit),
+                        severity="warning")]
 
-    def _curated_call(self, site, qualname: str, e: dict, fc) -> list[Finding]:
+    def _curated_call(self, site, qualname: str, e: dict, fc, at=None) -> list[Finding]:
         package = e.get("package", qualname.split(".")[0])
         releases = q.releases_in_scope(fc, package)
         since = Version(e["since"])
@@ -179,7 +198,8 @@ class DeprecatedApi(Rule):
         label = f"{package} {q.span(hit)}" if hit else f"{package} >= {since}"
         msg = f"{qualname} is deprecated since {package} {since} (warns in {label}: \"{_short(e['message'])}\")"
         msg += f"; use {e['replacement']}"
-        return [Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package}>={since}",),
+        return [Finding(at or site.node, msg,
+                        extra_targets=tuple(f"{package}=={v}" for v in hit) or (f"{package}>={since}",),
                         severity="warning")]
 
     # -- deprecated keywords ---------------------------------------------------------------

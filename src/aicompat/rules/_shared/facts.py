@@ -3,7 +3,8 @@ another rule's key). The engine asks these providers wherever code runs, whateve
 selected; the rules read ``fc.ctx.facts[key]`` or ``fc.ctx.fact_worlds(key)``.
 
 - ``sdpa_backends``: the SDPA backends a ``with sdpa_kernel(...)`` / ``sdp_kernel(...)`` leaves
-  enabled in its body (attention.toml [sdpa_context]); read by AIC101 and AIC106.
+  enabled in its body (attention.toml [sdpa_context]; the legacy flags through constants,
+  ``**config`` dicts and positionally); read by AIC101 and AIC106.
 - ``compiled``: a function handed to ``torch.compile`` and the like (compile.toml [entry_point]),
   as a function mark; read by AIC102.
 - ``no_grad``: code under ``with torch.no_grad()`` / ``@torch.inference_mode()`` (attention.toml
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...core.ruleapi import ContextProvider, Fact, Module, Seq, dotted
+from ...core.ruleapi import UNKNOWN, ContextProvider, DictValue, Fact, Module, Seq, dotted
 
 SDPA_BACKENDS = Fact("sdpa_backends", "frozenset of SDPBackend member names", "SdpaBackends")
 COMPILED = Fact("compiled", "a function mark (fc.ctx.fact_worlds)", "Compiled")
@@ -36,7 +37,7 @@ class SdpaBackends(ContextProvider):
         if e is None:
             return None
         backends = _sdpa_kernel_backends(call, e["backends"], fc) if "backends" in e \
-            else _sdp_kernel_flags(call, e["flags"])
+            else _sdp_kernel_flags(call, e["flags"], e.get("params", ()), fc)
         return None if backends is None else {SDPA_BACKENDS.key: backends}
 
 
@@ -100,15 +101,45 @@ def _backends_value(v) -> frozenset[str] | None:
     return frozenset(names) if names else None
 
 
-def _sdp_kernel_flags(call: cst.Call, flags: dict[str, str]) -> frozenset[str] | None:
-    """The backends a legacy ``sdp_kernel(enable_x=...)`` call leaves on (every flag defaults to True)."""
-    on = set(flags.values())
-    for a in call.args:
-        if a.keyword is None:
-            return None
-        if a.keyword.value in flags:
-            if isinstance(a.value, cst.Name) and a.value.value == "False":
-                on.discard(flags[a.keyword.value])
-            elif not (isinstance(a.value, cst.Name) and a.value.value == "True"):
+def _sdp_kernel_flags(call: cst.Call, flags: dict[str, str], params, fc) -> frozenset[str] | None:
+    """The backends a legacy ``sdp_kernel(enable_x=...)`` call leaves on: every flag defaults to
+    True (attention.toml: in every release that has it); a flag is read as written, through
+    names, helpers' parameters and ``**config`` dicts (the value model), positionally in the
+    signature's order. None when any flag's truth is not known (or the call is not one
+    sdp_kernel accepts: it raises TypeError then)."""
+    given: dict[str, object] = {}
+    for i, a in enumerate(call.args):
+        if a.star == "**":
+            d = fc.value_everywhere(a.value)
+            if not isinstance(d, DictValue) or not d.exact:
                 return None
+            given.update(d.items)
+        elif a.star:
+            return None
+        elif a.keyword is None:
+            if i >= len(params):
+                return None
+            given[params[i]] = a.value
+        else:
+            given[a.keyword.value] = a.value
+    on = set(flags.values())
+    for name, value in given.items():
+        if name not in flags:
+            return None
+        truth = _truth(value, fc)
+        if truth is None:
+            return None
+        if not truth:
+            on.discard(flags[name])
     return frozenset(on)
+
+
+def _truth(value, fc) -> bool | None:
+    """A flag's truth: ``True``/``False`` written there, else its known constant value."""
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value == "True"
+    if isinstance(value, cst.BaseExpression):
+        value = fc.value_everywhere(value)
+    if value is UNKNOWN or not isinstance(value, (bool, int)):
+        return None
+    return bool(value)

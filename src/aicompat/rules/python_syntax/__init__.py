@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ...core.ruleapi import Example, Finding, Rule, dotted
-from .features import DETECTORS, SIGNATURES
+from . import annotation_runtime as ann
+from .features import DETECTORS, SIGNATURES, Scan
 
 Version = tuple[int, int]
 
@@ -49,6 +50,11 @@ class Plan:
     children: dict[bytes, list[bytes]] = field(default_factory=dict)  # module -> its submodules with words
     builtins: list[bytes] = field(default_factory=list)
     tails: frozenset[str] = frozenset()  # every name that can fail: the walker's attribute/call filter
+    # Runtime features of annotations evaluated at definition time that the target lacks:
+    # key -> (first Python, entry); generic: qualified name -> how a message shows it.
+    runtime: dict[str, tuple[Version, dict]] = field(default_factory=dict)
+    generic: dict[str, str] = field(default_factory=dict)
+    typing_twin: dict[str, str] = field(default_factory=dict)  # qualified name -> its typing name
 
     def relevant(self, data: bytes) -> bool:
         """Could AIC401 flag something in this file on this target? A superset.
@@ -135,6 +141,21 @@ def plan_for(matrix, python: Version) -> Plan:
     for tp, (_detector, keys) in DETECTORS.items():
         if any(k in plan.features for k in keys):
             plan.node_types[tp] = _detector
+    deferred = [_ver(e["python"]) for e in matrix.section("syntax.toml", "annotations").values()]
+    if not any(python >= d for d in deferred):  # PEP 649: from 3.14 annotations run only when asked for
+        for k, e in matrix.section("syntax.toml", "runtime").items():
+            v = _ver(e["python"])
+            if v > python:
+                plan.runtime[k] = (v, e)
+        generic = plan.runtime.get("generic_alias", (None, {}))[1]
+        for q in generic.get("names", ()):
+            plan.generic[q] = q.removeprefix("builtins.")
+            if q in generic.get("typing", {}):
+                plan.typing_twin[q] = generic["typing"][q]
+        if plan.runtime:
+            plan.node_types[cst.Annotation] = None
+            plan.signatures.append(Scan(ann.scan([q.rsplit(".", 1)[-1] for q in plan.generic],
+                                                 "union_operator" in plan.runtime)))
     words_by_module: dict[bytes, set[bytes]] = {}
 
     def need(word: str, module: str) -> None:
@@ -200,6 +221,13 @@ class PythonSyntax(Rule):
         Example("header = f\"{'#':<3} {'Memory':>10}\"\n", python="3.8"),
         Example("with (a, b):\n    pass\n", python="3.8"),
         Example("from itertools import *\nbatched = None\n", python="3.11"),
+        # Annotations that never run at definition time: postponed (PEP 563), strings, a local's, guarded.
+        Example("from __future__ import annotations\ndef f(x: list[int]) -> int | None:\n    pass\n", python="3.8"),
+        Example("from typing import List, Optional\ndef f(x: List[int], y: 'list[int]') -> Optional[int]:\n"
+                "    z: int | None = None\n    return z\n", python="3.8"),
+        Example("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    def f(x: int | None) -> None: ...\n",
+                python="3.9"),
+        Example("def f(x: list[int]) -> int | None:\n    pass\n", python="3.14"),
     ]
     INVALID = [
         Example("match command:\n    case 'go':\n        pass\n", python="3.9",
@@ -250,6 +278,18 @@ class PythonSyntax(Rule):
                     (1, 8, "imp was removed in Python 3.12; target is Python 3.12 (guard the import or use a "
                            "replacement)"),
                 ]),
+        Example("from dataclasses import dataclass\n@dataclass\nclass Cfg:\n    sizes: list[int]\n", python="3.8",
+                findings=[
+                    (4, 12, "list[...] in an annotation (PEP 585) needs Python 3.9 when evaluated at definition "
+                            "time; target is Python 3.8 (TypeError: ... object is not subscriptable; add `from "
+                            "__future__ import annotations` or use typing.List)"),
+                ]),
+        Example("def find(name: str) -> int | None:\n    pass\n", python="3.9",
+                findings=[
+                    (1, 24, "X | Y union in an annotation (PEP 604) needs Python 3.10 when evaluated at definition "
+                            "time; target is Python 3.9 (TypeError: unsupported operand type(s) for |; add `from "
+                            "__future__ import annotations` or use typing.Optional/typing.Union)"),
+                ]),
         Example("def f(a, /, b):\n    pass\n", python="3.7",
                 findings=[
                     (1, 10, "positional-only parameter marker (/) needs Python 3.8; target is Python 3.7"),
@@ -291,6 +331,11 @@ class PythonSyntax(Rule):
     def explain_facts(cls, matrix) -> str:
         lines = [f"- {e['construct']}: Python {e['python']}"
                  for e in sorted(matrix.section("syntax.toml", "feature").values(), key=lambda e: _ver(e["python"]))]
+        for e in matrix.section("syntax.toml", "runtime").values():
+            lines.append(f"- {e['construct'].format(name='list')}: Python {e['python']} when evaluated at definition "
+                         f"time ({e['error']})")
+        for e in matrix.section("syntax.toml", "annotations").values():
+            lines.append(f"- annotations deferred (PEP 649): from Python {e['python']}")
         mods = matrix.section("stdlib.toml", "module")
         n_names = sum(len(ns) for e in mods.values() for t in (e.get("names_added", {}), e.get("names_removed", {}))
                       for ns in t.values())
@@ -322,6 +367,8 @@ class PythonSyntax(Rule):
     # -- syntax --------------------------------------------------------------------
     def check_node(self, node: cst.CSTNode, fc) -> list[Finding]:
         plan = plan_for(self.matrix, fc.target.python)
+        if isinstance(node, cst.Annotation):
+            return self._annotation(node, fc, plan)
         detector = plan.node_types.get(type(node))
         if detector is None:
             return []
@@ -341,6 +388,32 @@ class PythonSyntax(Rule):
             out.append(self._finding(at, f"{f[1]} needs Python {_show(f[0])}; target is Python {_show(plan.python)}",
                                      fc))
         return out
+
+    def _annotation(self, node: cst.Annotation, fc, plan: Plan) -> list[Finding]:
+        """PEP 585/604 in an annotation the target evaluates at definition time. A runtime
+        error, not syntax: code the guards keep from running there is not reported."""
+        if not ann.evaluated(node, fc):
+            return []
+        hit = ann.first_failure(node.annotation, plan.generic if "generic_alias" in plan.runtime else None,
+                                "union_operator" in plan.runtime, lambda e: self._qualname(e, fc))
+        if hit is None or fc.ctx.caught("TypeError") or not fc.ctx.worlds:
+            return []
+        key, at, q = hit
+        v, e = plan.runtime[key]
+        construct = e["construct"].format(name=plan.generic.get(q, q))
+        hint = e["hint"]
+        if "{typing}" in hint:
+            twin = plan.typing_twin.get(q)
+            hint = hint.format(typing=twin) if twin else "add `from __future__ import annotations`"
+        return [self._finding(at, f"{construct} needs Python {_show(v)} when evaluated at definition time; "
+                                  f"target is Python {_show(plan.python)} ({e['error']}; {hint})", fc)]
+
+    @staticmethod
+    def _qualname(expr, fc) -> str | None:
+        """``list`` (a builtin the file does not rebind), else the import-resolved name."""
+        if isinstance(expr, cst.Name) and fc.lookup(expr.value) is None and not _bound_in_file(expr.value, fc):
+            return f"builtins.{expr.value}"
+        return fc.resolve(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
 
     def _finding(self, node, message, fc) -> Finding:
         py = fc.target.python
