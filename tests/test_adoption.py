@@ -262,3 +262,16 @@ def test_pins_on_one_side_of_a_change_are_not_reported(tmp_path):
         r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "--pin", pin, "--format", "json",
                     "resume.py", cwd=tmp_path)
         assert [d["code"] for d in _json(r)] == [], pin
+
+
+def test_gitignore_of_the_folder_linted_applies_below_it(tmp_path):
+    """Linting ``.`` from a package folder of the work tree: that folder's .gitignore also
+    holds for its subfolders (``./models/x.py`` is walked as ``models``, whose parent is ``.``)."""
+    _git(tmp_path)
+    pkg = tmp_path / "pkg"
+    (pkg / "models" / "generated").mkdir(parents=True)
+    (pkg / ".gitignore").write_text("generated/\n*_scratch.py\n")
+    for rel in ("train.py", "models/generated/model.py", "models/net_scratch.py", "models/net.py"):
+        (pkg / rel).write_text(PICKLE)
+    r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "--format", "json", ".", cwd=pkg)
+    assert sorted({d["path"] for d in _json(r)}) == ["models/net.py", "train.py"]

@@ -21,6 +21,8 @@ import os
 import re
 from pathlib import Path
 
+from .confine import read_inside, read_regular
+
 MAX_BYTES = 1_000_000  # a .gitignore larger than this is not read (said by the caller's -v)
 
 
@@ -165,21 +167,14 @@ class Walk:
         here = top.resolve()
         self.top_rel = here.relative_to(self.tree).as_posix() if here != self.tree else ""
         stack: list[Patterns] = []
-        info = self.tree / ".git" / "info" / "exclude"
-        if self._inside(self.tree, root) and info.is_file() and not info.is_symlink():
-            try:
-                pats = Patterns("", info.read_text("utf-8", "replace")[:MAX_BYTES])
-                if pats.rules:
-                    stack.append(pats)
-            except OSError:
-                pass
-        chain = [self.tree] + [self.tree / Path(*here.relative_to(self.tree).parts[:i + 1])
-                               for i in range(len(here.relative_to(self.tree).parts) - 1)]
-        for d in chain:
-            if self._inside(d, root):
-                got = read(d, d.relative_to(self.tree).as_posix() if d != self.tree else "", root)
-                if got is not None:
-                    stack.append(got)
+        if self._inside(self.tree, root):  # inside .git, which read() never reads
+            info = _patterns(read_regular(self.tree / ".git" / "info" / "exclude", MAX_BYTES), "")
+            stack += [info] if info is not None else []
+        parts = here.relative_to(self.tree).parts
+        for i in range(len(parts)):  # the work tree's top down to the folder above ``top``
+            d = self.tree.joinpath(*parts[:i])
+            got = read(d, "/".join(parts[:i]), root) if self._inside(d, root) else None
+            stack += [got] if got is not None else []
         self._base = stack
 
     @staticmethod
@@ -191,7 +186,9 @@ class Walk:
         if self.tree is None:
             return
         dirpath = os.path.normpath(dirpath)
-        parent = self._stacks.get(os.path.dirname(dirpath), self._base) if dirpath != self.top else self._base
+        # normpath("./src") is "src", whose dirname is "" where the walk's top is ".".
+        up = os.path.dirname(dirpath) or os.curdir
+        parent = self._stacks.get(up, self._base) if dirpath != self.top else self._base
         below = os.path.relpath(dirpath, self.top)
         parts = [x for x in (self.top_rel, "" if below == "." else Path(below).as_posix()) if x]
         self._rels[dirpath] = rel = "/".join(parts)
@@ -208,18 +205,15 @@ class Walk:
 
 
 def read(folder: Path, base: str, root: Path) -> Patterns | None:
-    """The ``.gitignore`` of ``folder``, when it is a regular file inside ``root``."""
-    p = folder / ".gitignore"
-    try:
-        if p.is_symlink() or not p.is_file() or p.stat().st_size > MAX_BYTES:
-            return None
-        real = p.resolve()
-        if os.path.commonpath([str(real), str(root)]) != str(root):
-            return None
-        text = real.read_text("utf-8", "replace")
-    except (OSError, ValueError, RuntimeError):
+    """The ``.gitignore`` of ``folder``, when it is a regular file inside ``root`` (a link is
+    not followed, as git does not follow one either)."""
+    return _patterns(read_inside(folder / ".gitignore", root, MAX_BYTES), base)
+
+
+def _patterns(data: bytes | None, base: str) -> Patterns | None:
+    if data is None:
         return None
-    pats = Patterns(base, text)
+    pats = Patterns(base, data.decode("utf-8", "replace"))
     return pats if pats.rules else None
 
 
