@@ -17,18 +17,21 @@ from ..cuda.session import CudaRun
 from ..fs.capped import MAX_FILE_BYTES
 from ..fs.files import CUDA_SUFFIXES, is_build_file
 from ..matrix import Matrix
-from ..matrix.target import ResolvedTarget
+from ..matrix.target import WORLD_PACKAGE, ResolvedTarget
 from ..model.evaluate import UNKNOWN
 from ..rules import registry
 from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
 from ..syntax.suppress import IGNORE_FILE, Checks, apply
 
+_WORLD_PREFIX = WORLD_PACKAGE + "."  # the names whose presence a world's release decides
+
 
 def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
-    """``hasattr(torch.nn, "attention")`` in one torch release, from the generated API table."""
+    """``hasattr(torch.nn, "attention")`` in one release of the package a world carries
+    (``WORLD_PACKAGE``), from its generated API table."""
     from ..model import api_query as apiquery
 
-    api = matrix.api("torch") if version is not None else None
+    api = matrix.api(WORLD_PACKAGE) if version is not None else None
     i = api.index_of(version) if api else None
     where = apiquery.split(api, qualname) if i is not None else None
     if where is None:
@@ -47,13 +50,13 @@ def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
 
 
 def api_param(matrix: Matrix, qualname: str, param: str, version) -> bool | None:
-    """``"param" in inspect.signature(f).parameters`` in one torch release: whether the
+    """``"param" in inspect.signature(f).parameters`` in one release of ``WORLD_PACKAGE``: whether the
     release's one signature of the function ``qualname`` names ``param`` (``*args`` /
     ``**kwargs`` count by their names, as in inspect), from the generated API table;
     None when the table has no single function signature for it there."""
     from ..model import api_query as apiquery
 
-    api = matrix.api("torch") if version is not None else None
+    api = matrix.api(WORLD_PACKAGE) if version is not None else None
     i = api.index_of(version) if api else None
     where = apiquery.split(api, qualname) if i is not None else None
     if where is None or len(where[1]) != 1:
@@ -142,9 +145,9 @@ class Linter:
         function ``f`` takes a parameter named ``param`` there (libmodels/signatures.py)."""
         if qualname.endswith(")") and "(" in qualname:
             f, _, param = qualname[:-1].partition("(")
-            got = api_param(self.matrix, f, param, world.torch) if f.startswith("torch.") else None
+            got = api_param(self.matrix, f, param, world.torch) if f.startswith(_WORLD_PREFIX) else None
             return UNKNOWN if got is None else got
-        if qualname.startswith("torch."):
+        if qualname.startswith(_WORLD_PREFIX):
             known = self.matrix.symbol_exists(qualname, world.torch)
             if known is not None:
                 return known
