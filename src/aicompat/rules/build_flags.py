@@ -141,15 +141,14 @@ class BuildArchFlags(Rule):
             return f"no {ENV_NAME} value works: {why}"
         return f"use {ENV_NAME}=\"{value}\""
 
-    def _rejects(self, what: str, bad: list[str], archs, target) -> str:
-        """The message for entries torch refuses, naming the pinned releases that refuse them."""
+    def _rejects(self, what: str, bad: list[str], use: str, target) -> str:
+        """The message for entries torch refuses, naming the pinned releases that refuse them;
+        ``use`` is fix_torch's advice for the fleet."""
         releases = _torch_releases(target)
         who = "torch"
         if releases:
             refusing = refusing_releases(bad[0], self.matrix, releases)
             who = f"torch {_span(refusing)}" if refusing else who
-        value, why = self.torch_value(archs, target)
-        use = f"use {ENV_NAME}=\"{value}\"" if value else f"no {ENV_NAME} value works: {why}"
         # An entry no release takes (10.0f, sm_90) is a spelling to correct; one newer releases
         # take (10.0 under 2.5) is a release to upgrade or an arch to leave to PTX.
         hint = (" (entries are X.Y or X.Ya, with +PTX: no 'f' targets, no sm_/compute_ prefixes)"
@@ -169,9 +168,10 @@ class BuildArchFlags(Rule):
     def _findings(self, node, build, bad, fc, what, kind) -> list[Finding]:
         archs = sorted({w.arch for w in fc.ctx.worlds})
         out = []
+        torch_fix = self.fix_torch(archs, fc.target) if kind == "torch" or bad else ""
         if bad:
-            out.append(Finding(node, self._rejects(what, bad, archs, fc.target), frozenset(archs)))
-        fix = self.fix_torch(archs, fc.target) if kind == "torch" else self.fix_gencode(archs, build)
+            out.append(Finding(node, self._rejects(what, bad, torch_fix, fc.target), frozenset(archs)))
+        fix = torch_fix if kind == "torch" else self.fix_gencode(archs, build)
         for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what):
             out.append(Finding(node, msg.format(fleet=fc.describe(failing), fix=fix), failing, severity=sev))
         return out
@@ -373,11 +373,12 @@ class BuildArchFlags(Rule):
     def _judge_env_text(self, text: str, expr, fc) -> list[Finding]:
         build, bad = parse_torch_arch_list(text, self.matrix, _torch_releases(fc.target))
         found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}", "torch")
-        archs = sorted({w.arch for w in fc.ctx.worlds})
-        value, _why = self.torch_value(archs, fc.target)
-        if found and value and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
+        if found and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
             # The fix: the list that covers exactly the fleet and that every pinned torch accepts,
             # in the literal's own quotes; none when no one value does.
+            value, _why = self.torch_value(sorted({w.arch for w in fc.ctx.worlds}), fc.target)
+            if not value:
+                return found
             prefix = expr.prefix
             quote = expr.quote
             for f in found:
@@ -401,12 +402,14 @@ class BuildArchFlags(Rule):
             value = a.value
             build, bad = parse_torch_arch_list(value, self.matrix, _torch_releases(target))
             what = f"{ENV_NAME}={value!r}"
+            found = self.judge(build, archs, cuda, what)
+            use = self.fix_torch(archs, target) if bad or found else ""
             if bad:
-                out.append(TextFinding(a.line, a.col, self._rejects(what, bad, archs, target), frozenset(archs),
+                out.append(TextFinding(a.line, a.col, self._rejects(what, bad, use, target), frozenset(archs),
                                        "error"))
-            for msg, failing, sev in self.judge(build, archs, cuda, what):
-                out.append(TextFinding(a.line, a.col, msg.format(fleet=target.describe(failing),
-                                                                 fix=self.fix_torch(archs, target)), failing, sev))
+            for msg, failing, sev in found:
+                out.append(TextFinding(a.line, a.col, msg.format(fleet=target.describe(failing), fix=use), failing,
+                                       sev))
         return out
 
     def _check_cmake(self, path: str, target, cuda, reads) -> list:
