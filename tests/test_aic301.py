@@ -302,6 +302,35 @@ def test_arch_list_is_read_from_the_tree_not_the_text():
     assert lint(set_default, gpus=["H100"], select=["AIC301"]) == []
 
 
+
+_JIT_BUILDER = ("import os\nfrom torch.utils.cpp_extension import load_inline\n" + _WGMMA +
+                "\n\ndef _compile():\n"
+                "    return load_inline('attn_kernels', '', cuda_sources=SRC, verbose=True)\n\n\n"
+                "class KernelCache:\n"
+                "    def __init__(self, arch_list=None):\n"
+                "        self.mod = None\n\n"
+                "    def get(self):\n"
+                "        if self.mod is None:\n"
+                "            archs = ARCHS\n"
+                "            os.environ['TORCH_CUDA_ARCH_LIST'] = archs\n"
+                "            self.mod = _compile()\n"
+                "        return self.mod\n")
+
+
+@pytest.mark.parametrize("archs, found", [("9.0", True), ("9.0a", False)])
+def test_arch_list_set_below_the_call_through_a_local(archs, found):
+    """The JIT call sits in a helper above the method that sets TORCH_CUDA_ARCH_LIST, through a
+    local variable: the setting is read where it is (its function's scope), once the module is walked.
+    '9.0' builds plain sm_90, which rejects wgmma on the H100; '9.0a' (the fixed twin) builds it."""
+    code = _JIT_BUILDER.replace("archs = ARCHS", f"archs = {archs!r}")
+    d = lint(code, gpus=["H100"], select=["AIC301"])
+    if found:
+        assert len(d) == 1 and d[0].line == 4, d  # in the CUDA string: the wgmma line
+        assert "when built for sm_90 (TORCH_CUDA_ARCH_LIST='9.0')" in d[0].message
+    else:
+        assert d == []
+
+
 _MXF4 = r'''
 __device__ __forceinline__ void mma_mxf4(unsigned tmem_c, unsigned long long a, unsigned long long b,
                                          unsigned idesc, unsigned sfa, unsigned sfb, unsigned scale_c) {
@@ -356,4 +385,20 @@ def test_vector_atomic_add_needs_hopper():
     fixed = code.replace("  atomicAdd(acc, make_float2(a, b));",
                          "#if __CUDA_ARCH__ >= 900\n  atomicAdd(acc, make_float2(a, b));\n#else\n"
                          "  atomicAdd(&acc->x, a);\n  atomicAdd(&acc->y, b);\n#endif")
+    assert lint(fixed, gpus=["A100", "H100"], select=["AIC301"]) == []
+
+
+def test_deferred_judgement_keeps_the_helpers_narrowed_worlds():
+    """A JIT helper called only under a Hopper check is walked again in those worlds
+    (engine _narrow_helpers): the judgement it handed to ``fc.later`` on the first walk is
+    dropped with that walk's findings, so the wgmma is reported once, for the H100 alone."""
+    code = ("import os\nimport torch\nfrom torch.utils.cpp_extension import load_inline\n" + _WGMMA +
+            "\n\ndef _compile():\n    return load_inline('k', '', cuda_sources=SRC)\n\n\n"
+            "def kernels():\n    if torch.cuda.get_device_capability() >= (9, 0):\n        return _compile()\n"
+            "    return None\n\n\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0;9.0'\n")
+    d = lint(code, gpus=["A100", "H100"], select=["AIC301"])
+    assert len(d) == 1 and d[0].targets == ["H100"], d
+    assert "TORCH_CUDA_ARCH_LIST='8.0;9.0'" in d[0].message
+    # Built for sm_90a alone (the A100 then has no code: AIC302's finding, not this rule's).
+    fixed = code.replace("'8.0;9.0'", "'9.0a'")
     assert lint(fixed, gpus=["A100", "H100"], select=["AIC301"]) == []

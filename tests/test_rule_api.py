@@ -263,3 +263,43 @@ def test_shared_facts_are_declared_and_provided_by_rules_shared():
     assert read and read <= set(SHARED_FACTS), read - set(SHARED_FACTS)
     provided = {f.key for cls in PROVIDERS for f in cls.FACTS}
     assert provided == set(SHARED_FACTS)
+
+
+class StrictLaunch(Rule):
+    """A made-up rule whose verdict needs the module's last ``gridlib.MODE = ...``, wherever
+    that sits: the call hands its judgement to ``fc.later``."""
+
+    code = "AIC998"
+    name = "strict-launch"
+    tokens = (b"gridlib",)
+    call_tails = frozenset({"launch"})
+
+    def check_assign(self, node, fc):
+        for t in node.targets:
+            if fc.resolve(t.target) == "gridlib.MODE" and isinstance(node.value, cst.SimpleString):
+                fc.state["mode"] = node.value.evaluated_value
+        return []
+
+    def check_call(self, site, qualname, fc):
+        if qualname != "gridlib.launch":
+            return []
+        worlds = frozenset(w.arch for w in fc.ctx.worlds)
+
+        def judge():
+            if fc.state.get("mode") != "strict":
+                return []
+            # The guard context is the call's again: its worlds are the ones it ran in.
+            assert frozenset(w.arch for w in fc.ctx.worlds) == worlds
+            return [Finding(site.node, "gridlib.launch in strict mode", worlds)]
+        fc.later(judge)
+        return []
+
+
+@pytest.mark.parametrize("mode, lines", [("strict", [5]), ("lenient", [])])
+def test_a_check_handed_to_later_sees_the_whole_module(monkeypatch, mode, lines):
+    monkeypatch.setattr(registry, "RULE_CLASSES", [*registry.RULE_CLASSES, StrictLaunch])
+    code = ("import gridlib\nimport torch\n\ndef run():\n    gridlib.launch()\n\n\n"
+            f"def configure():\n    gridlib.MODE = {mode!r}\n")
+    got = lint(code, select=["AIC998"], gpus=["A100", "H100"])
+    assert [d.line for d in got] == lines
+    assert all(d.targets == ["A100", "H100"] for d in got)

@@ -68,6 +68,7 @@ class FileContext:
         self.postponed_annotations = _postpones_annotations(module)
         self.unevaluated = 0  # depth of such annotations around the current node
         self.state: dict[str, Any] = {}  # per-file memo a rule keeps between calls
+        self._defer: Any = None  # the Walker's sink for ``later`` (set by the Walker)
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
         # Every library fact the value model reads (libmodels/table.py), one table per matrix.
         self.libs: Libraries = libraries(matrix)
@@ -338,6 +339,10 @@ class FileContext:
     def describe(self, archs) -> str:
         return self.target.describe(archs)
 
+    def later(self, check) -> None:
+        """Run ``check()`` once the whole module is walked (ruleapi.FileContextProtocol.later)."""
+        self._defer(check)
+
 
 # Derived from the linter's set of known names; each holds that set itself, so its id
 # cannot be reused by another linter's set while cached.
@@ -425,6 +430,11 @@ class Walker(cst.CSTVisitor):
         # Findings and calls to module-level functions, by the module-level
         # function they sit in (None: module top level).
         self.findings_by_owner: dict[int | None, list[tuple[Rule, Finding]]] = {}
+        # Checks a rule handed to ``fc.later``, by owner as findings are: (rule, node, check,
+        # the guard context and statements where it was handed).
+        self.deferred: dict[int | None, list[tuple]] = {}
+        self._running: tuple[Rule, cst.CSTNode] | None = None
+        fc._defer = self._later
         # Where each module function is called: its contexts, by caller (decided only if _narrow_helpers asks).
         self.calls: dict[str, dict[int | None, dict[int, Ctx]]] = {}
         self.handed: dict[str, int] = {}  # module function -> times handed to a module function's call
@@ -892,15 +902,39 @@ class Walker(cst.CSTVisitor):
             self._origin(child, source)
 
     def _run(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
+        self._running = (rule, node)
         try:
             found = check(*args)
         except Exception as exc:  # a rule bug must not end the run
             self.errors.append((rule, node, exc))
             return
+        finally:
+            self._running = None
         for f in found:
             self.findings_by_owner.setdefault(self._owner, []).append((rule, f))
             # Where it sits, so its position is found by generating this statement only.
             self.stmt_paths.setdefault(id(f.node), tuple(self.fc.stmt_stack))
+
+    def _later(self, check) -> None:
+        if self._running is None or self.fc.trial:
+            raise RuntimeError("fc.later is for a check the engine runs for real, not a trial or no check")
+        rule, node = self._running
+        self.deferred.setdefault(self._owner, []).append(
+            (rule, node, check, self.fc.ctx, tuple(self.fc.stmt_stack)))
+
+    def run_deferred(self) -> None:
+        """The checks rules handed to ``fc.later``, in the order handed, each in the guard
+        context and statement it was handed from; their findings belong where the check was."""
+        fc = self.fc
+        saved = fc.ctx, fc.stmt_stack, self._owner
+        try:
+            for owner, items in self.deferred.items():
+                for rule, node, check, ctx, stmts in items:
+                    fc.ctx, fc.stmt_stack, self._owner = ctx, list(stmts), owner
+                    self._run(rule, node, check)
+        finally:
+            fc.ctx, fc.stmt_stack, self._owner = saved
+        self.deferred.clear()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         rules = self._attr_rules.get(node.attr.value)
@@ -1055,6 +1089,7 @@ def _rewalk_marked(walker: Walker, fc: FileContext) -> None:
         if key not in walker.marked:
             continue
         walker.findings_by_owner.pop(key, None)
+        walker.deferred.pop(key, None)
         for by_owner in walker.calls.values():
             by_owner.pop(key, None)
         _rewalk(walker, fc, node, worlds)
@@ -1104,6 +1139,7 @@ def _narrow_helpers(text: str, walker: Walker, fc: FileContext, rounds: int = 3)
             changed = True
             # Forget what the earlier visit of this body found and called.
             walker.findings_by_owner.pop(id(node), None)
+            walker.deferred.pop(id(node), None)
             for by_owner in walker.calls.values():
                 by_owner.pop(id(node), None)
             _rewalk(walker, fc, node, worlds)
@@ -1172,6 +1208,7 @@ def _analyse(path, module, rules, target, matrix, attr_exists, known, text, read
     walk(module, walker)
     _rewalk_marked(walker, fc)
     _narrow_helpers(text, walker, fc)
+    walker.run_deferred()
     return walker
 
 

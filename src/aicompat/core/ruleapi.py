@@ -210,6 +210,15 @@ class FileContextProtocol(Protocol):
         """``sm_80 (A100), sm_90 (H100)``: archs as the user named them."""
         ...
 
+    def later(self, check: Callable[[], list[Finding]]) -> None:
+        """Run ``check()`` once the whole module is walked, for a finding that needs what the
+        module does anywhere (a setting assigned after the call, in a function not yet
+        entered). It runs in the guard context and statement of the check that handed it,
+        and its findings belong there; resolve names before handing it (scopes are the
+        module's by then). Only from a check the engine runs for real: not from a
+        ``worlds_monotone`` rule, whose first try in every world is a trial."""
+        ...
+
 
 @dataclass(frozen=True)
 class Fact:

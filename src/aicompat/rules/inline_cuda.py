@@ -59,6 +59,24 @@ class Mechanism:
     device_arch: bool = False  # CuPy: its own -arch for the running GPU comes last and wins
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One mechanism call as read where it is: its CUDA texts as built ((Resolved, CudaSource)
+    each), its flags, exact mode's Triton constraints and compiler; judged now or, for a torch
+    JIT build that TORCH_CUDA_ARCH_LIST decides, once the module is walked (``fc.later``)."""
+
+    site: object
+    mech: Mechanism
+    units: tuple
+    flags: list
+    constraints: Resolved | None
+    ver: Verifier | None
+
+
+ENV_NAME = "TORCH_CUDA_ARCH_LIST"
+_ENV_SETTERS = ("os.environ.setdefault", "os.putenv")
+
+
 # Call signatures: torch.utils.cpp_extension.load_inline(name, cpp_sources, cuda_sources=..., ...,
 # extra_cuda_cflags=...) and load(name, sources, ..., extra_cuda_cflags=...); cupy.RawKernel(code, name,
 # options=()), cupy.RawModule(code=None, ..., options=()), cupy.ElementwiseKernel(in_params, out_params,
@@ -229,10 +247,15 @@ class InlineCudaArch(Rule):
                 gpus=["A100", "H100"]),
     ]
 
+    # TORCH_CUDA_ARCH_LIST is the module's last setting wherever it sits (dead code and
+    # functions never called included): the hooks that record it run everywhere, and a
+    # mechanism call asks ``fc.ctx.worlds`` itself.
+    reach_own = frozenset({"check_call", "check_assign"})
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.features = load_features(matrix)
-        self.call_tails = frozenset(q.rsplit(".", 1)[-1] for q in MECHANISMS)
+        self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in MECHANISMS} | {"setdefault", "putenv"})
         self._sources: dict[tuple, CudaSource] = {}
 
     def _pass_notes(self, ver: Verifier) -> None:
@@ -270,8 +293,12 @@ class InlineCudaArch(Rule):
 
     # -- Python calls that compile CUDA ---------------------------------------
     def check_call(self, site, qualname, fc):
+        if qualname in _ENV_SETTERS:
+            if len(site.node.args) >= 2 and not site.node.args[0].keyword:
+                self._set_env(site.node.args[0].value, site.node.args[1].value, site.node, fc)
+            return []
         mech = MECHANISMS.get(qualname)
-        if mech is None or site.has_star:
+        if mech is None or site.has_star or not fc.ctx.worlds:
             return []
         arg = site.arg(*mech.source)
         texts: list[Resolved] = []
@@ -283,31 +310,49 @@ class InlineCudaArch(Rule):
                 texts.append(r)
         if not texts:
             return []
-        build, how = self._build(site, mech, fc)
-        if how is None:
-            return []  # flags the model cannot read: what is built is unknown
+        flags: list[str] = []
+        fexpr = site.arg(*mech.flags) if mech.flags is not None else None
+        if fexpr is not None:
+            got = string_list(fexpr, fc)
+            if got is None:
+                return []  # flags the model cannot read: what is built is unknown
+            flags = got
+        build = self._build(site, mech, flags, fc)
+        if build is not None and build[1] is None:
+            return []  # a backend whose added flags are not modelled: what is built is unknown
         ver = self.verifier if mech.unit or mech.constraints else None
-        findings = []
+        # Everything the call's names say is read here, where its scopes are; only the
+        # judgement may wait for the module's TORCH_CUDA_ARCH_LIST.
+        constraints = resolve_text(site.arg(*mech.constraints), fc) if ver and mech.constraints else None
+        units = []
         for res in texts:
             src = self.source(res.text, mech.ptx)
             if not src.occurrences and ver is None:
                 continue
-            src = self._as_built(src, site, mech, res, fc)
-            findings.extend(self._judge_python(site, mech, res, src, build, how, fc, ver))
-        return findings
+            units.append((res, self._as_built(src, site, mech, res, fc)))
+        if not units:
+            return []
+        call = _Call(site, mech, tuple(units), flags, constraints, ver)
+        if build is None:  # torch's JIT without arch flags builds what TORCH_CUDA_ARCH_LIST says
+            fc.later(lambda: self._judge_call(call, self._env_build(mech, fc), fc))
+            return []
+        return self._judge_call(call, build, fc)
 
-    def _exact_python(self, ver, site, mech, res, targets, fc) -> dict:
+    def _judge_call(self, call: _Call, build: tuple, fc) -> list[Finding]:
+        out = []
+        for res, src in call.units:
+            out.extend(self._judge_python(call, res, src, build[0], build[1], fc))
+        return out
+
+    def _exact_python(self, call: _Call, res, targets, fc) -> dict:
         """nvcc's outcome per target for one source of a Python call (exact mode)."""
-        flags: list[str] = []
-        fexpr = site.arg(*mech.flags) if mech.flags is not None else None
-        if fexpr is not None:
-            flags = string_list(fexpr, fc) or []
-        flags = list(exact.TORCH_NVCC_FLAGS if mech.torch_env else ()) + list(device_flags(flags))
+        mech, ver = call.mech, call.ver
+        flags = list(exact.TORCH_NVCC_FLAGS if mech.torch_env else ()) + list(device_flags(call.flags))
         here = exact.tree_of(Path(fc.path).resolve().parent)
         source_dir = res.file.resolve().parent if res.file is not None else Path(fc.path).resolve().parent
         extra = exact.torch_include_dirs() if mech.torch_env else ()
         if mech.constraints is not None:
-            c = resolve_text(site.arg(*mech.constraints), fc)
+            c = call.constraints
             unit = exact.triton_unit(res.text, c.text) if c else None
             if unit is None:
                 return {}
@@ -351,15 +396,10 @@ class InlineCudaArch(Rule):
             cache[key] = src.with_context(ctx)
         return cache[key]
 
-    def _build(self, site, mech: Mechanism, fc) -> tuple[Build | None, str | None]:
-        """What gets built: from arch flags, TORCH_CUDA_ARCH_LIST, or the GPU itself
-        (build None); ``how`` None when the flags are not known."""
-        flags: list[str] = []
-        fexpr = site.arg(*mech.flags) if mech.flags is not None else None
-        if fexpr is not None:
-            flags = string_list(fexpr, fc)
-            if flags is None:
-                return None, None
+    def _build(self, site, mech: Mechanism, flags: list[str], fc) -> tuple[Build | None, str | None] | None:
+        """What gets built, (build, how): from the call's arch flags or the GPU itself (build
+        None); ``how`` None when a backend adds flags that are not modelled; None when it is
+        what TORCH_CUDA_ARCH_LIST says (``_env_build``, once the module is walked)."""
         if mech.device_arch:
             backend = site.kw.get("backend")
             named = resolve_text(backend, fc) if backend is not None else None
@@ -378,16 +418,47 @@ class InlineCudaArch(Rule):
             if not b.empty():
                 return b, "its -gencode/-arch flags"
         if mech.torch_env:
-            env = _torch_arch_list(fc)
-            if env is not None:
-                b, _bad = parse_torch_arch_list(env, self.matrix)
-                if not b.empty():
-                    return b, f"TORCH_CUDA_ARCH_LIST={env!r}"
+            return None
+        return self._fallback(mech)
+
+    def _env_build(self, mech: Mechanism, fc) -> tuple[Build | None, str]:
+        """What torch's JIT builds without arch flags: the module's TORCH_CUDA_ARCH_LIST, else the GPU's own."""
+        env = _torch_arch_list(fc)
+        if env is not None:
+            b, _bad = parse_torch_arch_list(env, self.matrix)
+            if not b.empty():
+                return b, f"TORCH_CUDA_ARCH_LIST={env!r}"
+        return self._fallback(mech)
+
+    @staticmethod
+    def _fallback(mech: Mechanism) -> tuple[None, str]:
         if mech.a_from is not None:
             return None, f"Triton builds sm_XYa from sm_{mech.a_from} on, plain sm_XY below"
         return None, "no arch flags: built for the GPU it runs on"
 
-    def _judge_python(self, site, mech, res, src, build, how, fc, ver=None):
+    # -- TORCH_CUDA_ARCH_LIST set by the module itself ---------------------------
+    def check_assign(self, node: cst.Assign, fc) -> list[Finding]:
+        if _names_env(fc):
+            for t in node.targets:
+                tgt = t.target
+                if isinstance(tgt, cst.Subscript) and len(tgt.slice) == 1 and \
+                        isinstance(tgt.slice[0].slice, cst.Index) and fc.resolve(tgt.value) == "os.environ":
+                    self._set_env(tgt.slice[0].slice.value, node.value, node, fc)
+        return []
+
+    def _set_env(self, key, value, node, fc) -> None:
+        """Record ``os.environ[key] = value`` (or setdefault/putenv) when ``key`` is TORCH_CUDA_ARCH_LIST:
+        the value's text, None when it is not known; by statement, kept in the module's order."""
+        if not _names_env(fc):
+            return
+        k = resolve_text(key, fc)
+        if k is None or k.text != ENV_NAME:
+            return
+        r = resolve_text(value, fc)
+        fc.state.setdefault("torch_arch_list", {})[id(node)] = r.text if r is not None else None
+
+    def _judge_python(self, call: _Call, res, src, build, how, fc):
+        site, mech, ver = call.site, call.mech, call.ver
         chosen: dict[str, str] = {}
         fleet = sorted({w.arch for w in fc.ctx.worlds})
         for arch in fleet:
@@ -400,34 +471,30 @@ class InlineCudaArch(Rule):
         # whole build, on every GPU (-arch=sm_90a also embeds compute_90 PTX).
         built = build.every_target() if build is not None else []
         want = list(dict.fromkeys(list(chosen.values()) + built))
-        nvcc = self._exact_python(ver, site, mech, res, want, fc) if ver and want else {}
+        nvcc = self._exact_python(call, res, want, fc) if ver and want else {}
         if ver:
             self._pass_notes(ver)
-        failing: dict[str, tuple[Verdict, str]] = {}
-        dropped: dict[str, tuple[Verdict, str]] = {}
-        confirmed: dict[str, tuple] = {}  # exact mode: nvcc's own verdicts
-        emptied: dict[str, tuple] = {}
+
+        def verdict_of(target, _origin):  # nvcc's where it decided, else the static one
+            o = nvcc.get(target)
+            return o if o is not None and o.status in exact.DECIDED else src.verdict(target)
+
+        fails, drops, _ = judge_gpus(fleet, lambda a: [([chosen[a]], False, None)] if a in chosen else [],
+                                     verdict_of)
+        by_nvcc = {id(o) for o in nvcc.values()}
+        failing = {a: (v, chosen[a]) for a, v in fails.items() if id(v) not in by_nvcc}
+        confirmed = {a: (v, chosen[a]) for a, v in fails.items() if id(v) in by_nvcc}
+        dropped = {a: (v, chosen[a]) for a, v in drops.items() if id(v) not in by_nvcc}
+        emptied = {a: (v, chosen[a]) for a, v in drops.items() if id(v) in by_nvcc}
         whole = self._build_failure(built, src, nvcc)
-        for arch in fleet:
-            target = chosen.get(arch)
-            o = nvcc.get(target) if target is not None else None
-            if o is not None and o.status in exact.DECIDED:
-                if o.status == "fail":
-                    confirmed[arch] = (o, target)
-                    continue
-                if o.status == "empty":
-                    emptied[arch] = (o, target)
-            elif target is not None:
-                v = src.verdict(target)
-                if v.status == "fail":
-                    failing[arch] = (v, target)
-                    continue
-                if v.status == "empty":
-                    dropped[arch] = (v, target)
-            if whole is not None:
-                dropped.pop(arch, None)
-                emptied.pop(arch, None)
-                (confirmed if whole[2] else failing)[arch] = whole[:2]
+        if whole is not None:  # a target that fails the build fails it on every GPU not failing already
+            for arch in fleet:
+                if arch not in fails:
+                    dropped.pop(arch, None)
+                    emptied.pop(arch, None)
+                    (confirmed if whole[2] else failing)[arch] = whole[:2]
+            failing = {a: failing[a] for a in fleet if a in failing}
+            confirmed = {a: confirmed[a] for a in fleet if a in confirmed}
         out = []
         node, delta = self._anchor(site, res)
         where = f"{res.file.name} line" if res.file is not None else "CUDA line"
@@ -573,28 +640,15 @@ class InlineCudaArch(Rule):
                 nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, _define_flags(ctx), folder,
                                            exact.tree_of(folder))
                 self._pass_notes(ver)
-        fails: dict[str, Verdict] = {}
-        drops: dict[str, Verdict] = {}
-        built: dict[str, tuple] = {}  # arch -> (targets, every candidate?, where the build says so)
-        for arch in target.archs:
-            if ptx_target:
-                v = src.verdict(ptx_target)
-                if v.status == "fail":
-                    fails[arch] = v
-                continue
-            if arch in nvcc:
-                continue  # nvcc judged this GPU (exact mode): _exact_file reports it
-            for targets, every, origin in groups(ctx, arch, self.matrix, cuda):
-                verdicts = [self._verdict_via(src, t, origin, path, cuda) for t in targets]
-                if all(v.status == "fail" for v in verdicts):
-                    if arch not in fails:
-                        fails[arch] = _common_failing(verdicts)
-                        built[arch] = (targets, every, origin)
-                elif all(v.status in ("fail", "empty") for v in verdicts):
-                    # Every target built for this GPU compiles the feature out, with no #else.
-                    if arch not in drops:
-                        drops[arch] = next(v for v in verdicts if v.status == "empty")
-                        built[arch] = (targets, every, origin)
+        # built: arch -> (targets, every candidate?, where the build says so)
+        if ptx_target:  # the file names its one target
+            fails, _drops, _built = judge_gpus(target.archs, lambda a: [([ptx_target], True, None)],
+                                               lambda t, _o: src.verdict(t))
+            drops, built = {}, {}
+        else:  # a GPU nvcc judged (exact mode) is _exact_file's to report
+            fails, drops, built = judge_gpus(
+                target.archs, lambda a: [] if a in nvcc else groups(ctx, a, self.matrix, cuda),
+                lambda t, origin: self._verdict_via(src, t, origin, path, cuda))
         if drops and path.endswith(".cu"):
             # Run-time effects only where main() launches the kernels; the build still compiles them all.
             away = self._turned_away(src, next(iter(drops.values())).target, list(drops))
@@ -795,6 +849,32 @@ def _common_failing(verdicts: list[Verdict]) -> Verdict:
     return Verdict(first.target, first.status, common or first.failing, first.dropped)
 
 
+def judge_gpus(archs, builds_of, verdict_of) -> tuple[dict, dict, dict]:
+    """AIC301's one judgement of a CUDA text for each fleet GPU, whether the text is a Python
+    string or a file and whoever says how it is built: ``builds_of(arch)`` the builds that may
+    run there, each (targets, every candidate?, origin); ``verdict_of(target, origin)`` the
+    text's verdict for one target (nvcc's where exact mode decided, else the static one).
+
+    A GPU fails where every target of one of its builds rejects the text, and is left with
+    kernels that do nothing where each one rejects it or compiles the work out (no #else).
+    Returns (fails, drops, built): {arch: verdict} twice, and {arch: the build judged}."""
+    fails: dict[str, Verdict] = {}
+    drops: dict[str, Verdict] = {}
+    built: dict[str, tuple] = {}
+    for arch in archs:
+        for targets, every, origin in builds_of(arch):
+            verdicts = [verdict_of(t, origin) for t in targets]
+            if all(v.status == "fail" for v in verdicts):
+                if arch not in fails:
+                    fails[arch] = verdicts[0] if len(verdicts) == 1 else _common_failing(verdicts)
+                    built[arch] = (targets, every, origin)
+            elif all(v.status in ("fail", "empty") for v in verdicts):
+                if arch not in drops:
+                    drops[arch] = next(v for v in verdicts if v.status == "empty")
+                    built[arch] = (targets, every, origin)
+    return fails, drops, built
+
+
 def _per_occurrence(by_arch: dict, kind: str, one_per_feature: bool = False):
     """[(occurrence, archs)]: each failing (or dropped) instruction once, with the fleet
     members it fails on; ``one_per_feature`` when all findings land on one call."""
@@ -878,46 +958,18 @@ def _tnum(t: str):
     return (int(re.match(r"sm_(\d+)", t).group(1)), t)
 
 
+def _names_env(fc) -> bool:
+    """Does the file's text name TORCH_CUDA_ARCH_LIST at all (asked once per file)?"""
+    named = fc.state.get("names_env")
+    if named is None:
+        named = fc.state["names_env"] = ENV_NAME in fc.text
+    return named
+
+
 def _torch_arch_list(fc) -> str | None:
-    """TORCH_CUDA_ARCH_LIST set by the module itself (``os.environ[...] = ...``,
-    ``os.environ.setdefault(...)``), read from the syntax tree: a commented-out line is no
-    assignment. None when it is not set or its value is not known.
-
-    Its own walk, not AIC302's engine hooks (issue 26): the value is the module's last one,
-    also from assignments after the call, in functions not yet entered or in code the engine
-    has found dead, which the traversal has not reached (or skips) when it judges the call."""
-    cache = fc.state.setdefault("torch_arch_list", {})
-    if "v" not in cache:
-        finder = _EnvArchFinder(fc)
-        if "TORCH_CUDA_ARCH_LIST" in fc.text:
-            fc.module.visit(finder)
-        cache["v"] = finder.value
-    return cache["v"]
-
-
-class _EnvArchFinder(cst.CSTVisitor):
-    """The last value the module gives TORCH_CUDA_ARCH_LIST in os.environ."""
-
-    def __init__(self, fc) -> None:
-        self.fc, self.value = fc, None
-
-    def _is_key(self, expr) -> bool:
-        r = resolve_text(expr, self.fc)
-        return r is not None and r.text == "TORCH_CUDA_ARCH_LIST"
-
-    def _take(self, expr) -> None:
-        r = resolve_text(expr, self.fc)
-        self.value = r.text if r is not None else None
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            tgt = t.target
-            if isinstance(tgt, cst.Subscript) and len(tgt.slice) == 1 and \
-                    isinstance(tgt.slice[0].slice, cst.Index) and self.fc.resolve(tgt.value) == "os.environ" and \
-                    self._is_key(tgt.slice[0].slice.value):
-                self._take(node.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if len(node.args) >= 2 and not node.args[0].keyword and self.fc.resolve(node.func) in (
-                "os.environ.setdefault", "os.putenv") and self._is_key(node.args[0].value):
-            self._take(node.args[1].value)
+    """TORCH_CUDA_ARCH_LIST as the module leaves it (``os.environ[...] = ...``,
+    ``os.environ.setdefault(...)``, ``os.putenv``), recorded by the hooks wherever the setting
+    sits, after the call, in functions not entered or in dead code too: a commented-out line is
+    no setting. None when it is not set or its last value is not known."""
+    seen = fc.state.get("torch_arch_list")
+    return next(reversed(seen.values())) if seen else None
