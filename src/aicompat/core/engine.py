@@ -61,6 +61,9 @@ class FileContext:
         self.scopes: list[dict[str, Any]] = []
         self.all_worlds = target.worlds()
         self.trial = False  # a worlds_monotone rule is being tried in every world (Walker._checked)
+        # A rule that judges all reachable code is running where some worlds are open twins
+        # (guards.Ctx.has_open): ``reachable`` asks the flow conditions with parameters unknown.
+        self.open_mode = False
         self.ctx = Ctx(world_set=self.all_worlds, handlers=matrix.handlers)
         self.current_class: cst.ClassDef | None = None
         # Annotations that never run: all of them under ``from __future__ import
@@ -263,16 +266,17 @@ class FileContext:
             return True
         node = self.def_stack[-1] if self.def_stack else self.module
         stmt = self.loc[1]
+        open_ = self.open_mode
         if not bindings:  # asked by every API call of the statement: its answer once per world
-            key = ("reachable", id(node), id(stmt), world)
+            key = ("reachable", id(node), id(stmt), world, open_)
             hit = self.state.get(key)
             if hit is None:
-                hit = self.state[key] = self._reachable(node, stmt, world, None)
+                hit = self.state[key] = self._reachable(node, stmt, world, None, open_)
             return hit
-        return self._reachable(node, stmt, world, bindings)
+        return self._reachable(node, stmt, world, bindings, open_)
 
-    def _reachable(self, node, stmt, world: World, bindings) -> bool:
-        ev = self.evaluator(world, bindings=bindings)
+    def _reachable(self, node, stmt, world: World, bindings, open_: bool = False) -> bool:
+        ev = self.evaluator(replace(world, open=True) if open_ else world, bindings=bindings)
         for _ in range(4):
             scope = self.model.scope(node)
             conds = scope.conds_at.get(id(stmt), ())
@@ -635,7 +639,10 @@ class Walker(cst.CSTVisitor):
         # A decorator marks the body everywhere; ``mark(fn)`` made under a guard only where it runs.
         facts.update({m: True if m in decorated else self.mark_worlds.get((id(node), m), True) for m in marks})
         worlds = guard_forms.function_worlds(node, self.fc)  # skip markers, selected-class methods
-        self._set(node.body, replace(self.fc.ctx, world_set=worlds, catches=frozenset(), facts=facts))
+        body = replace(self.fc.ctx, world_set=worlds, catches=frozenset(), facts=facts)
+        if not body.has_open and _uncalled_with_defaults(node, self.fc):
+            body = body.with_open_twins()
+        self._set(node.body, body)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.fc.scopes.pop()
@@ -920,20 +927,20 @@ class Walker(cst.CSTVisitor):
             raise RuntimeError("fc.later is for a check the engine runs for real, not a trial or no check")
         rule, node = self._running
         self.deferred.setdefault(self._owner, []).append(
-            (rule, node, check, self.fc.ctx, tuple(self.fc.stmt_stack)))
+            (rule, node, check, self.fc.ctx, tuple(self.fc.stmt_stack), self.fc.open_mode))
 
     def run_deferred(self) -> None:
         """The checks rules handed to ``fc.later``, in the order handed, each in the guard
         context and statement it was handed from; their findings belong where the check was."""
         fc = self.fc
-        saved = fc.ctx, fc.stmt_stack, self._owner
+        saved = fc.ctx, fc.stmt_stack, self._owner, fc.open_mode
         try:
             for owner, items in self.deferred.items():
-                for rule, node, check, ctx, stmts in items:
-                    fc.ctx, fc.stmt_stack, self._owner = ctx, list(stmts), owner
+                for rule, node, check, ctx, stmts, open_mode in items:
+                    fc.ctx, fc.stmt_stack, self._owner, fc.open_mode = ctx, list(stmts), owner, open_mode
                     self._run(rule, node, check)
         finally:
-            fc.ctx, fc.stmt_stack, self._owner = saved
+            fc.ctx, fc.stmt_stack, self._owner, fc.open_mode = saved
         self.deferred.clear()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -954,6 +961,23 @@ class Walker(cst.CSTVisitor):
         return w is not None and not w
 
     def _checked(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
+        """``_checked_here`` in the worlds the rule judges: inside a function no code of the
+        file calls, the closed worlds (parameters at their defaults) for a rule that takes a
+        caller's non-default argument as the caller's choice (rules/policy.toml), else every
+        world that reaches the node, its flow conditions asked with the parameters unknown."""
+        ctx = self.fc.ctx
+        if not ctx.has_open:
+            self._checked_here(rule, node, check, *args)
+            return
+        self.fc.ctx = ctx.closed() if rule.callers_choice else ctx.projected()
+        self.fc.open_mode = not rule.callers_choice
+        try:
+            self._checked_here(rule, node, check, *args)
+        finally:
+            self.fc.ctx = ctx
+            self.fc.open_mode = False
+
+    def _checked_here(self, rule: Rule, node: cst.CSTNode, check, *args) -> None:
         """``_run`` where some world reaches the node; a rule whose findings only shrink with
         the worlds is first tried with every statement taken as reachable (``fc.trial``), in
         every world of the target while the guards above are undecided, leaving them undecided
@@ -1080,6 +1104,19 @@ def _target_names(node) -> list[str]:
             out.extend(_target_names(el.value))
         return out
     return []
+
+
+def _uncalled_with_defaults(fn: cst.FunctionDef, fc: FileContext) -> bool:
+    """A function with parameters that have defaults and that no call in the file names
+    (public API, a test helper, a CLI entry point): a caller may pass anything there."""
+    ps = fn.params
+    if not any(p.default is not None for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)):
+        return False
+    cls = fc.current_class
+    if cls is not None and fn.name.value in ("__init__", "__call__", "forward", "__new__"):
+        # run through calls of the class or of its instances: none where the class is never named in a call
+        return not fc.model.calls_named(cls.name.value)
+    return not fc.model.calls_named(fn.name.value)
 
 
 def _rewalk_marked(walker: Walker, fc: FileContext) -> None:

@@ -297,6 +297,11 @@ class Rule:
     # it first with every world of the target, deciding the guards around the node only
     # when that finds something (most calls are fine everywhere; their guards need no answer).
     worlds_monotone: ClassVar[bool] = False
+    # Set by the registry from rules/policy.toml [callers_choice]: inside a function no code of
+    # the file calls, True judges it with its parameters at their defaults (a branch that only
+    # a caller's non-default argument turns on is the caller's choice); False judges every
+    # branch its parameters may take (the engine's open worlds, guards.Ctx.projected).
+    callers_choice: ClassVar[bool] = False
     # Hooks (method names) the engine runs wherever their node sits, dead code included,
     # without deciding the guards around it first: the rule asks ``fc.ctx.worlds`` itself
     # where the answer matters (a recorder keeps ``fc.ctx`` with each record and asks it

@@ -54,6 +54,10 @@ WORLD_PACKAGE = "torch"
 class World:
     arch: str
     torch: Version | None  # the release of WORLD_PACKAGE
+    # The open twin of a world, inside a function that no code of the file calls: there its
+    # parameters are whatever a caller passes, not their defaults (core/engine.py; rules see
+    # the closed world, and rules/policy.toml says which rules take a caller's choice).
+    open: bool = False
 
 
 @dataclass

@@ -48,6 +48,9 @@ class Ctx:
     facts: Mapping[str, Any] = field(default_factory=dict, hash=False)
     # exception name -> the handler names that catch it (version_matrix/exceptions.toml)
     handlers: Mapping[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    # Some worlds are open twins (World.open): code in a function no code of the file calls,
+    # whose parameters are what a caller passes. False everywhere else, where nothing changes.
+    has_open: bool = False
 
     @property
     def worlds(self) -> frozenset[World]:
@@ -59,6 +62,28 @@ class Ctx:
         """The worlds, if already decided; None while a guard above is still unasked."""
         w = self.world_set
         return w if type(w) is frozenset else w.value
+
+    def with_open_twins(self) -> "Ctx":
+        """This context where the parameters of the function entered are unknown: each world
+        also in its open twin, whose evaluator does not take an uncalled function's defaults."""
+        w = self.world_set
+        return replace(self, world_set=Lazy(lambda: _with_twins(w if type(w) is frozenset else w())),
+                       has_open=True)
+
+    def closed(self) -> "Ctx":
+        """The worlds where every parameter has its default: what a rule for which a caller's
+        non-default argument is the caller's choice (rules/policy.toml) judges."""
+        w = self.world_set
+        return replace(self, world_set=Lazy(lambda: frozenset(x for x in (w if type(w) is frozenset else w())
+                                                             if not x.open)), has_open=False)
+
+    def projected(self) -> "Ctx":
+        """Every world that reaches here, an open twin as its closed world: what a rule that
+        judges all reachable code sees (its values are still read at the defaults)."""
+        w = self.world_set
+        return replace(self, world_set=Lazy(lambda: frozenset(replace(x, open=False) if x.open else x
+                                                             for x in (w if type(w) is frozenset else w()))),
+                       has_open=False)
 
     def narrowed(self, worlds) -> "Ctx":
         """This context in ``worlds`` (a frozenset or a Lazy)."""
@@ -76,6 +101,10 @@ class Ctx:
         """Would an enclosing handler catch an ``exc`` raised here? An exception the
         hierarchy does not list (a library's own) counts as an Exception subclass."""
         return bool(self.catches & self.handlers.get(exc, {exc, "Exception", "BaseException"}))
+
+
+def _with_twins(worlds: frozenset[World]) -> frozenset[World]:
+    return worlds | frozenset(replace(x, open=True) for x in worlds)
 
 
 def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_for) -> tuple[frozenset[World], frozenset[World]]:

@@ -49,8 +49,18 @@ def _discover(table: dict[str, dict]) -> list[type[Rule]]:
     return sorted(found, key=lambda c: c.code)
 
 
+def _policy() -> dict[str, dict]:
+    with open(data_dir("rules") / "policy.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
 _TABLE = _codes()
 RULE_CLASSES: list[type[Rule]] = _discover(_TABLE)
+_POLICY = _policy()
+# Which rules take a caller's non-default argument as the caller's choice (rules/policy.toml).
+CALLERS_CHOICE = frozenset(_POLICY["callers_choice"]["codes"])
+for _cls in RULE_CLASSES:
+    _cls.callers_choice = _cls.code in CALLERS_CHOICE
 # Every code and name ever assigned, implemented or not; never reuse one.
 CODES: dict[str, str] = {code: e["name"] for code, e in _TABLE.items() if e.get("listed", True)}
 # pylint message ids' two digits, per code (AIC000 included).
