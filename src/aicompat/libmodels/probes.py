@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -55,7 +55,7 @@ class Probe:
         self.returns = e.get("returns", "bool")
         if self.returns not in _RETURNS:
             raise MatrixError(f"{where}: returns must be one of {sorted(_RETURNS)}")
-        self.names = e.get("names")
+        self.names = cast("list[str]", e.get("names"))  # checked just below
         if not isinstance(self.names, list) or not self.names:
             raise MatrixError(f"{where}: 'names' must be a non-empty list")
         self.attribute = bool(e.get("attribute", False))

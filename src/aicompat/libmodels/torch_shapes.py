@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from aicompat.libmodels.einops_patterns import einops_shape, parse_side
 from aicompat.values import UNKNOWN, Module, Seq, Tensor
@@ -92,7 +92,7 @@ class Layer:
 
 # ---------------------------------------------------------------- helpers
 
-def _is_int(x) -> bool:
+def _is_int(x) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -281,12 +281,13 @@ def _pieces(t: Tensor, i: int, sizes):
     if len(sizes) > MAX_PIECES:
         same = len(set(sizes)) == 1
         return _unknown_count(t, i, sizes[0] if same else UNKNOWN)
-    return tuple(Tensor(_replace(t.shape, i, (s,)), t.dtype) for s in sizes)
+    return tuple(Tensor(_replace(cast(tuple, t.shape), i, (s,)), t.dtype) for s in sizes)  # i: the rank is known
 
 
 def _unknown_count(t: Tensor, i: int | None, size=UNKNOWN) -> Seq:
     """A split whose number of pieces is unknown; every piece is like ``more``."""
-    more = _unknown_like(t) if i is None else Tensor(_replace(t.shape, i, (size,)), t.dtype)
+    # with an axis i the rank is known
+    more = _unknown_like(t) if i is None else Tensor(_replace(cast(tuple, t.shape), i, (size,)), t.dtype)
     return Seq(items=(), more=more)
 
 
@@ -313,7 +314,8 @@ def _split(t, args, kwargs):
 
 def _split_even(t: Tensor, i: int, size):
     """``split(size, dim)``: pieces of ``size``, the last one smaller (ATen ``split``)."""
-    n = t.shape[i]
+    n = cast(tuple, t.shape)[i]  # a valid axis: the rank is known
+    count: int | None  # the number of pieces, None when not provable
     if _is_int(n) and _is_int(size) and size > 0:
         count = max((n + size - 1) // size, 1)
         return _pieces(t, i, (size,) * (count - 1) + (n - size * (count - 1),))
@@ -637,7 +639,7 @@ def index(t: Tensor, idx):
     takes = [_consumes(p) for p in parts]
     if None in takes:
         return _unknown_like(t)
-    consumed = sum(takes)
+    consumed = sum(cast("list[int]", takes))  # no None: returned above
     if sum(1 for p in parts if p is Ellipsis) > 1 or consumed > len(t.shape):
         return _unknown_like(t)
     if sum(1 for p in parts if _advanced(p)) > 1:
@@ -658,7 +660,7 @@ def index(t: Tensor, idx):
             out.append(_slice_len(shape[pos], p))
             pos += 1
         else:  # one tensor or list index
-            k = _consumes(p)
+            k = cast(int, _consumes(p))  # not None: takes has no None
             out.extend(_advanced_dims(p))
             pos += k
     out.extend(shape[pos:])
@@ -692,7 +694,7 @@ def _advanced_dims(p) -> tuple:
         if p.dtype in ("torch.int64", "torch.int32") and p.shape is not None:
             return p.shape
         return (UNKNOWN,)  # dtype unknown: a mask or an index, one dim either way for 1-D
-    return (len(_items(p)),)
+    return (len(cast(tuple, _items(p))),)  # a list or Seq whose _consumes is not None
 
 
 # ---------------------------------------------------------------- binary ops

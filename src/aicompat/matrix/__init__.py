@@ -428,11 +428,11 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
                 Version(v)
             except InvalidVersion:
                 raise MatrixError(f"version_matrix/releases.toml: [package.{pkg}] bad version {v!r}") from None
-    exc = files["exceptions.toml"]
+    exceptions = files["exceptions.toml"]
     aliases: dict[str, set[str]] = {}
-    for name, e in exc.get("alias", {}).items():
+    for name, e in exceptions.get("alias", {}).items():
         aliases.setdefault(e["of"], set()).add(name)
-    for name, e in exc.get("exception", {}).items():
+    for name, e in exceptions.get("exception", {}).items():
         names = {name, *e["bases"]}
         m.handlers[name] = frozenset(names.union(*(aliases.get(n, set()) for n in names)))
     for fname, section, key in (

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -70,7 +71,7 @@ def encode_ranges(indices: list[int]) -> str:
     for i in sorted(indices):
         if start is None:
             start = prev = i
-        elif i == prev + 1:
+        elif i == cast(int, prev) + 1:  # set together with start
             prev = i
         else:
             out.append(f"{start}" if start == prev else f"{start}-{prev}")
@@ -119,18 +120,19 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
         lines += ["runtime = [", *[f"    {_q(r)}," for r in runtime], "]"]
     for mod in modules:
         present = [i for i, snap in enumerate(snapshots) if snap.get(mod) is not None]
-        open_ = [i for i in present if snapshots[i][mod].open]
+        # present: the releases whose namespace for mod is not None
+        open_ = [i for i in present if cast(Namespace, snapshots[i][mod]).open]
         lines += ["", f"[module.{_q(mod)}]", f"in = {_q(encode_ranges(present))}"]
         if open_:
             lines.append(f"open = {_q(encode_ranges(open_))}")
-        names = sorted({n for i in present for n in snapshots[i][mod].names})
+        names = sorted({n for i in present for n in cast(Namespace, snapshots[i][mod]).names})
         entries: list[str] = []
         deprecated: list[str] = []
         for name in names:
             by_value: dict[tuple, list[int]] = {}
             by_msg: dict[str, list[int]] = {}
             for i in present:
-                sym = snapshots[i][mod].names.get(name)
+                sym = cast(Namespace, snapshots[i][mod]).names.get(name)
                 if sym is None:
                     continue
                 by_value.setdefault((sym.kind, sym.sigs), []).append(i)
@@ -145,13 +147,13 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
             lines.append("deprecated = " + _block(deprecated))
         lazy: dict[str, list[int]] = {}
         for i in present:
-            for n in snapshots[i][mod].lazy or ():
+            for n in cast(Namespace, snapshots[i][mod]).lazy or ():
                 lazy.setdefault(n, []).append(i)
         if lazy:
             lines.append("lazy = " + _block([f"{n} {encode_ranges(idx)}" for n, idx in sorted(lazy.items())]))
         unsure: dict[str, list[int]] = {}
         for i in present:
-            for n in snapshots[i][mod].unsure:
+            for n in cast(Namespace, snapshots[i][mod]).unsure:
                 unsure.setdefault(n, []).append(i)
         if unsure:
             lines.append("unsure = " + _block([f"{n} {encode_ranges(idx)}" for n, idx in sorted(unsure.items())]))
@@ -244,6 +246,7 @@ class ModuleApi:
         """``[(releases, kind, signatures or None)]`` for ``name``, or None if never bound."""
         if self._names is None:
             self._decode()
+        assert self._names is not None  # _decode sets it
         raw = self._names.get(name)
         if raw is None:
             return None
@@ -254,6 +257,7 @@ class ModuleApi:
     def deprecations(self, name: str) -> list[tuple[frozenset[int], str]]:
         if self._deprecated is None:
             self._decode()
+        assert self._deprecated is not None  # _decode sets it
         return self._deprecated.get(name, [])
 
     def lazy(self, name: str) -> frozenset[int]:
@@ -276,6 +280,7 @@ class ModuleApi:
     def all_names(self) -> list[str]:
         if self._names is None:
             self._decode()
+        assert self._names is not None  # _decode sets it
         return list(self._names)
 
 

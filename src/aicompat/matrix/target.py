@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -82,7 +82,7 @@ class ResolvedTarget:
         return seen
 
     def worlds(self) -> frozenset[World]:
-        torch = self.releases.get(WORLD_PACKAGE) or [None]
+        torch: Sequence[Version | None] = self.releases.get(WORLD_PACKAGE) or [None]
         return frozenset(World(a, t) for a in self.archs for t in torch)
 
     def labels_for(self, archs: Iterable[str]) -> list[str]:

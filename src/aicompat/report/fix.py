@@ -88,6 +88,7 @@ def read_source(path: str, tree: str | None, checked: str | None) -> Source | No
         data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
+    assert st is not None  # data is None without it
     return Source(path, data, encoding, stat.S_IMODE(st.st_mode))
 
 

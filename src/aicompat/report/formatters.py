@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from typing import Any
 from urllib.parse import quote
 
 from ..base.diagnostics import Diagnostic
@@ -119,7 +120,8 @@ def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, no
     from .ruledocs import load_docs
 
     docs = load_docs()
-    rules, index = [], {}
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
     for code, name in CODES.items():
         doc = docs.get(code)
         if doc is None:
@@ -138,7 +140,7 @@ def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, no
         line, col, end_line, end_col = d.file_region()  # a notebook's: in the .ipynb file
         if end_line < line or (end_line == line and end_col < col):
             end_line, end_col = line, col
-        r = {
+        r: dict[str, Any] = {
             "ruleId": d.code,
             "level": "warning" if d.severity == "warning" else "error",
             "message": {"text": d.message},
@@ -154,7 +156,7 @@ def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, no
         if d.cell is not None:
             r["properties"].update(cell=d.cell, cell_line=d.cell_line, cell_column=d.column)
         results.append(r)
-    doc = {
+    log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
@@ -164,7 +166,7 @@ def format_sarif(diags: list[Diagnostic], summ: dict, target: ResolvedTarget, no
             "properties": {"target": target.as_json(), "notes": notes},
         }],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(log, indent=2) + "\n"
 
 
 FORMATTERS = {"text": format_text, "json": format_json, "github": format_github, "sarif": format_sarif}

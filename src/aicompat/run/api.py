@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from ..base.diagnostics import Diagnostic
 from ..fs import gitignore
@@ -109,7 +110,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
         for i, f in enumerate(files):
             display = display_path(f)
             try:
-                data = read_capped(f, file_cap(display, max_bytes))
+                # an int (its size, over the cap) never gets past too_large below
+                data = cast(bytes, read_capped(f, file_cap(display, max_bytes)))
             except OSError as exc:
                 results[i] = unreadable(display, exc)
                 continue
@@ -164,6 +166,7 @@ def _precheck(linter: Linter, data: bytes, display: str, timeout: float | None) 
     try:
         return timed(linter.precheck, timeout, data, display)
     except FileTimeout:
+        assert timeout is not None  # timed raises it only under a limit
         return timeout_result(display, timeout)
 
 
@@ -208,7 +211,7 @@ def _per_file_ignores(results: list[FileResult], settings: Settings, project_roo
         codes = [c for rx, cs in rules if rx is not None and rx.fullmatch(rel) for c in cs]
         if not codes:
             continue
-        keep = []
+        keep: list[Diagnostic] = []
         for d in r.diagnostics:
             hidden = d.code not in NEVER_SUPPRESSED and any(d.code.startswith(c) for c in codes)
             (r.suppressed if hidden else keep).append(d)

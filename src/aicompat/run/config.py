@@ -19,7 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -267,7 +267,7 @@ def build_settings(
                     sources[f"pin:{name}"] = src
             elif isinstance(raw, dict):
                 for name, val in raw.items():
-                    key = canonicalize_name(name)
+                    key: str = canonicalize_name(name)  # reused below for the list keys
                     pins[key] = parse_spec(key, str(val), f"{pyproject}: [tool.aicompat] pins.{name}")
                     sources[f"pin:{key}"] = src
             else:
@@ -320,6 +320,7 @@ def build_settings(
     if "cache-dir" in tool:
         if not isinstance(tool["cache-dir"], str) or not tool["cache-dir"].strip():
             raise ConfigError(f"{pyproject}: [tool.aicompat] cache-dir: expected a path")
+        assert pyproject is not None  # tool is only read from it
         run_opts["cache_dir"] = pyproject.parent / tool["cache-dir"]
 
     # Command line / API: the last word.
@@ -481,7 +482,7 @@ def _merge_declared(declared: list[Pin], pins: dict[str, SpecifierSet], sources:
     by_name: dict[str, list[Pin]] = {}
     for p in declared:
         by_name.setdefault(p.name, []).append(p)
-    alternatives: dict[str, list[tuple[SpecifierSet, str]]] = {}
+    alternatives: dict[str, Sequence[tuple[SpecifierSet | None, str]]] = {}  # None: separate installs
     for name, found in by_name.items():
         found = [p for p in found if str(p.spec)]  # an unpinned dependency constrains nothing
         if not found:
@@ -503,7 +504,8 @@ def _merge_declared(declared: list[Pin], pins: dict[str, SpecifierSet], sources:
         alternatives[name] = [(spec, sources[f"pin:{name}"])] + (alt if len(alt) > 1 else [])
         envs = _environments(found)
         if envs:
-            alternatives[name] = [(None, sources[f"pin:{name}"])] + envs
+            # cast: mypy cannot add these lists under the declared type
+            alternatives[name] = cast("list[tuple[SpecifierSet | None, str]]", [(None, sources[f"pin:{name}"])] + envs)
     return alternatives
 
 

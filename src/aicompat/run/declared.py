@@ -201,7 +201,7 @@ def _setup_py(root: Path) -> list[Pin]:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    bound: dict[str, ast.expr] = {}
+    bound: dict[str, ast.expr | None] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id

@@ -7,6 +7,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -23,6 +24,9 @@ from ..rules import registry
 from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
 from ..syntax.suppress import IGNORE_FILE, Checks, apply
 
+if TYPE_CHECKING:
+    from ..matrix.api_tables import PackageApi
+
 _WORLD_PREFIX = WORLD_PACKAGE + "."  # the names whose presence a world's release decides
 
 
@@ -33,7 +37,8 @@ def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
 
     api = matrix.api(WORLD_PACKAGE) if version is not None else None
     i = api.index_of(version) if api else None
-    where = apiquery.split(api, qualname) if i is not None else None
+    # i is not None only with a table, so every use of api below has one
+    where = apiquery.split(cast("PackageApi", api), qualname) if i is not None else None
     if where is None:
         return None
     module, rest = where
@@ -45,7 +50,7 @@ def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
         name = rest[0]
     else:
         return None
-    found = apiquery.presence(api, module, name, [i])
+    found = apiquery.presence(cast("PackageApi", api), module, name, [i])
     return True if found.have else False if found.lack else None
 
 
@@ -58,10 +63,11 @@ def api_param(matrix: Matrix, qualname: str, param: str, version) -> bool | None
 
     api = matrix.api(WORLD_PACKAGE) if version is not None else None
     i = api.index_of(version) if api else None
-    where = apiquery.split(api, qualname) if i is not None else None
+    # i is not None only with a table, so every use of api below has one
+    where = apiquery.split(cast("PackageApi", api), qualname) if i is not None else None
     if where is None or len(where[1]) != 1:
         return None
-    m = api.module(where[0])
+    m = cast("PackageApi", api).module(where[0])
     sigs = [sig for rng, kind, sigs in (m.entries(where[1][0]) if m else None) or () if i in rng and kind == "f"
             for sig in sigs or ()]
     if len(sigs) != 1:

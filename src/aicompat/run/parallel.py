@@ -456,6 +456,7 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
                     try:
                         i, res = w.conn.recv()
                     except (EOFError, OSError):  # the worker died mid-file
+                        assert w.current is not None  # w is busy
                         i, display = w.current
                         code = w.kill()
                         results[i] = _crashed(display, code, memory_limit(spec.max_bytes), w.peak.value)
@@ -463,6 +464,7 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
                     else:
                         results[i] = res
                 elif timeout and time.monotonic() - w.started >= timeout:
+                    assert w.current is not None  # w is busy
                     i, display = w.current
                     w.kill()
                     results[i] = timeout_result(display, timeout)

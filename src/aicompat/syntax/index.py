@@ -9,7 +9,7 @@ QualifiedNameProvider, which cost several parses per file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Union, cast
 
 import libcst as cst
 
@@ -63,16 +63,18 @@ def resolve_chain(node: cst.BaseExpression, lookup, unbound=None, depth: int = 0
         return None
     tp = type(node)  # exact types: LibCST's ABC isinstance is slow, and these have no subclasses
     if tp is cst.Attribute:
-        base = resolve_chain(node.value, lookup, unbound, depth + 1)
-        return f"{base}.{node.attr.value}" if base else None
+        attr = cast(cst.Attribute, node)  # mypy does not narrow through ``tp``
+        base = resolve_chain(attr.value, lookup, unbound, depth + 1)
+        return f"{base}.{attr.attr.value}" if base else None
     if tp is cst.Name:
-        b = lookup(node.value)
+        name = cast(cst.Name, node)
+        b = lookup(name.value)
         if isinstance(b, Qual):
             return b.name
         if isinstance(b, (cst.Name, cst.Attribute)):
             return resolve_chain(b, lookup, unbound, depth + 1)
         if b is None and unbound is not None:
-            return unbound(node.value)
+            return unbound(name.value)
     return None
 
 

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING, Literal, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+if TYPE_CHECKING:
+    from libcst.metadata import BaseMetadataProvider, CodeRange
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -40,7 +44,7 @@ class Positions:
         self._computed: dict = {}
         self._done: set[int] = set()
         self._full = None
-        self._tree = None
+        self._tree: ast.Module | Literal[False] | None = None  # False: ``ast`` could not parse it
         self._starts: list[int] | None = None
 
     def get(self, node):
@@ -70,7 +74,8 @@ class Positions:
             return True
         sink = _Sink()
         state = PositionProvidingCodegenState(default_indent=self.module.default_indent,
-                                              default_newline=self.module.default_newline, provider=sink)
+                                              default_newline=self.module.default_newline,
+                                              provider=cast("BaseMetadataProvider[CodeRange]", sink))
         state.line, state.column, state.indent_tokens = line, 0, list(indents)
         stmt._codegen(state)
         code = "".join(state.tokens)

@@ -109,7 +109,8 @@ def apply(diags: list[Diagnostic], text: str, path: str = "",
         return diags, []
     lines = source_lines(text)
     comments = read_comments(lines) if "aicompat" in text or (checks and checks.unused) else Comments()
-    kept, dropped = [], []
+    kept: list[Diagnostic] = []
+    dropped: list[Diagnostic] = []
     memo: dict = {}
     for d in diags:
         hidden = d.code not in NEVER_SUPPRESSED and d.code in comments.file_codes
