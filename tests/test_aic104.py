@@ -430,3 +430,82 @@ def test_cloudpickle_and_dill_pickle_what_they_handle_by_value():
     assert found("cloudpickle.dumps", "lock") == [(17, "cloudpickle.dumps")]
     assert found("dill.dumps", "done") == [(17, "dill.dumps")]  # no serialiser pickles a CUDA event
     assert found("pickle.dumps", "fn") == [(17, "pickle.dumps")]
+
+
+# Issue 27 item 3: the forms generated code takes to reach a serialiser, each with its twin.
+_TIMER = """
+import torch
+
+
+class StepTimer:
+    def __init__(self, path):
+        self.path = path
+        self.timings = []
+
+    def record(self, step):
+        start_evt = torch.cuda.Event(enable_timing=True)
+        end_evt = torch.cuda.Event(enable_timing=True)
+        start_evt.record()
+        self.timings.append((step, start_evt, end_evt))
+
+    def save(self):
+        torch.save({"timings": TIMINGS}, self.path)
+"""
+
+
+@pytest.mark.parametrize("saved, found", [
+    ("self.timings", True),
+    ("[(s, a.elapsed_time(b)) for s, a, b in self.timings]", False),  # the fix: plain numbers
+])
+def test_a_list_attribute_filled_in_another_method(saved, found):
+    d = aic104(_TIMER.replace("TIMINGS", saved))
+    assert [(x.line, x.column) for x in d] == ([(17, 9)] if found else [])
+    if found:
+        assert "holds a CUDA event (via obj[\"timings\"][...][1]) created at line 11" in d[0].message
+
+
+_EVENTS = """
+import pickle
+import torch
+
+
+def dump_profile(fh, n_events=4):
+    events = {"events": [EVENT for _ in range(n_events)]}
+    pickle.dump(events, fh)
+"""
+
+
+@pytest.mark.parametrize("event, found", [
+    ("torch.cuda.Event(enable_timing=True)", True),
+    ("0.0", False),
+])
+def test_events_made_by_a_comprehension_inside_a_dict(event, found):
+    """Observed on an H200 (torch 2.11.0, issue 27): TypeError: cannot pickle 'Event' object."""
+    d = aic104(_EVENTS.replace("EVENT", event))
+    assert [x.line for x in d] == ([8] if found else [])
+
+
+_PARTIAL = """
+import functools
+import torch
+
+
+class Checkpointer:
+    def __init__(self, model):
+        self.model = model
+        self.graph = torch.cuda.CUDAGraph()
+
+    def saver(self, path):
+        return functools.partial(torch.save, STATE, path)
+"""
+
+
+@pytest.mark.parametrize("state, found", [
+    ('{"model": self.model.state_dict(), "graph": self.graph}', True),
+    ('{"model": self.model.state_dict()}', False),
+])
+def test_a_save_bound_by_functools_partial(state, found):
+    d = aic104(_PARTIAL.replace("STATE", state))
+    assert [x.line for x in d] == ([12] if found else [])
+    if found:
+        assert d[0].message.startswith("torch.save: the saved object holds a CUDA graph")

@@ -1,6 +1,7 @@
 """AIC105 on checkpoints written the way training code writes them: a Trainer that keeps its
 config dataclass and parsed args on self, saves in one method and resumes in another."""
 
+import pytest
 from conftest import lint
 
 TRAINER = '''
@@ -64,3 +65,65 @@ def test_plain_values_allow_lists_and_old_releases_are_clean():
     assert found("vars(self.args)") == []
     assert found("self.cfg", allow="torch.serialization.add_safe_globals([OptimConfig])\n        ") == []
     assert found("self.cfg", pins={"torch": "2.5.1"}) == []  # weights_only defaulted to False then
+
+
+# Issue 27 item 3: a save and a load of one file that meet in an in-memory buffer or in one
+# attribute of a class, not at a known path.
+_ROUNDTRIP = """
+import io
+
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+
+def clone_through_bytes(net):
+    buf = io.BytesIO()
+    torch.save(SAVED, buf)
+    buf.seek(0)
+    return torch.load(buf)
+"""
+
+
+@pytest.mark.parametrize("saved, pin, found", [
+    ("Net()", "2.6.0", True),
+    ("Net()", "2.5.1", False),  # the default was still weights_only=False
+    ("net.state_dict()", "2.6.0", False),
+])
+def test_a_module_saved_to_a_bytes_buffer_and_loaded_back(saved, pin, found):
+    d = lint(_ROUNDTRIP.replace("SAVED", saved), pins={"torch": pin}, select=["AIC105"])
+    assert [(x.line, x.column) for x in d] == ([(18, 12)] if found else [])
+    if found:
+        assert d[0].message.startswith("torch.load: buf is saved at line 16 holding an instance of Net, which the "
+                                       "default weights_only=True refuses from torch 2.6.0")
+
+
+_TRAINER = """
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, ckpt_path, width=256):
+        self.ckpt_path = ckpt_path
+        self.model = nn.Linear(width, width)
+
+    def save(self):
+        torch.save(SAVED, self.ckpt_path)
+
+    def restore(self):
+        return torch.load(self.ckpt_path)
+"""
+
+
+@pytest.mark.parametrize("saved, found", [("self.model", True), ("self.model.state_dict()", False)])
+def test_a_save_and_a_load_of_one_attribute_path(saved, found):
+    d = lint(_TRAINER.replace("SAVED", saved), pins={"torch": ">=2.6"}, select=["AIC105"])
+    assert [x.line for x in d] == ([15] if found else [])
+    if found:
+        assert "torch.load: self.ckpt_path is saved at line 12 holding a torch.nn.Linear" in d[0].message

@@ -101,3 +101,30 @@ def test_the_policy_is_one_table():
     chosen = {c.code for c in registry.RULE_CLASSES if c.callers_choice}
     assert chosen == set(registry.CALLERS_CHOICE)
     assert "AIC102" in chosen and "AIC202" not in chosen and "AIC104" not in chosen
+
+
+_TMEM = '''import cupy as cp
+
+TCGEN05_SRC = r"""
+extern "C" __global__ void alloc_tmem(unsigned* dst) {
+BODY
+}
+"""
+
+
+def build_kernel(arch):
+    return cp.RawKernel(TCGEN05_SRC, "alloc_tmem", options=(f"--gpu-architecture={arch}",))
+'''
+_ALLOC = '  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;" :: "r"(dst[0]));'
+
+
+def test_unknown_arch_flags_still_judge_what_no_target_of_the_gpu_accepts():
+    """``arch`` is unknown, but every compile target an H100 runs rejects tcgen05: the kernel
+    fails there whatever the option says. The B200 has targets that accept it: not judged."""
+    d = lint(_TMEM.replace("BODY", _ALLOC), gpus=["H100", "B200"], select=["AIC301"])
+    assert [(x.line, x.column, x.targets) for x in d] == [(5, 17, ["H100"])]
+    assert d[0].message.startswith(
+        "cupy.RawKernel: 'tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32' (tcgen05, CUDA line 3) is "
+        "rejected by every compile target that runs on sm_90 (H100), whatever the call's flags (not known here)")
+    guarded = _TMEM.replace("BODY", "#if defined(__CUDA_ARCH_FEAT_SM100_ALL)\n" + _ALLOC + "\n#else\n  dst[0] = 0;\n#endif")
+    assert lint(guarded, gpus=["H100", "B200"], select=["AIC301"]) == []

@@ -74,10 +74,12 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                  "advice": (str, False)},
         "start_methods": {"pickling": (_LIST, True), "contexts": (_LIST, True), "setters": (_LIST, True)},
         "queue": {"methods": (_LIST, True), "arg": (_LIST, True)},
+        "binder": {"shift": (int, True)},
         "hook": {"follow": (str, True), "sinks": (_LIST, False)},
         "weights_only": {"arg": (_LIST, True), "flag": (str, True), "pickle_module": (_LIST, True),
                          "default_true_from": (str, True), "savers": (_LIST, True), "save_obj": (_LIST, True),
-                         "save_path": (_LIST, True), "refused": (_LIST, True), "allow_calls": (_LIST, True),
+                         "save_path": (_LIST, True), "buffers": (_LIST, True), "refused": (_LIST, True),
+                         "allow_calls": (_LIST, True),
                          "error": (str, True), "observed": (str, True)},
     },
     "dispatch.toml": {

@@ -312,15 +312,17 @@ class InlineCudaArch(Rule):
             return []
         flags: list[str] = []
         fexpr = site.arg(*mech.flags) if mech.flags is not None else None
+        unknown = None  # why what is built is not known: then only what no target of the GPU accepts is judged
         if fexpr is not None:
             got = string_list(fexpr, fc)
             if got is None:
-                return []  # flags the model cannot read: what is built is unknown
-            flags = got
-        build = self._build(site, mech, flags, fc)
+                unknown = "not known here"
+            else:
+                flags = got
+        build = self._build(site, mech, flags, fc) if unknown is None else None
         if build is not None and build[1] is None:
-            return []  # a backend whose added flags are not modelled: what is built is unknown
-        ver = self.verifier if mech.unit or mech.constraints else None
+            unknown, build = "its backend adds -gencode flags of its own", None
+        ver = self.verifier if (mech.unit or mech.constraints) and unknown is None else None
         # Everything the call's names say is read here, where its scopes are; only the
         # judgement may wait for the module's TORCH_CUDA_ARCH_LIST.
         constraints = resolve_text(site.arg(*mech.constraints), fc) if ver and mech.constraints else None
@@ -333,6 +335,8 @@ class InlineCudaArch(Rule):
         if not units:
             return []
         call = _Call(site, mech, tuple(units), flags, constraints, ver)
+        if unknown is not None:
+            return self._judge_unknown(call, unknown, fc)
         if build is None:  # torch's JIT without arch flags builds what TORCH_CUDA_ARCH_LIST says
             fc.later(lambda: self._judge_call(call, self._env_build(mech, fc), fc))
             return []
@@ -342,6 +346,28 @@ class InlineCudaArch(Rule):
         out = []
         for res, src in call.units:
             out.extend(self._judge_python(call, res, src, build[0], build[1], fc))
+        return out
+
+    def _judge_unknown(self, call: _Call, why: str, fc) -> list[Finding]:
+        """A call whose build is not known: what it compiles fails on a GPU whatever its flags say
+        where every compile target that runs there rejects it (tcgen05 on an H100); nothing else
+        is judged (an #if that compiles the work out may or may not hold)."""
+        fleet = sorted({w.arch for w in fc.ctx.worlds})
+        cuda = fc.target.cuda
+        out = []
+        for res, src in call.units:
+            fails, _drops, _built = judge_gpus(
+                fleet, lambda a: [(ts, True, None)] if (ts := candidates(a, self.matrix, cuda)) else [],
+                lambda t, _origin, verdict=src.verdict: verdict(t))
+            node, delta = self._anchor(call.site, res)
+            where = f"{res.file.name} line" if res.file is not None else "CUDA line"
+            for occ, archs in _per_occurrence(fails, "failing", delta is None):
+                failing = {a: fails[a] for a in archs}
+                target = fails[archs[0]].target
+                msg = (f"{call.mech.label}: {occ.token!r} ({occ.feature}, {where} {occ.line}) is rejected by every "
+                       f"compile target that runs on {fc.describe(failing)}, whatever the call's flags ({why}): "
+                       f"\"{_error(occ, target)}\". {self._fix(occ, failing)}")
+                out.append(Finding(node, msg, frozenset(failing), **_inside(node, delta, occ)))
         return out
 
     def _exact_python(self, call: _Call, res, targets, fc) -> dict:

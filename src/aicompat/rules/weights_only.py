@@ -109,11 +109,14 @@ class LoadWeightsOnly(Rule):
         if not failing or self._allowed(fc, e):
             return []
         path_expr = site.arg(*e["arg"])
-        path = fc.value_everywhere(path_expr) if path_expr is not None else None
-        if not isinstance(path, (str, PathValue)):
+        if path_expr is None:
+            return []
+        path = fc.value_everywhere(path_expr)
+        storage = _storage(path, path_expr, fc.loc[0], fc, e)
+        if storage is None:
             return []
         for call, owner, stmt in self._saves(fc, e):
-            saved = self._saved(call, owner, stmt, path, fc, e)
+            saved = self._saved(call, owner, stmt, storage, fc, e)
             if saved is None:
                 continue
             what, glob, where = saved
@@ -121,8 +124,9 @@ class LoadWeightsOnly(Rule):
             since = e["default_true_from"]
             reason = f"the default weights_only=True refuses from torch {since}" if not forced \
                 else "weights_only=True refuses"
-            shown = path if isinstance(path, str) else str(path)
-            msg = (f"{qualname}: {shown!r} is saved at line {{line:save}} holding {what}"
+            shown = repr(path) if isinstance(path, str) else repr(str(path)) if isinstance(path, PathValue) \
+                else fc.module.code_for_node(path_expr)
+            msg = (f"{qualname}: {shown} is saved at line {{line:save}} holding {what}"
                    f"{f' (via {where})' if where else ''}, which {reason}: "
                    f"\"{e['error'].format(**{'global': glob})}\"; fails with torch {label}. Save plain values "
                    f"(vars(args), dataclasses.asdict(cfg), model.state_dict()), or allow the class with "
@@ -154,8 +158,9 @@ class LoadWeightsOnly(Rule):
                 if fc.resolve(call.func) == saver:
                     yield call, owner, stmt
 
-    def _saved(self, call: cst.Call, owner, stmt, path, fc, e: dict):
-        """(what, the GLOBAL the error names, path inside the object) of a refused object a save of ``path`` writes, or None."""
+    def _saved(self, call: cst.Call, owner, stmt, storage, fc, e: dict):
+        """(what, the GLOBAL the error names, path inside the object) of a refused object a save
+        to ``storage`` (the load's, ``_storage``) writes, or None."""
         args = [a for a in call.args if a.keyword is None and a.star == ""]
         kws = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         if any(a.star for a in call.args):
@@ -173,9 +178,30 @@ class LoadWeightsOnly(Rule):
             return None
         ev = fc.evaluator(worlds[0])
         loc = (owner, stmt)
-        if ev.at(loc, {}, lambda: ev.eval(where)) != path:
+        if _storage(ev.at(loc, {}, lambda: ev.eval(where)), where, owner, fc, e) != storage:
             return None
         return _refused(ev.at(loc, {}, lambda: ev.eval(obj)), e["refused"], "", 0)
+
+
+def _storage(value, expr, owner, fc, e: dict):
+    """What a save or load reads or writes, as far as a save and a load of one file can be
+    told to meet there: a known path; an in-memory buffer by the call that made it (``buf =
+    io.BytesIO()``); ``self.<name>`` of one class's methods, set only by its ``__init__``.
+    None when it cannot be told."""
+    if isinstance(value, (str, PathValue)):
+        return ("path", value)
+    if isinstance(value, LibObject) and value.qualname in e["buffers"] and value.origin is not None:
+        return ("buffer", id(value.origin))
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and isinstance(owner, cst.FunctionDef):
+        scope = fc.model.scope(owner)
+        cls = scope.owner_class
+        if cls is None or scope.self_name != expr.value.value:
+            return None
+        defs = fc.model.attr_defs(cls).get(expr.attr.value, [])
+        if defs and all(isinstance(d.scope.node, cst.FunctionDef) and d.scope.node.name.value == "__init__"
+                        and d.kind != "mutate" for d in defs):
+            return ("attribute", id(cls), expr.attr.value)
+    return None
 
 
 def _refused(v, refused: list[str], path: str, depth: int):

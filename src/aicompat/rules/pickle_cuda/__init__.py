@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import libcst as cst
 from packaging.version import Version
 
-from ...core.ruleapi import Example, Finding, Function, LibObject, Rule, span
+from ...core.ruleapi import Example, Finding, Function, Instance, LibObject, Rule, options, span
 from .pickled import Pickled
 
 # The builtin container mutations (list.append, dict.update, set.add, list.extend).
@@ -132,7 +132,9 @@ class PickleCudaObject(Rule):
         self.queues = matrix.section("pickle.toml", "queue")
         self.hooks = matrix.section("pickle.toml", "hook")
         self.put_methods = frozenset(m for e in self.queues.values() for m in e["methods"])
-        self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in self.sinks} | self.put_methods | _MUTATORS)
+        self.binders = {q: e["shift"] for q, e in matrix.section("pickle.toml", "binder").items()}
+        self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in (*self.sinks, *self.binders)} | self.put_methods
+                                    | _MUTATORS)
 
     @classmethod
     def prefilter_patterns(cls, target, matrix) -> tuple[bytes, ...]:
@@ -172,13 +174,18 @@ class PickleCudaObject(Rule):
             and func.attr.value in self.put_methods else None
         if qualname not in self.sinks and isinstance(func, cst.Attribute) and func.attr.value in self.context_tails:
             qualname = self._context_sink(func, fc) or qualname
+        shift = 0
+        if qualname in self.binders and site.pos:  # functools.partial(torch.save, state): pickled when it runs
+            shift, qualname = self.binders[qualname], fc.resolve(site.pos[0]) or ""
+            if qualname not in self.sinks or {"start_method", "context"} & set(self.sink_entries[qualname]):
+                return []
         if qualname in self.sinks:
             if not fc.ctx.worlds:  # a sink no world reaches
                 return []
             entry = self.sink_entries[qualname]
             if not self._pickles(entry, site, func, fc):
                 return []
-            objs = [(site.arg(i, k), k) for i, k in self.sinks[qualname]]
+            objs = [(site.arg(i + shift, k), k) for i, k in self.sinks[qualname]]
             label, sink = qualname, entry.get("via", qualname)
             what, advice = entry.get("object", _SAVED), entry.get("advice", _ADVICE)
         elif queue is not None and func.attr.value in queue["methods"]:
@@ -261,7 +268,13 @@ class PickleCudaObject(Rule):
             root, expr = _root(obj, fc)
             ev = fc.evaluator(worlds[0])
             fresh = _fresh(expr, fc)
-            for leaf, path in Pickled(ev, self.hooks, sink).leaves(ev.eval(expr), root, fresh):
+            pickled = Pickled(ev, self.hooks, sink)
+            leaves = list(pickled.leaves(ev.eval(expr), root, fresh))
+            for attr, path in _attributes(expr, root):  # instance attributes other methods fill
+                for o in options(ev.eval(attr.value)):
+                    if isinstance(o, Instance):
+                        leaves.extend(pickled.attribute(o, attr.attr.value, path))
+            for leaf, path in leaves:
                 key = "<lambda>" if isinstance(leaf, Function) else leaf.qualname
                 if key in self.sources:
                     yield Source(key, leaf.node if isinstance(leaf, Function) else leaf.origin, path)
@@ -350,6 +363,10 @@ class PickleCudaObject(Rule):
                     if s:
                         return s
             return None
+        if isinstance(expr, (cst.ListComp, cst.SetComp)):  # each item is what ``elt`` makes
+            return self._taint(expr.elt, fc, seen, depth + 1, _join(path, "[...]"), skip=skip)
+        if isinstance(expr, cst.DictComp):
+            return self._taint(expr.value, fc, seen, depth + 1, _join(path, "[...]"), skip=skip)
         if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
             for i, el in enumerate(expr.elements):
                 s = self._taint(el.value, fc, seen, depth + 1, _join(path, f"[{i}]"), skip=skip)
@@ -446,6 +463,24 @@ def _root(obj, fc) -> tuple[str, cst.BaseExpression]:
         obj = obj.value
     text = fc.module.code_for_node(obj) if isinstance(obj, (cst.Name, cst.Attribute)) else ""
     return ("" if text == "self" or not text.replace(".", "").replace("_", "").isalnum() else text), obj
+
+
+def _attributes(expr, path: str, depth: int = 0) -> list[tuple[cst.Attribute, str]]:
+    """The ``x.name`` attributes a serialised expression holds as itself or in a dict, list or
+    tuple literal, each with its path in the object (``self.timings``, ``['timings']``)."""
+    if depth > 4:
+        return []
+    if isinstance(expr, cst.Attribute) and expr.attr.value != "__dict__":
+        return [(expr, path)]
+    out: list[tuple[cst.Attribute, str]] = []
+    if isinstance(expr, cst.Dict):
+        for el in expr.elements:
+            if isinstance(el, cst.DictElement):
+                out += _attributes(el.value, _join(path, f"[{_key_text_expr(el.key)}]"), depth + 1)
+    elif isinstance(expr, (cst.List, cst.Tuple)):
+        for i, el in enumerate(expr.elements):
+            out += _attributes(el.value, _join(path, f"[{i}]"), depth + 1)
+    return out
 
 
 def _join(path: str, suffix: str) -> str:

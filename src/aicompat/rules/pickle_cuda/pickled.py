@@ -59,6 +59,20 @@ class Pickled:
                 if key not in seen:
                     yield from self._instance(o, path or o.cls.name, depth + 1, seen | {key}, fresh)
 
+    def attribute(self, inst: Instance, name: str, path: str) -> Iterator[tuple[Any, str]]:
+        """What ``inst.<name>`` holds where other methods fill it (``self.timings.append(...)``),
+        which its one value in the model (``[]`` from ``__init__``) does not show: each store."""
+        chain = self.ev.classes(inst.cls)
+        ds = [d for c in chain for d in self.ev.model_of(c.node).attr_defs(c.node).get(name, [])]
+        if not any(d.kind == "mutate" for d in ds):
+            return
+        for d in ds:
+            stores = _stored(d.node) if d.kind == "mutate" else [(d.node, "")] if d.kind == "expr" else []
+            for expr, suffix in stores:
+                v = self.ev.in_method(inst, d.scope.node, d.stmt, expr, d.conds)
+                if v is not NotImplemented:
+                    yield from self._walk(v, path + suffix, 1, frozenset())
+
     # -- instances -------------------------------------------------------------
     def _instance(self, inst: Instance, path: str, depth: int, seen: frozenset, fresh=None):
         chain = self.ev.classes(inst.cls)
