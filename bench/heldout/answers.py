@@ -92,31 +92,47 @@ def run_lint(src: str, answer: dict, fleet: list[str], timeout: int) -> tuple[li
     return out, ""
 
 
-def score(answer: dict, findings: list[dict], slack: int) -> tuple[int, int, int]:
-    knowable = [d for d in answer.get("defects", []) if d.get("knowable")]
-    found = 0
-    used = set()
-    for d in knowable:
-        dfile = d.get("file", "")
+def _lines(defect: dict) -> set[int]:
+    return {defect["line"], *defect.get("also", [])}
+
+
+def _hits(defect: dict, finding: dict, slack: int) -> bool:
+    if defect.get("file") and not finding["file"].endswith(defect["file"]):
+        return False
+    if defect.get("codes") and finding["code"] not in defect["codes"]:
+        return False
+    return any(abs(finding["line"] - ln) <= slack for ln in _lines(defect))
+
+
+def score(answer: dict, findings: list[dict], slack: int) -> dict:
+    """Count per answer: knowable failure defects and how many a finding names,
+    deprecations found, and false alarms.
+
+    A finding names a defect when it is on the defect's line or one of its
+    ``also`` lines (in its ``file``, with one of its ``codes`` where given);
+    each finding names at most one defect.  A finding on no defect line at all
+    is a false alarm, unless the manifest judged that finding "unjudged".
+    """
+    used: set[int] = set()
+    counts = {"knowable": 0, "found": 0, "deprecations": 0, "deprecations_found": 0, "false": 0}
+    for d in answer.get("defects", []):
+        if not d.get("knowable"):
+            continue
+        key = "deprecations" if d.get("kind") == "deprecation" else "knowable"
+        counts[key] += 1
         for i, f in enumerate(findings):
-            if dfile and not f["file"].endswith(dfile):
-                continue
-            if abs(f["line"] - d["line"]) <= slack:
-                found += 1
+            if i not in used and _hits(d, f, slack):
                 used.add(i)
+                counts["deprecations_found" if key == "deprecations" else "found"] += 1
                 break
-    defect_lines = {(d.get("file", ""), d["line"]) for d in answer.get("defects", [])}
     unjudged = {(b["code"], b["line"]) for b in answer.get("baseline_findings", [])
                 if b.get("verdict") == "unjudged"}
-    false = 0
     for i, f in enumerate(findings):
         if i in used or (f["code"], f["line"]) in unjudged:
             continue
-        near = any(abs(f["line"] - ln) <= slack and (not df or f["file"].endswith(df))
-                   for df, ln in defect_lines)
-        if not near:
-            false += 1
-    return len(knowable), found, false
+        if not any(_hits({**d, "codes": None}, f, slack) for d in answer.get("defects", [])):
+            counts["false"] += 1
+    return counts
 
 
 def main() -> int:
@@ -140,39 +156,42 @@ def main() -> int:
         keep = set(args.only.split(","))
         answers = [a for a in answers if a["id"] in keep]
 
-    totals: dict[str, list[int]] = {}
+    totals: dict[str, dict[str, int]] = {}
     mismatches = []
-    print(f"{'id':32} {'half':8} {'defects':>7} {'found':>5} {'false':>5}")
+    print(f"{'id':28} {'half':8} {'knowable':>8} {'found':>5} {'depr':>5} {'false':>5}")
     for a in answers:
         findings, err = run_lint(args.src, a, a["fleet"], args.timeout)
         if err and "lint_gpu" in a:
             # The stated fleet was refused (a GPU name aicompat does not know,
             # or one outside its facts).  Retry with the manifest's lint_gpu,
             # the fleet as aicompat can take it; an empty one means no lint.
-            err = "refused: " + err.split("error:")[-1].strip()[:70]
+            err = "refused: " + err.split("error:")[-1].strip()[:60]
             if a["lint_gpu"]:
                 findings, err2 = run_lint(args.src, a, a["lint_gpu"], args.timeout)
-                err = err2 or err + f" -> linted as {','.join(a['lint_gpu'])}"
-        n, found, false = score(a, findings, args.slack)
-        print(f"{a['id']:32} {a['half']:8} {n:7d} {found:5d} {false:5d} {err}")
+                err = err2 or err + f"... -> linted as {','.join(a['lint_gpu'])}"
+        c = score(a, findings, args.slack)
+        print(f"{a['id']:28} {a['half']:8} {c['knowable']:8d} {c['found']:5d} "
+              f"{c['deprecations_found']:2d}/{c['deprecations']:<2d} {c['false']:5d} {err}")
         if args.raw:
             for f in findings:
                 print(f"    {f['code']} {f['file']}:{f['line']} {f['message'][:110]}")
-        t = totals.setdefault(a["half"], [0, 0, 0, 0])
-        t[0] += 1
-        t[1] += n
-        t[2] += found
-        t[3] += false
-        if args.check and (found, false) != (a.get("baseline_found"), a.get("baseline_false")):
-            mismatches.append(f"{a['id']}: found {found} false {false}, manifest "
+        t = totals.setdefault(a["half"], {"files": 0})
+        t["files"] += 1
+        for k, v in c.items():
+            t[k] = t.get(k, 0) + v
+        if args.check and (c["found"], c["false"]) != (a.get("baseline_found"), a.get("baseline_false")):
+            mismatches.append(f"{a['id']}: found {c['found']} false {c['false']}, manifest "
                               f"{a.get('baseline_found')} / {a.get('baseline_false')}")
     print()
-    all_t = [sum(t[i] for t in totals.values()) for i in range(4)]
-    for half, t in [*sorted(totals.items()), ("all", all_t)]:
-        files, n, found, false = t
-        recall = found / n if n else 0.0
-        print(f"{half:8} files {files:3d} knowable {n:3d} found {found:3d} "
-              f"recall {recall:.2f} false {false:3d} false/file {false / max(files, 1):.2f}")
+    every: dict[str, int] = {}
+    for t in totals.values():
+        for k, v in t.items():
+            every[k] = every.get(k, 0) + v
+    for half, t in [*sorted(totals.items()), ("all", every)]:
+        n, found, false, files = t.get("knowable", 0), t.get("found", 0), t.get("false", 0), t["files"]
+        print(f"{half:8} files {files:3d} knowable {n:3d} found {found:3d} recall {found / max(n, 1):.2f} "
+              f"deprecations {t.get('deprecations_found', 0)}/{t.get('deprecations', 0)} "
+              f"false {false:3d} false/file {false / max(files, 1):.2f}")
     if mismatches:
         print("differs from manifest:", *mismatches, sep="\n  ")
         return 1
