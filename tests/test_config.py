@@ -120,14 +120,8 @@ def test_bad_config_is_one_line_exit_2(tmp_path, pyproject, needle):
     (["--cuda", "13"], "--cuda: bad CUDA version"),
     (["--select", "AIC999"], "unknown rule code 'AIC999'"),
     # Archs in capability order, not as strings (sm_100 before sm_75).
-    (["--gpu", "sm_99"], "(archs: sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, "
+    (["--gpu", "sm_99"], "(archs: sm_70, sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, "
                          "sm_121; or a GPU name such as H100)"),
-    # V100 is no unknown GPU: nvcc 13.0 refuses its arch (version_matrix/gpus.toml [unbuildable.sm_70]).
-    (["--gpu", "V100"], "--gpu: V100 is sm_70 (Volta), which CUDA 13.0 cannot build for (nvcc 13.0: \"nvcc fatal : "
-                        "Unsupported gpu architecture 'compute_70'\"); aicompat's facts come from CUDA 13.0 and cover "
-                        "sm_75 and newer, so code for V100 cannot be checked"),
-    (["--gpu", "sm_70"], "--gpu: sm_70 (Volta), which CUDA 13.0 cannot build for"),
-    (["--gpu", "7.0"], "--gpu: sm_70 (Volta), which CUDA 13.0 cannot build for"),
 ])
 def test_bad_flags_exit_2(tmp_path, args, needle):
     project(tmp_path)
@@ -194,11 +188,20 @@ def test_config_select_prefix_and_ignore_still_work(tmp_path):
     assert r.returncode == 0 and "AIC102" not in r.stdout, r.stdout + r.stderr
 
 
-def test_v100_in_config_says_why_and_t4_twin_is_fine(tmp_path):
+@pytest.mark.parametrize("gpu, label", [("V100", "V100"), ("sm_70", "sm_70"), ("7.0", "sm_70")])
+def test_v100_is_a_fleet_member(tmp_path, gpu, label):
+    """Issue 27 item 6: a Volta fleet is checked for all that needs no CUDA 13.0 compile target
+    (here the FP8 matmul, by its capability), never refused."""
+    project(tmp_path)
+    r = run_cli("lint", "--no-config", "--no-cache", "--gpu", gpu, str(tmp_path), cwd=tmp_path)
+    shown = f"sm_70 ({label})" if label != "sm_70" else "sm_70"
+    assert r.returncode == 1 and f"fails on {shown}" in r.stdout, r.stdout + r.stderr
+
+
+def test_v100_in_config_is_judged_and_t4_twin_too(tmp_path):
     project(tmp_path, "[tool.aicompat]\ngpus = ['A100', 'Tesla V100']\n")
     r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
-    assert r.returncode == 2 and "[tool.aicompat] gpus: Tesla V100 is sm_70 (Volta), which CUDA 13.0 cannot build for" \
-        in r.stderr, r.stderr
+    assert r.returncode == 1 and "fails on sm_80 (A100), sm_70 (Tesla V100)" in r.stdout, r.stdout + r.stderr
     project(tmp_path, "[tool.aicompat]\ngpus = ['A100', 'T4']\n")
     r = run_cli("lint", "--no-cache", str(tmp_path), cwd=tmp_path)
     assert r.returncode == 1 and "fails on sm_80 (A100), sm_75 (T4)" in r.stdout, r.stdout + r.stderr

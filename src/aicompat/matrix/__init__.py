@@ -267,6 +267,21 @@ class Matrix:
         """``archs`` in compute-capability order (sm_75 ... sm_121), never as strings (sm_100 < sm_75)."""
         return sorted(archs, key=lambda a: (self.archs[a].capability if a in self.archs else (99, 99), a))
 
+    def buildable(self, arch: str) -> bool:
+        """Does some compile target of the matrix (CUDA 13.0's) run on ``arch``? A fleet GPU
+        without one (V100) is judged by every rule but those whose facts are compile targets."""
+        return any(arch in t["runs_on"] for t in self.targets.values())
+
+    def unbuilt_note(self, archs, rule: str, describe) -> str | None:
+        """The one note a CUDA rule leaves for the fleet GPUs it cannot judge, or None."""
+        left = [a for a in archs if not self.buildable(a)]
+        if not left:
+            return None
+        toolkit = next((self.unbuildable[a]["toolkit"] for a in left if a in self.unbuildable), "13.0")
+        return (f"{rule} did not judge {describe(left)}: CUDA {toolkit}, whose compile targets its facts come "
+                f"from, cannot build for it (pass --cuda with the toolkit you build with to have the Python "
+                f"rules use it; the CUDA rules know CUDA {toolkit} only)")
+
     def feature_archs(self, feature: str) -> frozenset[str]:
         try:
             return self.features[feature]

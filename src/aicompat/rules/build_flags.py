@@ -115,6 +115,7 @@ class BuildArchFlags(Rule):
     def judge(self, build: Build, archs, cuda: str | None, what: str) -> list[tuple[str, frozenset, str]]:
         """(message, failing archs, severity) for a build against the fleet and toolkit."""
         out = []
+        archs = self._judged(archs)
         missing = [a for a in archs if code_for(a, build, self.matrix) is None]
         if missing:
             out.append((f"{what} builds {_describe_build(build)}: no code for {{fleet}}, which then fails with "
@@ -130,6 +131,13 @@ class BuildArchFlags(Rule):
                             f"\"nvcc fatal   : Unsupported gpu architecture 'compute_{t[3:]}'\"",
                             frozenset(archs), "error"))
         return out
+
+    def _judged(self, archs) -> list[str]:
+        """The fleet GPUs CUDA 13.0's compile targets can serve; the others are said once (a note)."""
+        note = self.matrix.unbuilt_note(archs, "AIC302", self.target.describe) if self.target is not None else None
+        if note is not None and note not in self.notes:
+            self.notes.append(note)
+        return [a for a in archs if self.matrix.buildable(a)]
 
     def torch_value(self, archs, target) -> tuple[str | None, str]:
         """The TORCH_CUDA_ARCH_LIST every pinned torch release accepts that serves the fleet."""

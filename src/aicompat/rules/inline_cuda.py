@@ -258,6 +258,13 @@ class InlineCudaArch(Rule):
         self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in MECHANISMS} | {"setdefault", "putenv"})
         self._sources: dict[tuple, CudaSource] = {}
 
+    def _judged(self, archs, target) -> list[str]:
+        """The fleet GPUs CUDA 13.0's compile targets run on; the others (V100) are said once, in a note."""
+        note = self.matrix.unbuilt_note(archs, "AIC301", target.describe)
+        if note is not None and note not in self.notes:
+            self.notes.append(note)
+        return [a for a in archs if self.matrix.buildable(a)]
+
     def _pass_notes(self, ver: Verifier) -> None:
         """The run-level notes exact mode left while it answered: said as this rule's, in order."""
         self.notes.extend(ver.notes)
@@ -352,7 +359,7 @@ class InlineCudaArch(Rule):
         """A call whose build is not known: what it compiles fails on a GPU whatever its flags say
         where every compile target that runs there rejects it (tcgen05 on an H100); nothing else
         is judged (an #if that compiles the work out may or may not hold)."""
-        fleet = sorted({w.arch for w in fc.ctx.worlds})
+        fleet = self._judged(sorted({w.arch for w in fc.ctx.worlds}), fc.target)
         cuda = fc.target.cuda
         out = []
         for res, src in call.units:
@@ -486,7 +493,7 @@ class InlineCudaArch(Rule):
     def _judge_python(self, call: _Call, res, src, build, how, fc):
         site, mech, ver = call.site, call.mech, call.ver
         chosen: dict[str, str] = {}
-        fleet = sorted({w.arch for w in fc.ctx.worlds})
+        fleet = self._judged(sorted({w.arch for w in fc.ctx.worlds}), fc.target)
         for arch in fleet:
             target = arch if build is None else code_for(arch, build, self.matrix)
             if build is None and mech.a_from is not None:
@@ -642,6 +649,7 @@ class InlineCudaArch(Rule):
         """Findings (line, column, message, archs, severity) for a CUDA or PTX file,
         judged for the targets its build produces (cuda/build/context.py)."""
         src = self.source(text, path.endswith(".ptx"), path, cuda)
+        fleet = self._judged(target.archs, target)
         # A header is no build unit: nvcc alone would emit none of its (uncalled) device code.
         ver = self.verifier if path.endswith(".cu") else None
         if not src.occurrences and ver is None:
@@ -658,7 +666,7 @@ class InlineCudaArch(Rule):
         if ver is not None and not ptx_target:
             # Exact mode compiles for the targets the build makes for each GPU.
             cands = {a: sorted({t for ts, _e, _o in groups(ctx, a, self.matrix, cuda) for t in ts}, key=_tnum)
-                     for a in target.archs}
+                     for a in fleet}
             cands = {a: c for a, c in cands.items() if c}
             if cands:
                 static_ok = {t for c in cands.values() for t in c if src.verdict(t).status == "ok"}
@@ -668,12 +676,12 @@ class InlineCudaArch(Rule):
                 self._pass_notes(ver)
         # built: arch -> (targets, every candidate?, where the build says so)
         if ptx_target:  # the file names its one target
-            fails, _drops, _built = judge_gpus(target.archs, lambda a: [([ptx_target], True, None)],
+            fails, _drops, _built = judge_gpus(fleet, lambda a: [([ptx_target], True, None)],
                                                lambda t, _o: src.verdict(t))
             drops, built = {}, {}
         else:  # a GPU nvcc judged (exact mode) is _exact_file's to report
             fails, drops, built = judge_gpus(
-                target.archs, lambda a: [] if a in nvcc else groups(ctx, a, self.matrix, cuda),
+                fleet, lambda a: [] if a in nvcc else groups(ctx, a, self.matrix, cuda),
                 lambda t, origin: self._verdict_via(src, t, origin, path, cuda))
         if drops and path.endswith(".cu"):
             # Run-time effects only where main() launches the kernels; the build still compiles them all.
