@@ -74,6 +74,26 @@ def _value(text: str):
     return int(text)
 
 
+def _depth(text: str) -> int:
+    """Open brackets and braces minus closed ones, outside strings."""
+    depth, in_str, esc = 0, False, False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+    return depth
+
+
 def _strip_comment(line: str) -> str:
     in_str, esc = False, False
     for i, ch in enumerate(line):
@@ -110,8 +130,7 @@ def load_manifest(path: Path) -> list[dict]:
         pending = (pending + " " + line).strip()
         key, _, val = pending.partition("=")
         val = val.strip()
-        opens = val.count("[") + val.count("{") - val.count("]") - val.count("}")
-        if val and opens <= 0:
+        if val and _depth(val) <= 0:
             pairs[-1][key.strip()] = _value(val)
             pending = ""
     return pairs
