@@ -14,7 +14,7 @@ wheel is read as a zip and the stubs are parsed with ``ast``.
   gives names removed in 3.N. A name defined on both sides of a branch, or
   unconditionally, exists everywhere and is left out.
 
-Only what differs after ``--oldest`` (3.8, the oldest target aicompat models)
+Only what differs after ``--oldest`` (3.7, the oldest target aicompat models)
 is written, sorted, so the same wheel always gives the same bytes. Private
 modules and names (a leading underscore) are left out.
 """
@@ -31,7 +31,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-MYPY = ("1.14.1", "2.4.1")  # typeshed snapshots: the last with 3.8 support (3.9/3.10 branches), the newest
+# typeshed snapshots, oldest first: the last with 3.7 support (its 3.8 branches), the last with 3.8
+# support (3.9/3.10 branches), the newest
+MYPY = ("1.4.1", "1.14.1", "2.4.1")
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "version_matrix" / "stdlib.toml"
 PREFIX = "mypy/typeshed/stdlib/"
@@ -215,7 +217,7 @@ def _stub_path(module: str, names: set[str]) -> str | None:
     return None
 
 
-def build(wheels: list[Path], oldest: Version = (3, 8)) -> str:
+def build(wheels: list[Path], oldest: Version = (3, 7)) -> str:
     """One table from several typeshed snapshots, oldest first.
 
     typeshed deletes a ``sys.version_info`` branch once the Python below it is
@@ -329,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--wheel", type=Path, action="append", help="a mypy wheel on disk (repeat, oldest first)")
     ap.add_argument("--mypy", nargs="+", default=list(MYPY), help=f"mypy releases to download (default {' '.join(MYPY)})")
-    ap.add_argument("--oldest", default="3.8", help="leave out what every Python from this one on has")
+    ap.add_argument("--oldest", default="3.7", help="leave out what every Python from this one on has")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     if not re.fullmatch(r"3\.\d+", args.oldest):
