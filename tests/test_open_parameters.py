@@ -128,3 +128,34 @@ def test_unknown_arch_flags_still_judge_what_no_target_of_the_gpu_accepts():
         "rejected by every compile target that runs on sm_90 (H100), whatever the call's flags (not known here)")
     guarded = _TMEM.replace("BODY", "#if defined(__CUDA_ARCH_FEAT_SM100_ALL)\n" + _ALLOC + "\n#else\n  dst[0] = 0;\n#endif")
     assert lint(guarded, gpus=["H100", "B200"], select=["AIC301"]) == []
+
+
+_PROFILE = '''import torch
+
+
+class Timer:
+    def __init__(self):
+        self.events = []
+
+    def start(self):
+        self.events.append(torch.cuda.Event(enable_timing=True))
+
+
+def export(model, path, profile=False):
+    state = {"model": model.state_dict()}
+    if profile:
+        timer = Timer()
+        timer.start()
+        state["timer"] = TIMER
+    torch.save(state, path)
+'''
+
+
+@pytest.mark.parametrize("timer, found", [("timer", True), ("len(timer.events)", False)])
+def test_values_made_inside_the_optional_branch(timer, found):
+    """``timer`` is defined only where ``profile`` is true: its value is read with the branch's
+    condition unknown (the open twin decides conditions), not dropped as dead."""
+    d = lint(_PROFILE.replace("TIMER", timer), gpus=["A100"], select=["AIC104"])
+    assert [x.line for x in d] == ([18] if found else [])
+    if found:
+        assert "holds a CUDA event (via state['timer'].events[...]) created at line 9" in d[0].message

@@ -133,7 +133,11 @@ class FileContext:
         return self._project
 
     def evaluator(self, world: World, loc=None, bindings=None, guard: bool = False) -> Evaluator:
-        return Evaluator(
+        # A rule that judges every branch (``open_mode``) reads values at the parameters'
+        # defaults but asks the conditions a definition was made under with them unknown (the
+        # open twin's evaluator): ``x = Timer()`` under ``if flag is not None:`` has its value.
+        half = self.open_mode and not guard and not world.open
+        ev = Evaluator(
             lookup=self.lookup,
             resolve=self.resolve,
             world=world,
@@ -145,13 +149,16 @@ class FileContext:
             loc=loc if loc is not None else self.loc,
             path=self.path,
             shadow=self.shadow() if loc is None else frozenset(),
-            memo=self._memos.setdefault((world, guard), {}),  # a guard's answers may know less
+            memo=self._memos.setdefault((world, guard, half), {}),  # a guard's answers may know less
             bindings=bindings,
             project=self.project,
             handlers=self.ctx.handlers,
             guard=guard,
             libs=self.libs,
         )
+        if half:
+            ev.conds_by = lambda: self.evaluator(replace(world, open=True), loc, bindings)
+        return ev
 
     def guard_evaluator(self, world: World) -> Evaluator:
         return self.evaluator(world, guard=True)

@@ -197,6 +197,10 @@ class Evaluator:
         self._frames: list[dict[str, Any]] = []
         self._active: set = set()
         self.touched = False  # did the value depend on the world (GPU arch, torch release)?
+        # Where set (core/engine.py FileContext.evaluator), the evaluator that decides the
+        # conditions definitions were made under: values here, conditions there.
+        self.conds_by: Callable[[], Any] | None = None
+        self._conds_ev: Any = None
         self._home = (model, lookup, resolve, path)
         self._env = None  # the project module being read (None: the checked file)
 
@@ -362,7 +366,14 @@ class Evaluator:
             hit = self.memo.get(key)
             if hit is None:
                 touched, self.touched = self.touched, False
-                t = truth(self.at((scope.node, stmt), self.bindings, lambda: self.eval(test)))
+                if self.conds_by is not None:
+                    if self._conds_ev is None:
+                        self._conds_ev = self.conds_by()
+                    ev = self._conds_ev
+                    t = truth(ev.at((scope.node, stmt), self.bindings, lambda: ev.eval(test)))
+                    self.touched = True
+                else:
+                    t = truth(self.at((scope.node, stmt), self.bindings, lambda: self.eval(test)))
                 hit = (t, self.touched)
                 if self.fuel > 0:
                     self.memo[key] = hit
