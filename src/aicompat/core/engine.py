@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -70,14 +70,14 @@ class FileContext:
         # annotations`` (PEP 563), a local variable's always (PEP 526).
         self.postponed_annotations = _postpones_annotations(module)
         self.unevaluated = 0  # depth of such annotations around the current node
-        self.state: dict[str, Any] = {}  # per-file memo a rule keeps between calls
+        self.state: dict[Any, Any] = {}  # per-file memo a rule keeps between calls (keys: tuples, names)
         self._defer: Any = None  # the Walker's sink for ``later`` (set by the Walker)
         self._caps = {a: m.capability for a, m in matrix.archs.items()}
         # Every library fact the value model reads (libmodels/table.py), one table per matrix.
         self.libs: Libraries = libraries(matrix)
         # The value model: built on demand, memoised per world for the whole file.
         self.model = FileModel(module, path, self._is_exit, self.libs.mutators)
-        self._memos: dict[World, dict] = {}
+        self._memos: dict[tuple[World, bool, bool], dict] = {}  # (world, guard, half) -> memo
         self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
         self.synthesised: list[cst.CSTNode] = []
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
@@ -228,12 +228,13 @@ class FileContext:
         if table is not None:
             recv = Instance(ClassValue(scope.owner_class, key=id(scope.owner_class))) \
                 if scope.owner_class is not None and scope.self_name else None
-            out = [(None, {id(scope): Binding(None, None, {}, recv, row)}) for row in table]
+            out: list[tuple[Any, dict[int, Binding] | None]] = \
+                [(None, {id(scope): Binding(None, None, {}, recv, row)}) for row in table]
         else:
             sites = self._sites_anywhere(fn, w)
             out = [(b.call, {id(scope): b}) for b in sites] if sites else [(None, None)]
             if sites and depth < 2:
-                nested = []
+                nested: list[tuple[Any, dict[int, Binding] | None]] = []
                 for b in sites:  # each call under each way its caller runs
                     caller = b.loc[0] if b.loc else None
                     outer = self._scenarios_of(caller, w, depth + 1) if isinstance(caller, cst.FunctionDef) \
@@ -462,7 +463,7 @@ class Walker(cst.CSTVisitor):
         self._unevaluated: list[cst.Annotation] = []
         self._pending: dict[int, Ctx] = {}
         self._stack: list[tuple[int, Ctx]] = []
-        self._if_split: dict[int, tuple[frozenset, frozenset]] = {}
+        self._if_split: dict[int, Lazy] = {}  # id(If) -> split_later of its test
         self._call_rules: dict[str, list[Rule]] = {}
         self._attr_rules: dict[str, list[Rule]] = {}
         for r in rules:
@@ -489,6 +490,7 @@ class Walker(cst.CSTVisitor):
 
     def _alias(self, name: str, binding) -> None:
         """``from pkg import fn as f``: calls to ``f`` reach the rules that watch ``fn`` too."""
+        tail: str | None
         if isinstance(binding, Qual):
             tail = binding.name.rsplit(".", 1)[-1]
         elif isinstance(binding, (cst.Name, cst.Attribute)):
@@ -686,7 +688,7 @@ class Walker(cst.CSTVisitor):
             forin = forin.inner_for_in
         self.fc.scopes.append(ShadowScope(names))
 
-    def _comp_leave(self, node) -> None:
+    def _comp_leave(self, original_node) -> None:  # named as the leave_ handlers it serves
         self.fc.scopes.pop()
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp_enter
@@ -825,6 +827,7 @@ class Walker(cst.CSTVisitor):
         has_star = False
         for a in node.args:
             if a.star:
+                assert ctx is not None  # a call with splats passes its context (visit_Call)
                 # ``**cfg["compile"]``, ``*shape``: spliced in when the value model knows
                 # every key and value as constants, so rules see what the call receives.
                 spliced = self._splat(a, ctx)
@@ -904,7 +907,7 @@ class Walker(cst.CSTVisitor):
         nodes = [constant_node(x) for x in items]
         if any(n is None for n in nodes):
             return None
-        for n in nodes:
+        for n in cast("list[cst.BaseExpression]", nodes):  # none is None (checked above)
             self._origin(n, arg.value)
         return nodes
 
@@ -1043,15 +1046,17 @@ def constant_node(v) -> cst.BaseExpression | None:
         items = [constant_node(x) for x in v]
         if any(i is None for i in items):
             return None
-        return cst.Tuple([cst.Element(i) for i in items])
+        return cst.Tuple([cst.Element(i) for i in cast("list[cst.BaseExpression]", items)])  # none None
     if isinstance(v, (Seq, DictValue)) and v.exact:  # ``**cfg`` whose "options" is a dict of constants
         pairs = v.items if isinstance(v, DictValue) else [(None, x) for x in v.items]
         nodes = [(constant_node(k) if k is not None else None, constant_node(x)) for k, x in pairs]
         if any(n is None or (k is None and isinstance(v, DictValue)) for k, n in nodes):
             return None
-        if isinstance(v, DictValue):
-            return cst.Dict([cst.DictElement(k, n) for k, n in nodes])
-        return (cst.List if v.kind == "list" else cst.Set)([cst.Element(n) for _, n in nodes]) if nodes else None
+        if isinstance(v, DictValue):  # every key and value a node (checked above)
+            return cst.Dict([cst.DictElement(k, n)
+                             for k, n in cast("list[tuple[cst.BaseExpression, cst.BaseExpression]]", nodes)])
+        return (cst.List if v.kind == "list" else cst.Set)(
+            [cst.Element(n) for _, n in cast("list[tuple[None, cst.BaseExpression]]", nodes)]) if nodes else None
     return None
 
 

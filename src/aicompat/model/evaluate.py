@@ -16,6 +16,7 @@ module names no library.
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -169,7 +170,7 @@ class Evaluator:
         memo: dict | None = None,
         bindings: dict | None = None,
         project=None,
-        handlers: dict | None = None,
+        handlers: Mapping[str, Any] | None = None,
         guard: bool = False,
         libs=None,
     ) -> None:

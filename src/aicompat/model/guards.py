@@ -32,7 +32,7 @@ class Lazy:
         self.fn = fn
         self.value = None
 
-    def __call__(self) -> frozenset:
+    def __call__(self) -> Any:  # a world set; from FileContext.split_later, the pair of them
         if self.value is None:
             self.value = self.fn()
             self.fn = None  # what it captured is no longer needed
