@@ -16,9 +16,9 @@ module names no library.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import libcst as cst
 from packaging.version import Version
@@ -503,10 +503,11 @@ class Evaluator:
         """One replayed statement of a loop body, on the loop's frame."""
         if isinstance(small, cst.AugAssign):
             op = type(small.operator).__name__.replace("Assign", "")
-            frame[small.target.value] = _binop(op, frame.get(small.target.value, UNKNOWN), self.eval(small.value),
-                                               self.libs)
+            # loop_steps keeps only a name's
+            frame[cast(cst.Name, small.target).value] = _binop(
+                op, frame.get(cast(cst.Name, small.target).value, UNKNOWN), self.eval(small.value), self.libs)
         elif isinstance(small, cst.Assign):
-            t = small.targets[0].target
+            t = cast("cst.Name | cst.Subscript", small.targets[0].target)  # what loop_steps keeps
             if isinstance(t, cst.Name):
                 frame[t.value] = self.eval(small.value)
             elif isinstance(t.value, cst.Name) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
@@ -938,7 +939,7 @@ class Evaluator:
     def _dict(self, node: cst.Dict):
         items: dict = {}
         more = None
-        for el in node.elements:
+        for el in cast("Sequence[cst.DictElement | cst.StarredDictElement]", node.elements):  # libcst's two kinds
             if isinstance(el, cst.StarredDictElement):
                 v = self.eval(el.value)
                 if isinstance(v, DictValue):
@@ -986,7 +987,7 @@ class Evaluator:
 
     def _fstring(self, node: cst.FormattedString):
         parts: list = []
-        for part in node.parts:
+        for part in cast("Sequence[cst.FormattedStringText | cst.FormattedStringExpression]", node.parts):
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value.replace("{{", "{").replace("}}", "}"))
                 continue
@@ -994,7 +995,7 @@ class Evaluator:
             spec = None
             if part.format_spec:
                 if all(isinstance(s, cst.FormattedStringText) for s in part.format_spec):
-                    spec = "".join(s.value for s in part.format_spec)
+                    spec = "".join(s.value for s in cast("Sequence[cst.FormattedStringText]", part.format_spec))
                 else:
                     parts.append(UNKNOWN)
                     continue
@@ -1024,7 +1025,7 @@ class Evaluator:
         for target in node.comparisons:
             right = self.eval(target.comparator)
             op = type(target.operator)
-            r = NotImplemented
+            r: Any = NotImplemented  # then a truth value, or UNKNOWN
             if op in (cst.In, cst.NotIn):  # "p" in inspect.signature(f).parameters: the release's API table
                 r = self.libs.signature_contains(left, right, self.world, self.attr_exists)
                 if r is not NotImplemented:
@@ -1054,7 +1055,8 @@ class Evaluator:
         if isinstance(sl, cst.Slice):
             if isinstance(base, Union):
                 return UNKNOWN
-            items = base if isinstance(base, tuple) else (base.items if isinstance(base, Seq) and base.exact else None)
+            items: tuple | str | None = \
+                base if isinstance(base, tuple) else (base.items if isinstance(base, Seq) and base.exact else None)
             if isinstance(base, str):
                 items = base
             if items is None:
@@ -1115,6 +1117,7 @@ class Evaluator:
     # -- classes and instances -----------------------------------------------
     def _classes(self, cls: ClassValue) -> list:
         """The class and its bases defined in this file, in lookup order."""
+        out: list[ClassValue]
         out, todo = [], [cls]
         while todo and len(out) < 8:
             c = todo.pop(0)
@@ -1279,6 +1282,8 @@ class Evaluator:
     def _args(self, node: cst.Call):
         """The call's argument expressions; ``*seq``/``**dict`` splats whose
         contents the model knows become their items (as Given), else (None, None)."""
+        pos: list[cst.BaseExpression | Given]
+        kw: dict[str, cst.BaseExpression | Given]
         pos, kw = [], {}
         for a in node.args:
             if a.star == "*":

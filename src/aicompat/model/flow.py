@@ -13,11 +13,14 @@ only when a rule needs the value. Built once per scope and per file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast, overload
 
 import libcst as cst
 
 from ..syntax.index import dotted, import_bindings
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 # Methods that change the container they are called on (``lst.append(x)``); a library's own
 # (a parser's ``add_argument``) come from the library table through FileModel.
@@ -57,7 +60,13 @@ class Def:
 Env = dict  # name -> tuple[Def, ...]
 
 
-def _join(a: Env | None, b: Env | None) -> Env | None:
+@overload
+def _join(a: Env, b: Env | None) -> Env: ...
+@overload
+def _join(a: Env | None, b: Env) -> Env: ...
+@overload
+def _join(a: Env | None, b: Env | None) -> Env | None: ...
+def _join(a: Env | None, b: Env | None) -> Env | None:  # None only when both are
     if a is None:
         return None if b is None else dict(b)
     if b is None:
@@ -169,16 +178,17 @@ class _Builder:
         self.scope.env_at[id(stmt)] = env
         self.scope.conds_at[id(stmt)] = conds
         if isinstance(stmt, cst.SimpleStatementLine):
+            line_env: Env | None = env  # None once a statement of the line leaves every path
             for small in stmt.body:
-                if env is None:
+                if line_env is None:
                     break
-                self.scope.env_at[id(small)] = env
+                self.scope.env_at[id(small)] = line_env
                 self.scope.conds_at[id(small)] = conds
-                env = self.small(small, stmt, dict(env), conds)
-                if env is not None and isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                line_env = self.small(small, stmt, dict(line_env), conds)
+                if line_env is not None and isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
                         and self.may_exit(small.value):
                     conds = conds + ((Returns(small.value), True, stmt),)  # what follows runs where it returned
-            return env, conds
+            return line_env, conds
         if isinstance(stmt, cst.If):
             return self.if_(stmt, env, conds)
         if isinstance(stmt, (cst.For, cst.While)):
@@ -353,7 +363,7 @@ class _Builder:
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, "opaque", value, stmt, env, conds)
 
-    def _self_attr(self, node) -> bool:
+    def _self_attr(self, node) -> TypeGuard[cst.Attribute]:
         return (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
                 and self.scope.self_name is not None and node.value.value == self.scope.self_name)
 
@@ -470,7 +480,7 @@ def loop_steps(loop: cst.For, mutators: frozenset = MUTATORS) -> list | None:
     when the body holds anything else (branches, nested loops, exits)."""
     if not isinstance(loop.target, cst.Name) or not isinstance(loop.body, cst.IndentedBlock):
         return None
-    steps = []
+    steps: list[cst.Assign | cst.AugAssign | cst.Expr] = []
     for stmt in loop.body.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             return None
@@ -534,7 +544,7 @@ def _handler_types(h) -> tuple:
     out = []
     for t in types:
         e = t.value if isinstance(t, cst.Element) else t
-        name = dotted(e)
+        name = dotted(cast(cst.BaseExpression, e))  # a StarredElement too: dotted gives None
         out.append(name.rsplit(".", 1)[-1] if name else "?")
     return tuple(out)
 
@@ -542,9 +552,9 @@ def _handler_types(h) -> tuple:
 def step_name(small) -> str | None:
     """The name a replayable loop statement sets or changes."""
     if isinstance(small, cst.AugAssign):
-        return small.target.value
+        return cast(cst.Name, small.target).value  # loop_steps keeps only a name's
     if isinstance(small, cst.Expr):
-        return small.value.func.value.value
+        return cast(Any, small.value).func.value.value  # ``name.mutator(...)`` (loop_steps)
     t = small.targets[0].target
     if isinstance(t, cst.Name):
         return t.value
@@ -557,12 +567,13 @@ def _accumulators(loop: cst.For, mutators: frozenset) -> list[str]:
     steps = loop_steps(loop, mutators)
     if not steps:
         return []
-    assigned = {s.targets[0].target.value for s in steps
+    assigned = {cast(cst.Name, s.targets[0].target).value for s in steps
                 if isinstance(s, cst.Assign) and isinstance(s.targets[0].target, cst.Name)}
     out: list[str] = []
     for small in steps:
         name = step_name(small)
-        if name is not None and name not in out and name not in assigned and name != loop.target.value:
+        # (loop_steps: the loop's target is a name)
+        if name is not None and name not in out and name not in assigned and name != cast(cst.Name, loop.target).value:
             out.append(name)
     return out
 

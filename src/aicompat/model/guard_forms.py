@@ -416,7 +416,7 @@ class _ArgparseFlags(cst.CSTVisitor):
             name = longs[0][2:].replace("-", "_")
         else:
             return
-        action = kw.get("action")
+        action: cst.BaseExpression | str | bytes | None = kw.get("action")  # the node, then its text
         action = action.evaluated_value if isinstance(action, cst.SimpleString) else None
         default = kw.get("default")
         if action == "store_true":

@@ -32,6 +32,7 @@ import re
 import stat
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -266,7 +267,7 @@ class Project:
         self._envs: dict[str, ModuleEnv | None] = {}  # also the paths tried that held no module
         self._loaded = 0  # modules parsed: what MAX_MODULES bounds
         self._by_node: dict[int, ModuleEnv] = {}
-        self._found: dict[tuple, tuple[ModuleEnv, tuple[str, ...]] | None] = {}
+        self._found: dict[tuple, Any] = {}  # find's answers, and callers' lists ("callers" keys)
         self._caller_budget = CALLER_BUDGET
         self._world_only = False
 
@@ -409,7 +410,7 @@ class Project:
                     return env, tuple(parts[i:])
         return None
 
-    def _env(self, cand: Path, limit: Path) -> ModuleEnv | None:
+    def _env(self, cand: Path, limit: Path) -> ModuleEnv | object | None:  # object: _REFUSED
         name = str(cand)
         if name in self._envs:
             return self._envs[name]

@@ -9,7 +9,7 @@ kept for the rest of the file.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import libcst as cst
 
@@ -62,6 +62,7 @@ class FileModel:
         return self._parent.keys()
 
     def _index_defs(self, stmts, owner) -> None:
+        assert self._parent is not None  # set by parent_of before it indexes
         for stmt in stmts:
             if isinstance(stmt, _DEF_TYPES):
                 self._parent[id(stmt)] = owner
@@ -83,7 +84,7 @@ class FileModel:
                 # A function's free names are looked up in the enclosing function or
                 # the module, never in a class body.
                 while isinstance(parent.node, cst.ClassDef):
-                    parent = parent.parent
+                    parent = cast(Scope, parent.parent)  # a class body always has an enclosing scope
                 s = build_scope(node, parent, self.is_exit,
                                 method=isinstance(owner, cst.ClassDef) and isinstance(node, cst.FunctionDef),
                                 may_exit=self.may_exit, mutators=self.mutators)

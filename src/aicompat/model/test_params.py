@@ -87,7 +87,8 @@ def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
             row = _row_nodes(it, fc)
             live = _row_worlds(it, fc)
             if len(names) == 1:
-                cells = [Deferred(row[0] if isinstance(row, list) and len(row) == 1 else it, loc)]
+                cells: list[Deferred] | None = \
+                    [Deferred(row[0] if isinstance(row, list) and len(row) == 1 else it, loc)]
             elif isinstance(row, list):
                 cells = [Deferred(x, loc) for x in row] if len(row) == len(names) else None
             else:
