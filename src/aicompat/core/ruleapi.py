@@ -289,9 +289,10 @@ class Rule:
     name: ClassVar[str]
     # Byte strings of which a file must contain at least one to be parsed for this rule.
     tokens: ClassVar[tuple[bytes, ...]] = ()
-    # Last components of the call names this rule reacts to (cheap pre-check).
-    call_tails: ClassVar[frozenset[str]] = frozenset()
-    attr_tails: ClassVar[frozenset[str]] = frozenset()
+    # Last components of the call names this rule reacts to (cheap pre-check). Not ClassVar:
+    # a rule whose tails come from its tables sets them on the instance in __init__.
+    call_tails: frozenset[str] = frozenset()
+    attr_tails: frozenset[str] = frozenset()
     # True when fewer worlds in ``fc.ctx.worlds`` can only take findings away (the rule
     # judges each world it is given and reports the failing ones): the engine then runs
     # it first with every world of the target, deciding the guards around the node only
@@ -312,7 +313,7 @@ class Rule:
 
     def __init__(self, matrix) -> None:
         self.matrix = matrix
-        self.target = None  # the ResolvedTarget, set by the Linter
+        self.target: Any = None  # the ResolvedTarget, set by the Linter
         # Exact mode's compiler for this run (cuda/exact/verify.py Verifier: nvcc, its compile
         # budget and cache), set by the Linter when the target asks for it (--cuda-verify), else
         # None. The run starts and closes it; a rule only asks it (``run``) and passes its

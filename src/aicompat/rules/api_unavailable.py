@@ -22,6 +22,7 @@ standard library (anything else might import it) and never imports it itself.
 from __future__ import annotations
 
 import sys
+from typing import cast
 
 import libcst as cst
 
@@ -114,7 +115,7 @@ class ApiUnavailable(Rule):
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         done = fc.state.setdefault(self.code, set())
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
-        if id(node) in done or _caught(fc) or getattr(fc, "unevaluated", 0):
+        if id(node) in done or _caught(fc) or cast(int, getattr(fc, "unevaluated", 0)):
             return []  # (an annotation that never runs names nothing at run time)
         if _assigned(node, fc) and _shimmed(node, fc):
             return []  # ``if not hasattr(F, "List"): F.List = list``: a shim for the releases without it
@@ -132,7 +133,7 @@ class ApiUnavailable(Rule):
                     found = judge(alias.name, name, fc)
                     out += found
                     if found:
-                        bound = alias.asname.name.value if alias.asname else name.split(".", 1)[0]
+                        bound = cast(cst.Name, alias.asname.name).value if alias.asname else name.split(".", 1)[0]
                         self._record(node, bound, name, fc)
         elif not node.relative:
             base = dotted(node.module) if node.module is not None else None
@@ -145,7 +146,7 @@ class ApiUnavailable(Rule):
                 found = judge(alias.name, f"{base}.{alias.name.value}", fc)
                 out += found
                 if found:
-                    bound = alias.asname.name.value if isinstance(alias.asname, cst.AsName) else alias.name.value
+                    bound = cast(cst.Name, alias.asname.name).value if isinstance(alias.asname, cst.AsName) else alias.name.value
                     self._record(node, bound, f"{base}.{alias.name.value}", fc)
         return out
 
@@ -164,6 +165,7 @@ class ApiUnavailable(Rule):
         where = q.split(scope.api, qualname) if scope is not None else None
         if where is None:
             return None
+        assert scope is not None  # ``where`` is None when it is
         module, rest = where
         if not rest:
             if "." not in module:
@@ -285,12 +287,13 @@ def _file_imports(fc) -> set[str] | None:
     memo = fc.state.setdefault("AIC201.file_imports", {})
     if "v" in memo:
         return memo["v"]
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     out: set[str] | None = set()
     for n in _imports(fc.module):
         if n is None or n.split(".")[0] not in stdlib | {"torch", "__future__"}:
             out = None
             break
+        assert out is not None  # a set until the break
         out.add(n)
     memo["v"] = out
     return out

@@ -249,7 +249,7 @@ class CompileBackend(Rule):
         world and under each way the enclosing function is called (a dict a caller passes,
         one a helper returns, one per branch); a finding sits on the key where the dict
         is written at the call, else on the argument."""
-        at = {}  # key -> its node, for a dict written at the call
+        at: dict[str, cst.BaseExpression] = {}  # key -> its node, for a dict written at the call
         if isinstance(expr, cst.Dict):
             for el in expr.elements:
                 if isinstance(el, cst.DictElement):

@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import ast
 
+from typing import TYPE_CHECKING, cast
+
 import libcst as cst
 from packaging.version import Version
 
 from ..core.ruleapi import CallSite, Example, Finding, Qual, Rule
 from ..core.ruleapi import api_query as q
+
+if TYPE_CHECKING:
+    from ..matrix.api_tables import ModuleApi
 
 _SDPA_FLAGS = {"enable_flash": "FLASH_ATTENTION", "enable_mem_efficient": "EFFICIENT_ATTENTION",
                "enable_math": "MATH", "enable_cudnn": "CUDNN_ATTENTION"}
@@ -144,6 +149,7 @@ class DeprecatedApi(Rule):
         if where is None or len(where[1]) != 1:
             return []
         module, (name,) = where
+        assert scope is not None  # ``where`` is None when it is
         m = scope.api.module(module)
         hits = []
         for rng, text in (m.deprecations(name) if m else []):
@@ -152,6 +158,7 @@ class DeprecatedApi(Rule):
                 hits.append((rng & set(scope.indices), text, cond))
         if not hits:
             return []
+        assert m is not None  # the hits come from it
         api = scope.api
         rng, warning, cond = hits[-1]
         since = min(r for r_set, _ in m.deprecations(name) for r in r_set)
@@ -311,9 +318,10 @@ class DeprecatedApi(Rule):
     @staticmethod
     def _old_params(scope: q.Scope, qualname: str) -> list[str] | None:
         """Positional parameter names of the deprecated callable, the same in every release in scope."""
-        module, (name,) = q.split(scope.api, qualname)
+        # Asked only of a qualname that check_call split, in a module the API has.
+        module, (name,) = cast("tuple[str, list[str]]", q.split(scope.api, qualname))
         names = None
-        for rng, _, sigs in scope.api.module(module).entries(name) or ():
+        for rng, _, sigs in cast("ModuleApi", scope.api.module(module)).entries(name) or ():
             if not rng & set(scope.indices):
                 continue
             if not sigs or len(sigs) != 1:
@@ -346,9 +354,10 @@ def _root_name(func: cst.BaseExpression, qualname: str, fc) -> str | None:
 
 def _position(scope: q.Scope, qualname: str, param: str) -> int | None:
     """Where ``param`` sits among the positional parameters, the same in every signature in scope."""
-    module, (name,) = q.split(scope.api, qualname)
+    # Asked only of a qualname that check_call split, in a module the API has.
+    module, (name,) = cast("tuple[str, list[str]]", q.split(scope.api, qualname))
     found = set()
-    for rng, _, sigs in scope.api.module(module).entries(name) or ():
+    for rng, _, sigs in cast("ModuleApi", scope.api.module(module)).entries(name) or ():
         if rng & set(scope.indices):
             for sig in sigs or ():
                 pos = [p.name for p in sig.params if p.kind in ("pos", "posonly")]

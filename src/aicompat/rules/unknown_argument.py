@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 from fnmatch import fnmatchcase
+from typing import cast
 
 import libcst as cst
 from packaging.specifiers import SpecifierSet
@@ -115,6 +116,7 @@ class UnknownArgument(Rule):
         if where is None or len(where[1]) != 1:
             return []
         module, (name,) = where
+        assert scope is not None  # ``where`` is None when it is
         api = scope.api
         m = api.module(module)
         entries = m.entries(name) if m else None
@@ -132,7 +134,7 @@ class UnknownArgument(Rule):
             if not site.pos and not site.kw and not star and not dstar \
                     and api.releases[i] in self.no_args.get(f"{module}.{name}", ()):
                 continue  # ``torch.finfo()``: its argument parser's no-argument form
-            problems = []
+            problems: list[q.Problem | None] = []
             for keywords in passed.get(i, passed.get(None, [list(site.kw)])):
                 problems = []
                 for s in sigs:
@@ -145,7 +147,7 @@ class UnknownArgument(Rule):
                     break  # one way the call may be made fails in this release
             if problems and all(problems):
                 # Report what the closest signature objects to, not "too many positionals" for an overload.
-                best = min(problems, key=lambda p: p.kind == "positional")
+                best = min(cast("list[q.Problem]", problems), key=lambda p: p.kind == "positional")  # all(problems)
                 failures.setdefault(best, []).append(i)
         if not failures:
             return []

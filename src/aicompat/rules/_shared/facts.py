@@ -53,7 +53,7 @@ class NoGrad(ContextProvider):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        training = next(iter(matrix.section("attention.toml", "training").values()), {})
+        training: dict = next(iter(matrix.section("attention.toml", "training").values()), {})
         self.no_grad = frozenset(training.get("no_grad", ()))
 
     def with_context(self, call, qualname, fc):

@@ -331,7 +331,7 @@ class AttentionKernelLimits(Rule):
         self.aliases = Aliases(matrix)
         self.call_tails = self.call_tails | frozenset(q.rsplit(".", 1)[-1] for q in self.aliases.names())
         self._as_release: dict = {}  # package -> release, while a wrapper's call is checked
-        training = next(iter(matrix.section("attention.toml", "training").values()), {})
+        training: dict = next(iter(matrix.section("attention.toml", "training").values()), {})
         self.no_grad = frozenset(training.get("no_grad", ()))
 
     def known_names(self) -> set[str]:

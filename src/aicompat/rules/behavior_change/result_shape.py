@@ -72,9 +72,9 @@ class _Parent(cst.CSTVisitor):
         super().__init__()
         self.call = call
         self.unpacked = 0
-        self.indexed = None
-        self.attr = None
-        self.name = None
+        self.indexed: str | None = None  # the integer index, as written
+        self.attr: str | None = None
+        self.name: str | None = None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if node.value is self.call and len(node.targets) == 1:
@@ -104,6 +104,8 @@ def _attribute_of(name: str, fc) -> str | None:
 
 
 class _NameUses(cst.CSTVisitor):
+    attr: str | None
+
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name, self.assigned, self.attr, self.indexed = name, 0, None, False

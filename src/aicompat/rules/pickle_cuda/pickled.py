@@ -164,6 +164,7 @@ class _SelfAttrs(cst.CSTVisitor):
     """The names ``n`` of ``self.n`` in a method body (calls, reads, properties)."""
 
     def __init__(self, self_name) -> None:
+        self.found: set[str]
         self.self_name, self.found = self_name, set()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import libcst as cst
 
@@ -39,7 +40,7 @@ class Plan:
 
     python: Version
     features: dict[str, tuple[Version, str]] = field(default_factory=dict)  # key -> (first Python, construct)
-    node_types: dict[type, object] = field(default_factory=dict)
+    node_types: dict[type, Callable | None] = field(default_factory=dict)  # None: handled by the rule
     modules: dict[str, tuple[str, Version]] = field(default_factory=dict)  # module -> ("added"|"removed", version)
     names: dict[str, dict[str, tuple[str, Version]]] = field(default_factory=dict)  # module -> name -> (kind, v)
     # The prefilter: syntax signatures; modules flagged themselves; for each module, the words

@@ -406,11 +406,11 @@ def _in_then_star(data: bytes) -> bool:
 
 _NAME = rb"[\w\x80-\xff]+"
 _FSTRING = _fstring_signatures()
-_DEF_BRACKET = [Sig(rb"def[ \t]+" + _NAME + rb"[ \t]*\[", _statement_start),
+_DEF_BRACKET: list[Sig | Scan] = [Sig(rb"def[ \t]+" + _NAME + rb"[ \t]*\[", _statement_start),
                 Sig(rb"class[ \t]+" + _NAME + rb"[ \t]*\[", _statement_start)]
 
 # feature -> signatures of which a file using it matches at least one (the prefilter).
-SIGNATURES: dict[str, list[Sig]] = {
+SIGNATURES: dict[str, list[Sig | Scan]] = {
     "walrus": [Sig(rb":=")],
     "walrus_in_set": [Sig(rb":=")],
     "walrus_in_index": [Sig(rb":=")],
