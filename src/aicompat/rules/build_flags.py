@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import libcst as cst
 import libcst.matchers as matchers
@@ -225,7 +226,7 @@ class BuildArchFlags(Rule):
             return []
         value = fc.value_everywhere(arg)
         if isinstance(value, str):
-            cmds = [[w.text for w in c] for c in commands(value)]
+            cmds: list[list] = [[w.text for w in c] for c in commands(value)]  # a word None: not known
         else:
             items = strings_of(value)
             cmds = [items] if items else []
@@ -324,7 +325,7 @@ class BuildArchFlags(Rule):
                 return None
             strings.append(el.value)
         quote = strings[0].quote if strings else '"'
-        values = [s.evaluated_value for s in strings]
+        values = [cast(str, s.evaluated_value) for s in strings]  # prefix "" or "r": a str
         kept, skip = [], False
         for v in values:
             if skip:
@@ -432,7 +433,7 @@ class BuildArchFlags(Rule):
         nums = sorted({a[3:] for a in archs}, key=int)
         fix = "use CMAKE_CUDA_ARCHITECTURES \"" + ";".join(f"{n}-real" for n in nums[:-1]) + \
               (";" if len(nums) > 1 else "") + f"{nums[-1]}\""
-        last: dict[str, object] = {}
+        last: dict[str, Any] = {}  # key -> its cmake Setting
         for s in model.settings:
             if s.path != p or not s.certain:
                 continue
@@ -485,7 +486,9 @@ def _has_env_dict_literal(fc) -> bool:
     if "AIC302.env_dict_literal" not in fc.state:
         keys = matchers.findall(fc.module, matchers.DictElement(key=matchers.SimpleString())) \
             if ENV_NAME in fc.text else []
-        fc.state["AIC302.env_dict_literal"] = any(el.key.evaluated_value == ENV_NAME for el in keys)
+        # The matcher finds only DictElements whose key is a SimpleString.
+        fc.state["AIC302.env_dict_literal"] = any(
+            cast(cst.SimpleString, cast(cst.DictElement, el).key).evaluated_value == ENV_NAME for el in keys)
     return fc.state["AIC302.env_dict_literal"]
 
 

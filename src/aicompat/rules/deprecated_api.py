@@ -15,7 +15,6 @@ functions and keywords.
 from __future__ import annotations
 
 import ast
-
 from typing import TYPE_CHECKING, cast
 
 import libcst as cst

@@ -359,7 +359,7 @@ class Fp8Unsupported(Rule):
 def _matching(site, e, world, bindings, fc) -> set[str]:
     """The dtypes of ``e`` the call's operands have in this world and scenario: any operand's
     ("any"), or those every operand may have ("both"); an unknown dtype matches nothing."""
-    per_arg = []
+    per_arg: list[set] = []  # dtype names: o.dtype is in e["dtypes"], so never None
     for index, name in e["args"]:
         arg = site.arg(index, name)
         val = fc.value_of(arg, world, bindings) if arg is not None else UNKNOWN

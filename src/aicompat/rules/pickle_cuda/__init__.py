@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence, cast
 
 import libcst as cst
 from packaging.version import Version
@@ -126,7 +127,7 @@ class PickleCudaObject(Rule):
         # What a sink never fails on: deepcopy's atomic kinds, and what cloudpickle/dill pickle by value.
         self.atomic = {q: frozenset(e.get("atomic", ())) | frozenset(e.get("handles", ()))
                        for q, e in self.sink_entries.items()}
-        self.start_methods = next(iter(matrix.section("pickle.toml", "start_methods").values()), {})
+        self.start_methods: dict = next(iter(matrix.section("pickle.toml", "start_methods").values()), {})
         # Sinks reached as a context's attribute (mp.get_context("spawn").Process): tail -> module.
         self.context_tails = {q.rsplit(".", 1)[-1] for q, e in self.sink_entries.items() if e.get("context")}
         self.queues = matrix.section("pickle.toml", "queue")
@@ -368,8 +369,8 @@ class PickleCudaObject(Rule):
         if isinstance(expr, cst.DictComp):
             return self._taint(expr.value, fc, seen, depth + 1, _join(path, "[...]"), skip=skip)
         if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-            for i, el in enumerate(expr.elements):
-                s = self._taint(el.value, fc, seen, depth + 1, _join(path, f"[{i}]"), skip=skip)
+            for i, item in enumerate(expr.elements):  # not ``el``: that one is a DictElement above
+                s = self._taint(item.value, fc, seen, depth + 1, _join(path, f"[{i}]"), skip=skip)
                 if s:
                     return s
             return None
@@ -404,7 +405,7 @@ def _fresh(expr, fc) -> tuple[cst.Call, list[str]] | None:
         return None
     block = _block_of(owner, defs[0].stmt)
     made, used = _line_index(block, defs[0].stmt), _line_index(block, here)
-    if made is None or used is None or used <= made or any(_mentions(s, expr.value) for s in block[made + 1:used]):
+    if made is None or used is None or used <= made or any(_mentions(s, expr.value) for s in cast(list, block)[made + 1:used]):  # made: a list
         return None
     call, chained = defs[0].node, []
     while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
@@ -423,7 +424,7 @@ def _line_index(block, small) -> int | None:
 
 def _block_of(owner, small) -> list | None:
     """The statement list of ``owner`` (a def or the module) whose lines hold ``small``."""
-    todo = [owner.body.body if isinstance(owner, cst.FunctionDef) and isinstance(owner.body, cst.IndentedBlock)
+    todo: list[Sequence] = [owner.body.body if isinstance(owner, cst.FunctionDef) and isinstance(owner.body, cst.IndentedBlock)
             else owner.body if isinstance(owner, cst.Module) else ()]
     while todo:
         stmts = list(todo.pop())
@@ -478,8 +479,8 @@ def _attributes(expr, path: str, depth: int = 0) -> list[tuple[cst.Attribute, st
             if isinstance(el, cst.DictElement):
                 out += _attributes(el.value, _join(path, f"[{_key_text_expr(el.key)}]"), depth + 1)
     elif isinstance(expr, (cst.List, cst.Tuple)):
-        for i, el in enumerate(expr.elements):
-            out += _attributes(el.value, _join(path, f"[{i}]"), depth + 1)
+        for i, item in enumerate(expr.elements):  # not ``el``: that one is a DictElement above
+            out += _attributes(item.value, _join(path, f"[{i}]"), depth + 1)
     return out
 
 
@@ -505,6 +506,7 @@ class _Calls(cst.CSTVisitor):
     """The calls of a module to one of ``names`` (``mp.set_start_method("spawn")``)."""
 
     def __init__(self, fc, names: frozenset) -> None:
+        self.found: list[cst.Call]
         self.fc, self.names, self.found = fc, names, []
 
     def visit_Call(self, node: cst.Call) -> None:
