@@ -9,6 +9,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import libcst as cst
 
@@ -48,7 +49,7 @@ class Mechanism:
 
     label: str
     source: tuple[int, str]  # positional index, keyword
-    flags: tuple[int, str] | None = None
+    flags: tuple[int | None, str] | None = None  # index None: keyword only
     arch_kw: tuple[int, str] | None = None  # pycuda's arch=
     files: bool = False  # the source argument lists file paths (cpp_extension.load)
     torch_env: bool = False  # honours TORCH_CUDA_ARCH_LIST
@@ -389,9 +390,9 @@ class InlineCudaArch(Rule):
             unit = exact.triton_unit(res.text, c.text) if c else None
             if unit is None:
                 return {}
-            outs = exact.per_target(ver, self.matrix, unit, targets, flags, source_dir, here, extra)
+            outs = exact.per_target(cast(Verifier, ver), self.matrix, unit, targets, flags, source_dir, here, extra)
             return {t: exact.triton_line(res.text, o) for t, o in outs.items()}
-        return exact.per_target(ver, self.matrix, res.text, targets, flags, source_dir, here, extra)
+        return exact.per_target(cast(Verifier, ver), self.matrix, res.text, targets, flags, source_dir, here, extra)
 
     def _as_built(self, src: CudaSource, site, mech: Mechanism, res, fc) -> CudaSource:
         """``src`` with the macros the call's compile defines (its -D/-U flags; for torch's
@@ -491,6 +492,7 @@ class InlineCudaArch(Rule):
         fc.state.setdefault("torch_arch_list", {})[id(node)] = r.text if r is not None else None
 
     def _judge_python(self, call: _Call, res, src, build, how, fc):
+        ver: Any  # a Verifier with a toolkit where the messages below name its release
         site, mech, ver = call.site, call.mech, call.ver
         chosen: dict[str, str] = {}
         fleet = self._judged(sorted({w.arch for w in fc.ctx.worlds}), fc.target)
@@ -612,12 +614,13 @@ class InlineCudaArch(Rule):
         implied = [t for t in {v[1] for v in failing.values()} if build is not None and t in build.implied]
         if not implied:
             return self._fix(occ, failing)
+        assert build is not None  # else nothing is implied
         own = {a: v for a, v in failing.items() if v[1] not in implied}
         wanted = [c for c in build.cubins if c not in implied]
         gencode = " ".join(f"-gencode arch=compute_{t[3:]},code={t}" for t in wanted)
         text = f"Build with {gencode} instead, which embeds no {', '.join(_shown(t, build) for t in implied)} PTX"
-        rest = f"; {self._fix(occ, own)}" if own else "."
-        return text + rest
+        tail = f"; {self._fix(occ, own)}" if own else "."  # not ``rest``: a list above
+        return text + tail
 
     def _fix_triton(self, occ, mech: Mechanism) -> str:
         """Triton builds the running GPU's own target and its inline PTX has no #if: the guard
@@ -651,7 +654,7 @@ class InlineCudaArch(Rule):
         src = self.source(text, path.endswith(".ptx"), path, cuda)
         fleet = self._judged(target.archs, target)
         # A header is no build unit: nvcc alone would emit none of its (uncalled) device code.
-        ver = self.verifier if path.endswith(".cu") else None
+        ver: Any = self.verifier if path.endswith(".cu") else None
         if not src.occurrences and ver is None:
             return []
         out = []
@@ -662,8 +665,11 @@ class InlineCudaArch(Rule):
         ctx = None if ptx_target else context_for(Path(path), target.archs, self.matrix, cuda)
         if ctx is not None and reads is not None:
             reads.extend(r for r in ctx.reads if r not in reads)
+        nvcc: dict
+        seen: dict
         nvcc, seen = {}, {}
         if ver is not None and not ptx_target:
+            assert ctx is not None  # no .target line: context_for gave it
             # Exact mode compiles for the targets the build makes for each GPU.
             cands = {a: sorted({t for ts, _e, _o in groups(ctx, a, self.matrix, cuda) for t in ts}, key=_tnum)
                      for a in fleet}
@@ -678,8 +684,11 @@ class InlineCudaArch(Rule):
         if ptx_target:  # the file names its one target
             fails, _drops, _built = judge_gpus(fleet, lambda a: [([ptx_target], True, None)],
                                                lambda t, _o: src.verdict(t))
+            drops: dict
+            built: dict
             drops, built = {}, {}
         else:  # a GPU nvcc judged (exact mode) is _exact_file's to report
+            assert ctx is not None  # no .target line: context_for gave it
             fails, drops, built = judge_gpus(
                 fleet, lambda a: [] if a in nvcc else groups(ctx, a, self.matrix, cuda),
                 lambda t, origin: self._verdict_via(src, t, origin, path, cuda))
@@ -979,7 +988,7 @@ def _first_word(text: str, line: int | None) -> str:
 def _triton_target(arch: str, mech: Mechanism, matrix) -> str:
     """The target Triton compiles for on ``arch``: sm_XYa from ``a_from`` on (triton-lang/triton
     third_party/nvidia/backend/compiler.py sm_arch_from_capability), else plain sm_XY."""
-    if int(arch[3:]) >= mech.a_from and f"{arch}a" in matrix.targets:
+    if int(arch[3:]) >= cast(int, mech.a_from) and f"{arch}a" in matrix.targets:
         return f"{arch}a"
     return arch
 
@@ -989,7 +998,7 @@ def _vkey(v: str) -> tuple:
 
 
 def _tnum(t: str):
-    return (int(re.match(r"sm_(\d+)", t).group(1)), t)
+    return (int(cast(re.Match, re.match(r"sm_(\d+)", t)).group(1)), t)  # t is a target name
 
 
 def _names_env(fc) -> bool:
