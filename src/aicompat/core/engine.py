@@ -20,7 +20,7 @@ from ..libmodels.table import Libraries, libraries
 from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget, World
 from ..model import guard_forms, loop_items, test_params
-from ..model.evaluate import Binding, Evaluator
+from ..model.evaluate import CALLED_THROUGH_CLASS, Binding, Evaluator
 from ..model.guards import Ctx, Lazy, is_exit_call, orelse_terminates, split_worlds, terminates
 from ..model.project import HomeEnv, Project
 from ..model.structure import FileModel
@@ -1125,7 +1125,7 @@ def _uncalled_with_defaults(fn: cst.FunctionDef, fc: FileContext) -> bool:
     if not any(p.default is not None for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)):
         return False
     cls = fc.current_class
-    if cls is not None and fn.name.value in ("__init__", "__call__", "forward", "__new__"):
+    if cls is not None and fn.name.value in (*CALLED_THROUGH_CLASS, "__new__"):
         # run through calls of the class or of its instances: none where the class is never named in a call
         return not fc.model.calls_named(cls.name.value)
     return not fc.model.calls_named(fn.name.value)

@@ -137,6 +137,10 @@ class Binding:
 _MAX_SITES = 16
 
 
+# Methods that run through calls of their class or its instances, not calls by their own name
+# (``Block(dim)``, ``block(x)``); the engine asks the same when it decides a function is uncalled.
+CALLED_THROUGH_CLASS = ("__init__", "forward", "__call__")
+
 class Evaluator:
     """Evaluates expressions of one module in one world.
 
@@ -677,7 +681,7 @@ class Evaluator:
         name = fn_node.name.value
         cls = scope.owner_class
         targets = model.calls_named(name)
-        if cls is not None and name in ("__init__", "forward", "__call__"):
+        if cls is not None and name in CALLED_THROUGH_CLASS:
             targets = model.calls_named(cls.name.value) + (model.calls() if name != "__init__" else [])
         found = []
         for call, owner, stmt in targets:

@@ -66,24 +66,18 @@ class Ctx:
     def with_open_twins(self) -> "Ctx":
         """This context where the parameters of the function entered are unknown: each world
         also in its open twin, whose evaluator does not take an uncalled function's defaults."""
-        w = self.world_set
-        return replace(self, world_set=Lazy(lambda: _with_twins(w if type(w) is frozenset else w())),
-                       has_open=True)
+        return replace(self, world_set=Lazy(lambda: _with_twins(self.worlds)), has_open=True)
 
     def closed(self) -> "Ctx":
         """The worlds where every parameter has its default: what a rule for which a caller's
         non-default argument is the caller's choice (rules/policy.toml) judges."""
-        w = self.world_set
-        return replace(self, world_set=Lazy(lambda: frozenset(x for x in (w if type(w) is frozenset else w())
-                                                             if not x.open)), has_open=False)
+        return replace(self, world_set=Lazy(lambda: frozenset(x for x in self.worlds if not x.open)), has_open=False)
 
     def projected(self) -> "Ctx":
         """Every world that reaches here, an open twin as its closed world: what a rule that
         judges all reachable code sees (its values are still read at the defaults)."""
-        w = self.world_set
         return replace(self, world_set=Lazy(lambda: frozenset(replace(x, open=False) if x.open else x
-                                                             for x in (w if type(w) is frozenset else w()))),
-                       has_open=False)
+                                                             for x in self.worlds)), has_open=False)
 
     def narrowed(self, worlds) -> "Ctx":
         """This context in ``worlds`` (a frozenset or a Lazy)."""
