@@ -39,7 +39,7 @@ class ApiUnavailable(Rule):
     code = "AIC201"
     worlds_monotone = True
     name = "api-unavailable"
-    tokens = (b"import torch", b"from torch", b"flash_attn")  # names resolve only through imports
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton")  # names resolve only through imports
     attr_tails = frozenset({"*"})
 
     VALID = [
@@ -56,6 +56,11 @@ class ApiUnavailable(Rule):
         Example("try:\n    from torch.nn.attention import sdpa_kernel\nexcept ImportError:\n    sdpa_kernel = None\n",
                 pins={"torch": "2.2.0"}),
         Example("import torch\nprint(torch.__version__, torch.cuda.is_available())\n"),
+        # Fixed twins of the missing modules below: guarded, or pinned to releases that ship it.
+        Example("try:\n    from torch._six import inf\nexcept ImportError:\n    from math import inf\n",
+                pins={"torch": "2.0.0"}),
+        Example("import triton\nfrom triton.tools.experimental_descriptor import create_2d_tma_descriptor\n",
+                pins={"triton": "3.2.0"}),
         Example("from flash_attn import flash_attn_func, flash_attn_with_kvcache\n", pins={"flash-attn": "2.6.3"}),
         Example("import torch\nif torch.__version__ >= '2.3':\n    from torch.nn.attention import sdpa_kernel\n",
                 pins={"torch": ">=2.1,<2.5"}),
@@ -68,6 +73,14 @@ class ApiUnavailable(Rule):
                 "ok = hasattr(torch, \"supa\") and torch.supa.is_available()\n", pins={"torch": "2.13.0"}),
     ]
     INVALID = [
+        # ColossalAI colossalai/utils/common.py before 01066152: torch._six went in torch 2.0.
+        Example("from torch._six import inf\n", pins={"torch": "2.0.0"},
+                findings=[(1, 6, "module torch._six is not in torch 2.0.0 (ModuleNotFoundError; last in 1.13.1); "
+                                 "pins allow torch 2.0.0")]),
+        Example("import triton\nfrom triton.tools.experimental_descriptor import create_2d_tma_descriptor\n",
+                pins={"triton": "3.1.0"},
+                findings=[(2, 6, "module triton.tools.experimental_descriptor is not in triton 3.1.0 "
+                                 "(ModuleNotFoundError; present in 3.2.0–3.3.1); pins allow triton 3.1.0")]),
         Example("import torch\nwith torch.cuda.amp.disable_casts():\n    y = model(x)\n",
                 findings=[
                     (2, 6, "torch.cuda.amp.disable_casts does not exist in any torch release (2.0.0–2.15.0); to "
@@ -130,7 +143,7 @@ class ApiUnavailable(Rule):
                 _mark_inner(alias.name, done)  # the dotted name is an Attribute too: judged here, not again
                 name = dotted(alias.name)
                 if name:
-                    found = judge(alias.name, name, fc)
+                    found = judge(alias.name, name, fc) or ([] if _caught(fc) else self._module(alias.name, name, fc))
                     out += found
                     if found:
                         bound = cast(cst.Name, alias.asname.name).value if alias.asname else name.split(".", 1)[0]
@@ -141,14 +154,52 @@ class ApiUnavailable(Rule):
                 return []
             _mark_inner(node.module, done)
             if isinstance(node.names, cst.ImportStar):
-                return judge(node.module, base, fc)
+                return judge(node.module, base, fc) or ([] if _caught(fc) else self._module(node.module, base, fc))
             for alias in node.names:
                 found = judge(alias.name, f"{base}.{alias.name.value}", fc)
                 out += found
                 if found:
                     bound = cast(cst.Name, alias.asname.name).value if isinstance(alias.asname, cst.AsName) else alias.name.value
                     self._record(node, bound, f"{base}.{alias.name.value}", fc)
+        if isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None and not out \
+                and not _caught(fc):  # a module the API tables do not cover: the module inventory
+            base = dotted(node.module)
+            out = self._module(node.module, base, fc) if base else []
         return out
+
+    def _module(self, node, dotted_name: str, fc) -> list[Finding]:
+        """A module (or a package on its way) that the releases in scope do not ship, though
+        another release does (version_matrix/modules/, read from the wheels)."""
+        package = fc.matrix.import_package(dotted_name.split(".", 1)[0])
+        inv = fc.matrix.module_inventory(package) if package else None
+        if inv is None:
+            return []
+        versions = q.releases_in_scope(fc, package)
+        pinned = bool(versions)
+        indices = sorted({i for v in versions if (i := inv.index_of(v)) is not None}) if pinned \
+            else [len(inv.labels) - 1]
+        if not indices:
+            return []
+        parts = dotted_name.split(".")
+        for k in range(2, len(parts) + 1):
+            mod = ".".join(parts[:k])
+            lack = inv.lacking(mod, indices)
+            if not lack:
+                continue
+            have = inv.present[mod]
+            first, last = min(have), max(have)
+            if all(i < first for i in lack) and last == len(inv.labels) - 1:
+                why = f"added in {inv.labels[first]}; pin {package}>={inv.labels[first]}"
+            elif all(i > last for i in lack):
+                why = (f"last in {inv.labels[last]}" if last < inv.judged
+                       else f"removed in {inv.labels[last + 1]}; last in {inv.labels[last]}")
+            else:
+                why = f"present in {inv.label(have)}"
+            scope = (f"pins allow {package} {inv.label(indices)}" if pinned
+                     else f"{package} unpinned: judged on the newest release {inv.labels[indices[0]]}")
+            return [Finding(node, f"module {mod} is not in {package} {inv.label(lack)} (ModuleNotFoundError; {why}); "
+                                  f"{scope}", extra_targets=tuple(f"{package}=={inv.labels[i]}" for i in sorted(lack)))]
+        return []
 
     # -- names whose import fails -----------------------------------------------------
     def _record(self, node, bound, qualname: str, fc) -> None:
