@@ -83,3 +83,16 @@ def test_every_inventory_names_the_releases_of_releases_toml():
     for path in sorted((ROOT / "version_matrix" / "modules").glob("*.toml")):
         inv = load_inventory(path)
         assert [str(v) for v in m.releases(inv.package)] == inv.labels[inv.judged:], path.name
+
+
+def test_a_branch_on_another_packages_version_is_not_judged():
+    # unsloth _gpu_init.py: the pre-3.0 import sits in the else of a triton version test.
+    code = ('import triton\nfrom packaging.version import Version\n\n'
+            'if Version(triton.__version__) >= Version("3.0.0"):\n'
+            '    from triton.backends.nvidia.driver import libcuda_dirs\nelse:\n'
+            '    from triton.common.build import libcuda_dirs\n')
+    assert lint(code, select=["AIC201"]) == []
+    # The same import unguarded fails on the newest release.
+    d = lint("import triton\nfrom triton.common.build import libcuda_dirs\n", select=["AIC201"])
+    assert [x.message.split(";")[0] for x in d] == [
+        "module triton.common is not in triton 3.9.0 (ModuleNotFoundError"]

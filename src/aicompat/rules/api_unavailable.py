@@ -174,6 +174,8 @@ class ApiUnavailable(Rule):
         inv = fc.matrix.module_inventory(package) if package else None
         if inv is None:
             return []
+        if package != q.WORLD_PACKAGE and _under_version_test(fc, dotted_name.split(".", 1)[0], package):
+            return []  # only torch's version tests narrow the worlds: another package's branch is unknown
         versions = q.releases_in_scope(fc, package)
         pinned = bool(versions)
         indices = sorted({i for v in versions if (i := inv.index_of(v)) is not None}) if pinned \
@@ -391,6 +393,18 @@ def _shimmed(node: cst.Attribute, fc) -> bool:
                 and test.expression.func.value == "hasattr" and len(test.expression.args) == 2:
             obj, name = (a.value for a in test.expression.args)
             if isinstance(name, cst.SimpleString) and (code(obj), name.evaluated_value) == want:
+                return True
+    return False
+
+
+def _under_version_test(fc, root: str, package: str) -> bool:
+    """Does the statement sit in a branch of an ``if`` that tests the package's version
+    (``triton.__version__``, ``version("triton")``)?"""
+    code = fc.module.code_for_node
+    for stmt in getattr(fc, "stmt_stack", ()):
+        if isinstance(stmt, cst.If):
+            test = code(stmt.test)
+            if f"{root}.__version__" in test or f'"{package}"' in test or f"'{package}'" in test:
                 return True
     return False
 
