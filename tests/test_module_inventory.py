@@ -96,3 +96,13 @@ def test_a_branch_on_another_packages_version_is_not_judged():
     d = lint("import triton\nfrom triton.common.build import libcuda_dirs\n", select=["AIC201"])
     assert [x.message.split(";")[0] for x in d] == [
         "module triton.common is not in triton 3.9.0 (ModuleNotFoundError"]
+
+
+def test_an_unpinned_branch_for_old_torch_releases_is_not_judged_on_the_newest():
+    # A compatibility shim: the old import only in the branch for releases before 2.0.
+    code = ('import torch\n\nif torch.__version__ < "2.0":\n    from torch._six import inf\n'
+            'else:\n    from math import inf\n')
+    assert lint(code, select=["AIC201"]) == []
+    # Its twin without the version test fails on the newest release.
+    d = lint("import torch\nfrom torch._six import inf\n", select=["AIC201"])
+    assert [x.message.split(";")[-1].strip() for x in d] == ["torch unpinned: judged on the newest release 2.15.0"]

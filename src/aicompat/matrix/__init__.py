@@ -226,6 +226,7 @@ class Matrix:
     handlers: dict[str, frozenset[str]] = field(default_factory=dict)
     _api: dict[str, Any] = field(default_factory=dict)
     modules_dir: Path | None = None  # version_matrix/modules: the modules each release ships
+    import_roots: dict[str, str] = field(default_factory=dict)  # import root -> package (releases.toml)
     _inventories: dict[str, Any] = field(default_factory=dict)
 
     def module_inventory(self, package: str):
@@ -236,13 +237,6 @@ class Matrix:
             path = self.modules_dir / f"{package}.toml" if self.modules_dir else None
             self._inventories[package] = load_inventory(path) if path is not None and path.is_file() else None
         return self._inventories[package]
-
-    def import_package(self, root: str) -> str | None:
-        """The package (releases.toml) whose import root ``root`` is."""
-        for package, e in self.section("releases.toml", "package").items():
-            if root in e.get("import", ()) or (not e.get("import") and root == package):
-                return package
-        return None
 
     def api(self, package: str):
         """The generated API table of ``package`` (loaded on first use), or None."""
@@ -356,6 +350,9 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     m = _index(files)
     if (directory / "modules").is_dir():
         m.modules_dir = directory / "modules"
+    for package, e in files["releases.toml"].get("package", {}).items():
+        for root in e.get("import") or [package]:
+            m.import_roots.setdefault(root, package)
     api_dir = directory / "api"
     if (api_dir / "index.toml").is_file():
         m.api_dir = api_dir

@@ -310,15 +310,19 @@ class PackageApi:
         return self.modules.get(name)
 
     def label(self, indices) -> str:
-        """``2.3.0–2.5.1`` style text for a set of release indices (contiguous runs)."""
-        parts = []
-        for run in encode_ranges(list(indices)).split(","):
-            if not run:
-                continue
-            a, _, b = run.partition("-")
-            a_l = self.labels[int(a)]
-            parts.append(a_l if not b else f"{a_l}–{self.labels[int(b)]}")
-        return ", ".join(parts)
+        return release_label(self.labels, indices)
+
+
+def release_label(labels: list[str], indices) -> str:
+    """``2.3.0–2.5.1`` style text for a set of release indices (contiguous runs)."""
+    parts = []
+    for run in encode_ranges(list(indices)).split(","):
+        if not run:
+            continue
+        a, _, b = run.partition("-")
+        a_l = labels[int(a)]
+        parts.append(a_l if not b else f"{a_l}–{labels[int(b)]}")
+    return ", ".join(parts)
 
 
 def load_package(path: Path) -> PackageApi:

@@ -9,6 +9,8 @@ from pathlib import Path
 import tomllib
 from packaging.version import InvalidVersion, Version
 
+from .api_tables import release_label
+
 
 @dataclass(frozen=True)
 class ModuleInventory:
@@ -18,11 +20,10 @@ class ModuleInventory:
     present: dict[str, frozenset[int]]  # module -> indices of the releases that ship it
     unknown: dict[str, frozenset[int]]  # module -> releases whose Python may create it
 
-    def index_of(self, version: Version) -> int | None:
-        for i in range(self.judged, len(self.labels)):
-            if Version(self.labels[i]) == version:
-                return i
-        return None
+    @property
+    def releases(self) -> list[Version]:
+        """The judged releases, oldest first (index i here is label ``judged + i``)."""
+        return [Version(v) for v in self.labels[self.judged:]]
 
     def lacking(self, module: str, indices) -> frozenset[int]:
         """Of ``indices``, the releases that certainly do not have ``module``: it is in the
@@ -34,8 +35,7 @@ class ModuleInventory:
         return frozenset(i for i in indices if i not in have and i not in unsure)
 
     def label(self, indices) -> str:
-        got = sorted(indices)
-        return self.labels[got[0]] if len(got) == 1 else f"{self.labels[got[0]]}–{self.labels[got[-1]]}"
+        return release_label(self.labels, indices)
 
 
 def _expand(labels: list[str], ranges: list[str]) -> frozenset[int]:

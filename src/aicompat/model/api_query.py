@@ -1,8 +1,8 @@
-"""Questions the AIC2xx rules ask the generated API tables.
+"""Questions the AIC2xx rules ask the generated API tables and module inventories.
 
-- Which releases are in scope at a call: for torch (the world package,
-  matrix.target.WORLD_PACKAGE), the releases of the worlds that reach it
-  (guards on ``torch.__version__`` or ``hasattr`` narrow them); for other
+- Which releases are in scope at a call: for the world package
+  (matrix.target.WORLD_PACKAGE), the releases of the worlds that reach it
+  (guards on its version or ``hasattr`` narrow them); for other
   packages, the releases the pin allows. Unpinned means the
   newest release read: that is what ``pip install`` gives.
 - Where a qualified name lives: the longest module prefix the table knows.
@@ -37,16 +37,14 @@ class Scope:
         return tuple(f"{self.package}=={self.api.labels[i]}" for i in sorted(indices))
 
     def pin_text(self) -> str:
-        if not self.pinned:
-            return f"{self.package} unpinned: judged on the newest release {self.api.labels[self.indices[0]]}"
-        return f"pins allow {self.package} {self.label()}"
+        return pin_text(self.package, self.label(), self.pinned)
 
 
 def releases_in_scope(fc, package: str) -> list[Version]:
     """Releases of ``package`` that reach the current node; [] when it is unpinned.
 
-    torch releases are part of the worlds, so guards narrow them; other
-    packages have the releases their pin allows."""
+    The world package's releases are part of the worlds, so guards narrow them;
+    other packages have the releases their pin allows."""
     if package == WORLD_PACKAGE:
         return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
     return sorted(fc.target.releases.get(package) or [])
@@ -61,13 +59,15 @@ def _own_source(fc, package: str) -> bool:
     if state is not None and key in state:  # asked at every call of the API: the file's answer once
         return state[key]
     home = Path(path).resolve()
-    got = any(owns_package(home, root) for root, pkg in fc.matrix.api_roots.items() if pkg == package)
+    roots = {root for root, pkg in fc.matrix.api_roots.items() if pkg == package}
+    roots |= {root for root, pkg in fc.matrix.import_roots.items() if pkg == package}
+    got = any(owns_package(home, root) for root in sorted(roots))
     if state is not None:
         state[key] = got
     return got
 
 
-def _runs_with_torch(fc, version) -> bool:
+def _runs_with_world_release(fc, version) -> bool:
     """Unpinned, the rules judge a call against the newest release; can the current
     statement run with it on some fleet GPU, by the branches it sits in? True where
     the context cannot tell (no flow model)."""
@@ -83,23 +83,35 @@ def span(versions) -> str:
     return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
 
 
-def scope(fc, package: str) -> Scope | None:
-    api = fc.matrix.api(package)
-    if api is None or not api.releases:
-        return None
-    if _own_source(fc, package):
+def judged_releases(fc, package: str, releases: list[Version]) -> tuple[list[int], bool] | None:
+    """The releases (indices into ``releases``, a table's, oldest first) that the current node is
+    judged against, and whether a pin chose them; None where it is not judged: the library's own
+    source, or, unpinned, a branch that does not run with the newest release."""
+    if not releases or _own_source(fc, package):
         return None  # the library's own repository: its code runs against its source, not a release
     versions = releases_in_scope(fc, package)
+    newest = len(releases) - 1
     if not versions:
-        newest = len(api.releases) - 1
-        if package == WORLD_PACKAGE and not _runs_with_torch(fc, api.releases[newest]):
+        if package == WORLD_PACKAGE and not _runs_with_world_release(fc, releases[newest]):
             return None  # e.g. the else of `if torch_version() >= (2, 4):`: not judged against the newest
-        return Scope(package, api, [newest], False)
+        return [newest], False
     # A pin newer than the table (torch==2.99) is judged as its newest release (config says so).
-    newest = len(api.releases) - 1
-    indices = sorted({i for i in (api.index_of(v) if v <= api.releases[-1] else newest for v in versions)
-                      if i is not None})
-    return Scope(package, api, indices, True) if indices else None
+    at = {v: i for i, v in enumerate(releases)}
+    indices = sorted({i for i in (at.get(v) if v <= releases[-1] else newest for v in versions) if i is not None})
+    return (indices, True) if indices else None
+
+
+def pin_text(package: str, label: str, pinned: bool) -> str:
+    """How the releases judged were chosen, for a message (``label``: theirs, or the newest)."""
+    if not pinned:
+        return f"{package} unpinned: judged on the newest release {label}"
+    return f"pins allow {package} {label}"
+
+
+def scope(fc, package: str) -> Scope | None:
+    api = fc.matrix.api(package)
+    got = judged_releases(fc, package, api.releases) if api is not None else None
+    return Scope(package, api, got[0], got[1]) if got is not None else None
 
 
 def split(api: PackageApi, qualname: str) -> tuple[str, list[str]] | None:

@@ -143,7 +143,7 @@ class ApiUnavailable(Rule):
                 _mark_inner(alias.name, done)  # the dotted name is an Attribute too: judged here, not again
                 name = dotted(alias.name)
                 if name:
-                    found = judge(alias.name, name, fc) or ([] if _caught(fc) else self._module(alias.name, name, fc))
+                    found = judge(alias.name, name, fc) or self._module(alias.name, name, fc)
                     out += found
                     if found:
                         bound = cast(cst.Name, alias.asname.name).value if alias.asname else name.split(".", 1)[0]
@@ -154,34 +154,31 @@ class ApiUnavailable(Rule):
                 return []
             _mark_inner(node.module, done)
             if isinstance(node.names, cst.ImportStar):
-                return judge(node.module, base, fc) or ([] if _caught(fc) else self._module(node.module, base, fc))
+                return judge(node.module, base, fc) or self._module(node.module, base, fc)
             for alias in node.names:
                 found = judge(alias.name, f"{base}.{alias.name.value}", fc)
                 out += found
                 if found:
                     bound = cast(cst.Name, alias.asname.name).value if isinstance(alias.asname, cst.AsName) else alias.name.value
                     self._record(node, bound, f"{base}.{alias.name.value}", fc)
-        if isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None and not out \
-                and not _caught(fc):  # a module the API tables do not cover: the module inventory
-            base = dotted(node.module)
-            out = self._module(node.module, base, fc) if base else []
+            if not out:  # a module the API tables do not cover: the module inventory
+                out = self._module(node.module, base, fc)
         return out
 
     def _module(self, node, dotted_name: str, fc) -> list[Finding]:
         """A module (or a package on its way) that the releases in scope do not ship, though
         another release does (version_matrix/modules/, read from the wheels)."""
-        package = fc.matrix.import_package(dotted_name.split(".", 1)[0])
+        root = dotted_name.split(".", 1)[0]
+        package = fc.matrix.import_roots.get(root)
         inv = fc.matrix.module_inventory(package) if package else None
-        if inv is None:
+        if inv is None or _caught(fc):
             return []
-        if package != q.WORLD_PACKAGE and _under_version_test(fc, dotted_name.split(".", 1)[0], package):
-            return []  # only torch's version tests narrow the worlds: another package's branch is unknown
-        versions = q.releases_in_scope(fc, package)
-        pinned = bool(versions)
-        indices = sorted({i for v in versions if (i := inv.index_of(v)) is not None}) if pinned \
-            else [len(inv.labels) - 1]
-        if not indices:
+        if package != q.WORLD_PACKAGE and _under_version_test(fc, root, package):
+            return []  # only the world package's version tests narrow the worlds: another's branch is unknown
+        got = q.judged_releases(fc, package, inv.releases)
+        if got is None:
             return []
+        indices = [inv.judged + i for i in got[0]]
         parts = dotted_name.split(".")
         for k in range(2, len(parts) + 1):
             mod = ".".join(parts[:k])
@@ -197,10 +194,9 @@ class ApiUnavailable(Rule):
                        else f"removed in {inv.labels[last + 1]}; last in {inv.labels[last]}")
             else:
                 why = f"present in {inv.label(have)}"
-            scope = (f"pins allow {package} {inv.label(indices)}" if pinned
-                     else f"{package} unpinned: judged on the newest release {inv.labels[indices[0]]}")
             return [Finding(node, f"module {mod} is not in {package} {inv.label(lack)} (ModuleNotFoundError; {why}); "
-                                  f"{scope}", extra_targets=tuple(f"{package}=={inv.labels[i]}" for i in sorted(lack)))]
+                                  f"{q.pin_text(package, inv.label(indices), got[1])}",
+                            extra_targets=tuple(f"{package}=={inv.labels[i]}" for i in sorted(lack)))]
         return []
 
     # -- names whose import fails -----------------------------------------------------
