@@ -493,9 +493,16 @@ def module_names(mod) -> dict[str, object]:
     for n in getattr(mod, "__all__", None) or ():  # served by a module __getattr__ on first use
         if isinstance(n, str) and n not in out and hasattr(mod, n):
             out[n] = getattr(mod, n)
-    for info in pkgutil.iter_modules(getattr(inner or mod, "__path__", None) or []):
+    for info in pkgutil.iter_modules(package_path(inner or mod)):
         out.setdefault(info.name, sys.modules.get(f"{(inner or mod).__name__}.{info.name}") or _Sub)
     return out
+
+
+def package_path(mod) -> list[str]:
+    """A package's ``__path__``; [] for a plain module, and for one that binds ``__path__`` to
+    something else (triton 2.1's language/math.py: ``__path__ = os.path.dirname(...)``)."""
+    path = getattr(mod, "__path__", None)
+    return list(path) if isinstance(path, list) or type(path).__name__ == "_NamespacePath" else []
 
 
 class _Sub:
@@ -533,7 +540,7 @@ def unreachable_children(covered: list[str]) -> list[str]:
         parent = sys.modules.get(mod)
         if parent is None:
             continue
-        path = getattr(_wrapped_module(parent) or parent, "__path__", None) or []
+        path = package_path(_wrapped_module(parent) or parent)
         for info in pkgutil.iter_modules(path):
             try:
                 ok = hasattr(parent, info.name)

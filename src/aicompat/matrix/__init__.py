@@ -137,6 +137,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "keyword": {"hint": (str, True)},
         "name": {"hint": (str, True)},
         "alias": {"names": (dict, True)},
+        "synonym": {"names": (dict, True)},
         "runtime": {"names": (_LIST, True)},
         "no_argument_call": {"releases": (str, True)},
     },
@@ -228,6 +229,7 @@ class Matrix:
     modules_dir: Path | None = None  # version_matrix/modules: the modules each release ships
     import_roots: dict[str, str] = field(default_factory=dict)  # import root -> package (releases.toml)
     _inventories: dict[str, Any] = field(default_factory=dict)
+    _required: dict[tuple[str, str], dict[Version, list[Version]]] = field(default_factory=dict)
 
     def module_inventory(self, package: str):
         """The module inventory of ``package`` (loaded on first use), or None."""
@@ -237,6 +239,23 @@ class Matrix:
             path = self.modules_dir / f"{package}.toml" if self.modules_dir else None
             self._inventories[package] = load_inventory(path) if path is not None and path.is_file() else None
         return self._inventories[package]
+
+    def required(self, by: str, package: str) -> dict[Version, list[Version]]:
+        """``{release of by: the releases of package its wheel requires}`` (requires.toml, read
+        from the wheels' METADATA: torch 2.4.0 requires triton==3.0.0); the releases are those
+        releases.toml lists inside the specifier. Empty where nothing is recorded."""
+        key = (by, package)
+        if key not in self._required:
+            from packaging.specifiers import SpecifierSet
+
+            known = self.releases(package)
+            out: dict[Version, list[Version]] = {}
+            for e in self.section("requires.toml", "requires").values():
+                spec = e["pins"].get(package) if e["package"] == by else None
+                if spec is not None:
+                    out[Version(e["release"])] = [v for v in known if v in SpecifierSet(spec)]
+            self._required[key] = out
+        return self._required[key]
 
     def api(self, package: str):
         """The generated API table of ``package`` (loaded on first use), or None."""
