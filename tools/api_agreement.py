@@ -24,9 +24,9 @@ from aicompat.matrix.api_tables import load_package  # noqa: E402
 from aicompat.matrixbuild import introspection  # noqa: E402
 
 
-def rows(table: Path, intro_dir: Path, package: str = "torch"):
+def rows(table: Path, intro_dir: Path, package: str | None = None):
     api = load_package(table)
-    for release, intro in sorted(introspection.stored(intro_dir, package).items(), key=lambda kv: Version(kv[0])):
+    for release, intro in sorted(introspection.stored(intro_dir, package or api.package).items(), key=lambda kv: Version(kv[0])):
         idx = api.index_of(Version(release))
         if idx is None:
             continue

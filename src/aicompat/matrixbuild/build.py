@@ -46,6 +46,9 @@ class PackageSpec:
     # For a package without releases: versions are git refs, labelled
     # ``<__version__ read from this file>+<ref>`` (a PEP 440 local version).
     version_file: str | None = None
+    # Wheels to download: (platform tags, Python version) tried in turn.
+    platforms: tuple[tuple[tuple[str, ...], str], ...] = (
+        (("macosx_11_0_arm64",), "3.11"), (("macosx_14_0_arm64",), "3.12"))
 
 
 PACKAGES: dict[str, PackageSpec] = {
@@ -87,6 +90,22 @@ PACKAGES: dict[str, PackageSpec] = {
         version_file="hopper/__init__.py",
         note="hopper/flash_attn_interface.py at tags of Dao-AILab/flash-attention (no PyPI release); "
              "'releases' here are those repository tags",
+    ),
+    # Triton publishes Linux wheels only; every release 2.0.0-3.9.0 has one for CPython 3.11, the
+    # wheel tools/triton_introspect.py imports (the runtime decides every name and signature).
+    "triton": PackageSpec(
+        dist="triton",
+        roots=("triton",),
+        modules=[
+            "triton", "triton.language", "triton.language.math", "triton.language.libdevice",
+            "triton.language.extra", "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
+            "triton.language.extra.libdevice", "triton.testing", "triton.runtime",
+        ],
+        platforms=((("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
+                     "manylinux2014_x86_64"), "3.11"),),
+        note="one CPython 3.11 manylinux x86_64 wheel per release (Triton has no macOS wheels); every release "
+             "imported in a throwaway environment (tools/triton_introspect.py), whose names and signatures "
+             "the table holds",
     ),
 }
 
@@ -177,8 +196,8 @@ def download(spec: PackageSpec, version: str, directory: Path) -> Path:
         return _pypi_sdist(spec.dist, version, directory)
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull)
     base = [sys.executable, "-m", "pip", "download", f"{spec.dist}=={version}", "--no-deps", "-q", "-d", str(directory)]
-    attempts = [base + ["--only-binary=:all:", "--platform", plat, "--python-version", py]
-                for plat, py in (("macosx_11_0_arm64", "3.11"), ("macosx_14_0_arm64", "3.12"))]
+    attempts = [base + ["--only-binary=:all:", *(a for p in plats for a in ("--platform", p)), "--python-version", py]
+                for plats, py in spec.platforms]
     errors = []
     for cmd in attempts:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -35,8 +35,9 @@ class Introspection:
     @property
     def provenance(self) -> str:
         m = self.meta
-        return (f"{m.get('wheel')} sha256:{m.get('sha256')} imported as torch {m.get('version')} "
-                f"on Python {m.get('python')} ({m.get('platform')})")
+        return (f"{m.get('wheel')} sha256:{m.get('sha256')} imported as {m.get('package', 'torch')} {m.get('version')} "
+                f"on Python {m.get('python')} ({m.get('platform')})"
+                + (f" beside torch {m['torch']}" if "torch" in m else ""))
 
     def lazy(self) -> frozenset[str] | None:
         """Child modules of covered modules that a bare ``import torch`` leaves unreachable; None
