@@ -16,9 +16,10 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+import libcst as cst
 from packaging.version import Version
 
-from ..matrix.api_tables import ModuleApi, PackageApi, Param
+from ..matrix.api_tables import ModuleApi, PackageApi, Param, release_label
 from ..matrix.target import WORLD_PACKAGE, World
 from .project import owns_package
 
@@ -28,7 +29,7 @@ class Scope:
     package: str
     api: PackageApi
     indices: list[int]  # releases in scope, as indices into api.releases
-    pinned: bool
+    pinned: bool | str  # chosen by a pin; or the text naming the world package's releases that require them
 
     def label(self, indices=None) -> str:
         return self.api.label(self.indices if indices is None else indices)
@@ -44,10 +45,21 @@ def releases_in_scope(fc, package: str) -> list[Version]:
     """Releases of ``package`` that reach the current node; [] when it is unpinned.
 
     The world package's releases are part of the worlds, so guards narrow them;
-    other packages have the releases their pin allows."""
+    other packages have the releases their pin allows, or, unpinned, those the
+    world package's releases in the worlds require (requires.toml: torch 2.4.0's
+    wheel requires triton==3.0.0)."""
     if package == WORLD_PACKAGE:
         return sorted({w.torch for w in fc.ctx.worlds if w.torch is not None})
-    return sorted(fc.target.releases.get(package) or [])
+    return sorted(fc.target.releases.get(package) or required_by_world(fc, package)[0])
+
+
+def required_by_world(fc, package: str) -> tuple[list[Version], list[Version]]:
+    """The releases of ``package`` that the world package's releases in the worlds here
+    require, and those world-package releases (both [] when it is unpinned or requires
+    nothing of ``package``)."""
+    required = fc.matrix.required(WORLD_PACKAGE, package)
+    worlds = sorted({w.torch for w in fc.ctx.worlds if w.torch is not None and w.torch in required})
+    return sorted({v for t in worlds for v in required[t]}), worlds
 
 
 def _own_source(fc, package: str) -> bool:
@@ -67,6 +79,23 @@ def _own_source(fc, package: str) -> bool:
     return got
 
 
+def under_version_test(fc, package: str) -> bool:
+    """Does the statement sit in a branch of an ``if`` that tests the package's version
+    (``<root>.__version__``, ``version("<package>")``)?"""
+    stack = getattr(fc, "stmt_stack", ())
+    if not stack:
+        return False
+    roots = {root for root, pkg in fc.matrix.api_roots.items() if pkg == package}
+    roots |= {root for root, pkg in fc.matrix.import_roots.items() if pkg == package}
+    code = fc.module.code_for_node
+    for stmt in stack:
+        test = code(stmt.test) if isinstance(stmt, cst.If) else None
+        if test is not None and (any(f"{root}.__version__" in test for root in roots)
+                                 or f'"{package}"' in test or f"'{package}'" in test):
+            return True
+    return False
+
+
 def _runs_with_world_release(fc, version) -> bool:
     """Unpinned, the rules judge a call against the newest release; can the current
     statement run with it on some fleet GPU, by the branches it sits in? True where
@@ -83,13 +112,24 @@ def span(versions) -> str:
     return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
 
 
-def judged_releases(fc, package: str, releases: list[Version]) -> tuple[list[int], bool] | None:
+def judged_releases(fc, package: str, releases: list[Version]) -> tuple[list[int], bool | str] | None:
     """The releases (indices into ``releases``, a table's, oldest first) that the current node is
-    judged against, and whether a pin chose them; None where it is not judged: the library's own
-    source, or, unpinned, a branch that does not run with the newest release."""
+    judged against, and how they were chosen: True by a pin, False unpinned (the newest), or the
+    text naming the world package's releases that require them (``torch 2.4.0``); None where it
+    is not judged: the library's own source, or, unpinned, a branch that does not run with the
+    newest release."""
     if not releases or _own_source(fc, package):
         return None  # the library's own repository: its code runs against its source, not a release
-    versions = releases_in_scope(fc, package)
+    if package != WORLD_PACKAGE and under_version_test(fc, package):
+        return None  # only the world package's version tests narrow the worlds: another's branch is unknown
+    how: bool | str = True
+    versions = sorted(fc.target.releases.get(package) or []) if package != WORLD_PACKAGE \
+        else releases_in_scope(fc, package)
+    if not versions and package != WORLD_PACKAGE:
+        versions, by = required_by_world(fc, package)
+        if versions:
+            labels = [str(v) for v in fc.matrix.releases(WORLD_PACKAGE)]
+            how = f"{WORLD_PACKAGE} {release_label(labels, [labels.index(str(v)) for v in by])}"
     newest = len(releases) - 1
     if not versions:
         if package == WORLD_PACKAGE and not _runs_with_world_release(fc, releases[newest]):
@@ -98,11 +138,15 @@ def judged_releases(fc, package: str, releases: list[Version]) -> tuple[list[int
     # A pin newer than the table (torch==2.99) is judged as its newest release (config says so).
     at = {v: i for i, v in enumerate(releases)}
     indices = sorted({i for i in (at.get(v) if v <= releases[-1] else newest for v in versions) if i is not None})
-    return (indices, True) if indices else None
+    return (indices, how) if indices else None
 
 
-def pin_text(package: str, label: str, pinned: bool) -> str:
-    """How the releases judged were chosen, for a message (``label``: theirs, or the newest)."""
+def pin_text(package: str, label: str, pinned: bool | str) -> str:
+    """How the releases judged were chosen, for a message (``label``: theirs, or the newest;
+    ``pinned`` as judged_releases says)."""
+    if isinstance(pinned, str):
+        verb = "requires" if "–" not in pinned and "," not in pinned else "require"
+        return f"{package} unpinned: {pinned} {verb} {package} {label}"
     if not pinned:
         return f"{package} unpinned: judged on the newest release {label}"
     return f"pins allow {package} {label}"
@@ -156,10 +200,42 @@ def releases_with(api: PackageApi, module: str, name: str) -> frozenset[int]:
     return frozenset(out)
 
 
-def nearby(m: ModuleApi | None, name: str, n: int = 3) -> list[str]:
+def nearby(m: ModuleApi | None, name: str, n: int = 3, indices=None) -> list[str]:
+    """Names of ``m`` close to ``name``: those of the releases ``indices`` where any is close,
+    else of any release."""
     if m is None:
         return []
-    return difflib.get_close_matches(name, m.all_names(), n=n, cutoff=0.6)
+    names = m.all_names()
+    if indices:
+        wanted = set(indices)
+        here = [x for x in names if any(rng & wanted for rng, _, _ in m.entries(x) or ())]
+        near = difflib.get_close_matches(name, here, n=n, cutoff=0.6)
+        if near:
+            return near
+    return difflib.get_close_matches(name, names, n=n, cutoff=0.6)
+
+
+def elsewhere(api: PackageApi, module: str, name: str, indices, most: int = 2) -> list[tuple[list[str], frozenset[int]]]:
+    """Where else the table has ``name`` (not a module) in the releases ``indices``: one
+    ``([qualified names], releases)`` per group of releases that have it in the same modules
+    (``tanh``: triton.language.math in 2.1.0-2.3.1, triton.language.extra.cuda.libdevice from
+    3.0.0), oldest first; [] where it is in none, or in more than ``most`` modules at once
+    (a name that common says nothing)."""
+    wanted = frozenset(indices)
+    where: dict[int, list[str]] = {}
+    for mod in sorted(api.modules):
+        if mod == module:
+            continue
+        for rng, kind, _ in api.modules[mod].entries(name) or ():
+            if kind != "m":
+                for i in rng & wanted:
+                    where.setdefault(i, []).append(f"{mod}.{name}")
+    groups: dict[tuple[str, ...], set[int]] = {}
+    for i, names in where.items():
+        if len(names) > most:
+            return []
+        groups.setdefault(tuple(names), set()).add(i)
+    return sorted(((list(k), frozenset(v)) for k, v in groups.items()), key=lambda g: min(g[1]))
 
 
 # -- binding a call to a signature ------------------------------------------------------

@@ -29,6 +29,9 @@ import libcst as cst
 from ..core.ruleapi import Example, Finding, Qual, Rule, dotted
 from ..core.ruleapi import api_query as q
 
+_TRITON_GELU = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef gelu(x):\n"
+                "    return 0.5 * x * (1.0 + {tanh}(0.7978845608 * x))\n")
+
 
 def _caught(fc) -> bool:
     """A missing module raises ModuleNotFoundError, a missing name AttributeError (or ImportError)."""
@@ -64,6 +67,9 @@ class ApiUnavailable(Rule):
         Example("from flash_attn import flash_attn_func, flash_attn_with_kvcache\n", pins={"flash-attn": "2.6.3"}),
         Example("import torch\nif torch.__version__ >= '2.3':\n    from torch.nn.attention import sdpa_kernel\n",
                 pins={"torch": ">=2.1,<2.5"}),
+        # Fixed twins of the Triton cases below: where each release keeps tanh.
+        Example(_TRITON_GELU.format(tanh="tl.extra.cuda.libdevice.tanh"), pins={"torch": "2.4.0"}),
+        Example(_TRITON_GELU.format(tanh="tl.math.tanh"), pins={"triton": "2.1.0"}),
         # The submodule is imported, so the attribute exists.
         Example("import torch\nimport torch.nn.utils.prune\n\n\ndef sparsify(layer):\n"
                 "    torch.nn.utils.prune.l1_unstructured(layer, name=\"weight\", amount=0.3)\n",
@@ -101,6 +107,18 @@ class ApiUnavailable(Rule):
                 findings=[
                     (2, 47, "torch.nn.attention.flex_attention.flex_attention is not in torch 2.3.0–2.4.1 (added "
                             "in 2.5.0); pins allow torch 2.3.0–2.5.1"),
+                ]),
+        # torch 2.4.0's wheel requires triton==3.0.0: tl.libdevice went in 2.1.0; tl.tanh never was.
+        Example(_TRITON_GELU.format(tanh="tl.libdevice.tanh"), pins={"torch": "2.4.0"},
+                findings=[
+                    (7, 29, "triton.language.libdevice.tanh is not in triton 3.0.0 (removed in 2.1.0; last in 2.0.0); "
+                            "triton unpinned: torch 2.4.0 requires triton 3.0.0; in triton 3.0.0 it is "
+                            "triton.language.extra.cuda.libdevice.tanh or triton.language.extra.libdevice.tanh"),
+                ]),
+        Example(_TRITON_GELU.format(tanh="tl.tanh"), pins={"triton": "2.1.0"},
+                findings=[
+                    (7, 29, "triton.language.tanh does not exist in any triton release (2.0.0–3.9.0); in triton "
+                            "2.1.0 it is triton.language.math.tanh"),
                 ]),
         Example("from flash_attn import flash_attn_with_kvcache\n", pins={"flash-attn": "2.1.1"},
                 findings=[
@@ -156,7 +174,7 @@ class ApiUnavailable(Rule):
             if isinstance(node.names, cst.ImportStar):
                 return judge(node.module, base, fc) or self._module(node.module, base, fc)
             for alias in node.names:
-                found = judge(alias.name, f"{base}.{alias.name.value}", fc)
+                found = judge(alias.name, f"{base}.{alias.name.value}", fc, base)
                 out += found
                 if found:
                     bound = cast(cst.Name, alias.asname.name).value if isinstance(alias.asname, cst.AsName) else alias.name.value
@@ -173,9 +191,7 @@ class ApiUnavailable(Rule):
         inv = fc.matrix.module_inventory(package) if package else None
         if inv is None or _caught(fc):
             return []
-        if package != q.WORLD_PACKAGE and _under_version_test(fc, root, package):
-            return []  # only the world package's version tests narrow the worlds: another's branch is unknown
-        got = q.judged_releases(fc, package, inv.releases)
+        got = q.judged_releases(fc, package, inv.releases)  # (None under another package's version test)
         if got is None:
             return []
         indices = [inv.judged + i for i in got[0]]
@@ -247,7 +263,7 @@ class ApiUnavailable(Rule):
             out = got[1] if out is None else out & got[1]
         return out or frozenset()
 
-    def _judge(self, node: cst.CSTNode, qualname: str, fc) -> list[Finding]:
+    def _judge(self, node: cst.CSTNode, qualname: str, fc, from_module: str | None = None) -> list[Finding]:
         package = fc.matrix.api_package(qualname)
         if package is None:
             return []
@@ -277,17 +293,26 @@ class ApiUnavailable(Rule):
         full = f"{module}.{name}"
         if full in self.owned or full in self.runtime:
             return []
+        if from_module is not None and from_module.startswith(full + ".") and _only_module(api, module, name) \
+                and fc.matrix.module_inventory(package) is not None:
+            return []  # ``from a.gone.b import c``: the module inventory says ModuleNotFoundError (_module)
         ever = q.releases_with(api, module, name)
         m = api.module(module)
+        # The same name in another module of the package in the releases that lack it here
+        # (triton's tanh: tl.math.tanh in 2.1.0, tl.extra.cuda.libdevice.tanh from 3.0.0).
+        moved = "; ".join(f"in {package} {api.label(rel)} it is {' or '.join(names)}"
+                          for names, rel in q.elsewhere(api, module, name, lack))
         if not ever:
             if (m is not None and m.open) or name.startswith("_"):
                 # Some release fills the namespace at run time; private names are
                 # the ones packages create dynamically (torch's _sym_* loop).
                 return []
-            near = q.nearby(m, name)
+            near = q.nearby(m, name, indices=lack)
             hint = f"; did you mean {', '.join(f'{module}.{n}' for n in near)}?" if near else ""
             if full in self.hints:
                 hint = f"; {self.hints[full]['hint']}"
+            elif moved:
+                hint = f"; {moved}"
             elif not near and m is not None:
                 public = sorted(n for n in m.all_names() if not n.startswith("_"))
                 if 0 < len(public) <= 12:
@@ -306,6 +331,8 @@ class ApiUnavailable(Rule):
             else:
                 why = f"present in {api.label(ever)}"
             msg = f"{full} is not in {package} {api.label(lack)} ({why}); {scope.pin_text()}"
+            if moved:
+                msg += f"; {moved}"
         return [Finding(node, msg, extra_targets=scope.targets(lack))]
 
 
@@ -328,6 +355,13 @@ class ApiUnavailable(Rule):
                                   f"(AttributeError: module '{parent}' has no attribute '{child}'); add "
                                   f"`import {full}`; {scope.pin_text()}", extra_targets=scope.targets(lazy & set(scope.indices)))]
         return []
+
+
+def _only_module(api, module: str, name: str) -> bool:
+    """Is ``module.name`` a child module in every release that has it?"""
+    m = api.module(module)
+    entries = (m.entries(name) if m is not None else None) or []
+    return bool(entries) and all(kind == "m" for _, kind, _ in entries)
 
 
 def _file_imports(fc) -> set[str] | None:
@@ -389,18 +423,6 @@ def _shimmed(node: cst.Attribute, fc) -> bool:
                 and test.expression.func.value == "hasattr" and len(test.expression.args) == 2:
             obj, name = (a.value for a in test.expression.args)
             if isinstance(name, cst.SimpleString) and (code(obj), name.evaluated_value) == want:
-                return True
-    return False
-
-
-def _under_version_test(fc, root: str, package: str) -> bool:
-    """Does the statement sit in a branch of an ``if`` that tests the package's version
-    (``triton.__version__``, ``version("triton")``)?"""
-    code = fc.module.code_for_node
-    for stmt in getattr(fc, "stmt_stack", ()):
-        if isinstance(stmt, cst.If):
-            test = code(stmt.test)
-            if f"{root}.__version__" in test or f'"{package}"' in test or f"'{package}'" in test:
                 return True
     return False
 

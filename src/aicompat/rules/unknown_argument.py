@@ -23,12 +23,19 @@ from packaging.version import Version
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
 from ..core.ruleapi import api_query as q
 
+_TRITON_SOFTMAX = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                   "def softmax(out_ptr, in_ptr, n, BLOCK: tl.constexpr):\n"
+                   "    row = tl.program_id({pid})\n    cols = tl.arange(0, BLOCK)\n"
+                   "    x = tl.load(in_ptr + row * n + cols, mask=cols < n, other=0.0, {cache})\n"
+                   "    den = tl.sum(tl.exp(x), axis=0, {keep})\n"
+                   "    tl.store(out_ptr + row * n + cols, tl.exp(x) / den, mask=cols < n)\n")
+
 
 class UnknownArgument(Rule):
     code = "AIC202"
     worlds_monotone = True
     name = "unknown-argument"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"import triton", b"from triton")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -49,7 +56,20 @@ class UnknownArgument(Rule):
                 "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
                 pins={"transformers": ">=4.54,<4.58"}),
     ]
+    VALID += [
+        Example(_TRITON_SOFTMAX.format(pid="axis=0", cache='cache_modifier=".ca"', keep="keep_dims=True")),
+    ]
     INVALID = [
+        # torch's keyword names in a Triton kernel (the newest triton judged: no pin)
+        Example(_TRITON_SOFTMAX.format(pid="dim=0", cache='cache="evict_last"', keep="keepdim=True"),
+                findings=[
+                    (7, 11, "triton.language.program_id: no triton release (2.0.0–3.9.0) accepts keyword 'dim'; "
+                            "did you mean 'axis'?"),
+                    (9, 9, "triton.language.load: no triton release (2.0.0–3.9.0) accepts keyword 'cache'; did "
+                           "you mean 'cache_modifier'?"),
+                    (10, 11, "triton.language.sum: no triton release (2.0.0–3.9.0) accepts keyword 'keepdim'; did "
+                             "you mean 'keep_dims'?"),
+                ]),
         Example("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, qk_headdim=128, v_headdim=64)\n",
                 pins={"flash-attn": "2.6.3"},
                 findings=[
@@ -101,6 +121,8 @@ class UnknownArgument(Rule):
         super().__init__(matrix)
         self.hints = matrix.section("api_hints.toml", "keyword")
         self.aliases = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "alias").items()}
+        # another library's spelling of a keyword the package spells its own way (torch's dim=, triton's axis=)
+        self.synonyms = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "synonym").items()}
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
@@ -191,14 +213,13 @@ class UnknownArgument(Rule):
             if not accepted:
                 msg = f"{full}: no {package} release ({every}) accepts keyword '{problem.name}'"
                 if not hint:
-                    near = self._near(api, module, name, problem.name, failing)
-                    hint = f"did you mean {', '.join(repr(n) for n in near)}?" if near else None
+                    hint = self._suggest(api, package, module, name, problem.name, failing)
             else:
                 msg = (f"{full}: keyword '{problem.name}' is not accepted by {package} {api.label(failing)} "
                        f"(accepted in {package} {api.label(accepted)}); {scope.pin_text()}")
         else:
             msg = f"{full}: {problem.detail} in {package} {api.label(failing)}"
-            if not scope.pinned:
+            if scope.pinned is not True:  # unpinned, or chosen by the torch release that requires it
                 msg += f" ({scope.pin_text()})"
         return f"{msg}; {hint}" if hint else msg
 
@@ -251,12 +272,29 @@ class UnknownArgument(Rule):
                f"(accepted from {span}); {failing[0]} takes {', '.join(repr(v) for v in valid)}")
         return [Finding(node, msg, extra_targets=tuple(f"transformers=={v}" for v in failing))]
 
-    @staticmethod
-    def _near(api, module: str, name: str, keyword: str, failing: list[int]) -> list[str]:
+    def _suggest(self, api, package: str, module: str, name: str, keyword: str, failing: list[int]) -> str | None:
+        """``did you mean 'axis'?`` from the parameters of the failing releases; else from those of
+        any release, saying which take it (``keep_dims``: triton 3.x only)."""
+        near = self._near(api, package, module, name, keyword, set(failing))
+        if near:
+            return f"did you mean {', '.join(repr(n) for n in near)}?"
+        near = self._near(api, package, module, name, keyword, set(range(len(api.releases))))
+        if not near:
+            return None
+        taken = q.accepts_keyword(api, module, name, near[0])
+        return f"did you mean {near[0]!r}? ({package} {api.label(taken)} only)"
+
+    def _near(self, api, package: str, module: str, name: str, keyword: str, releases: set[int]) -> list[str]:
+        """Parameters of ``module.name`` in ``releases`` that ``keyword`` may mean: the package's
+        own spelling of it (api_hints.toml [synonym]), close spellings, and names it begins
+        (``cache`` -> ``cache_modifier``)."""
         m = api.module(module)
         params: set[str] = set()
         for rng, _, sigs in m.entries(name) or ():
-            if rng & set(failing):
+            if rng & releases:
                 for s in sigs or ():
                     params |= {p.name for p in s.params if p.kind in ("pos", "kwonly")}
-        return difflib.get_close_matches(keyword, sorted(params), n=2, cutoff=0.6)
+        out = [p for p in [self.synonyms.get(package, {}).get(keyword)] if p in params]
+        out += [p for p in difflib.get_close_matches(keyword, sorted(params), n=2, cutoff=0.6) if p not in out]
+        out += [p for p in sorted(params) if p.startswith(keyword + "_") and p not in out]
+        return out[:2]
