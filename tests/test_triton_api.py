@@ -130,3 +130,80 @@ def test_code_under_a_triton_version_test_is_not_judged():
     assert found(code, {"torch": "2.4.0"}) == []
     unguarded = code.replace("if triton.__version__ >= '3.0':\n    KEEP = tl.sum\nelse:\n    ", "")
     assert [(c, line) for c, line, _, _ in found(unguarded, {"torch": "2.4.0"})] == [("AIC201", 11)]
+
+
+# -- AIC102: FP8 in Triton kernels (version_matrix/fp8.toml [triton_cast], [triton_dot]) ----------
+FP8_MM = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _to_fp8(x):
+    return {cast}
+
+
+@triton.jit
+def fp8_mm(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tile = offs[:, None] * BLOCK + offs[None, :]
+    a = _to_fp8(tl.load(a_ptr + tile))
+    b = tl.load(b_ptr + tile).to(dtype={dtype})
+    tl.store(c_ptr + tile, tl.dot(a, b))
+
+
+def fp8_matmul(a, b):
+    c = torch.empty_like(a, dtype=torch.float32)
+{launch}
+    return c
+'''
+LAUNCH = "    fp8_mm[(1,)](a, b, c, BLOCK=64)"
+GUARDED = ("    if torch.cuda.get_device_capability(a.device) < (8, 9):\n        return a.float() @ b.float()\n"
+           "    fp8_mm[(1,)](a, b, c, BLOCK=64)")
+
+
+def fp8(code, gpus, pins=None):
+    return [(d.line, d.column, d.message) for d in lint(code, gpus=gpus, pins=pins or {}) if d.code == "AIC102"]
+
+
+def test_casts_to_fp8e4nv_in_a_kernel_fail_below_sm89_with_the_releases_error():
+    code = FP8_MM.format(cast="tl.cast(x, tl.float8e4nv)", dtype="tl.float8e4nv", launch=LAUNCH)
+    got = fp8(code, ["A100", "H100"], {"torch": "2.4.0"})
+    why = ("Triton compiles fp8e4nv (e4m3) only for compute capability 8.9+ (triton 3.0.0) (\"fp8e4nv data type is "
+           "not supported on CUDA arch < 89\"); fails on sm_80 (A100); use tl.float8e5 there (every capability), or "
+           "launch the kernel only where the capability is >= (8, 9)")
+    assert got == [(8, 12, f"cast to triton.language.float8e4nv in a Triton kernel: {why}"),
+                   (16, 9, f"cast to triton.language.float8e4nv in a Triton kernel: {why}")]
+    # 3.2.0 on: the type itself is refused when lowered, with its own message
+    newest = fp8(code, ["A100", "H100"])
+    assert len(newest) == 2 and "(triton 3.9.0) (\"type fp8e4nv not supported in this architecture." in newest[0][2]
+    # fixed twins: launched only where the capability is 8.9+, or e5m2 everywhere
+    assert fp8(FP8_MM.format(cast="tl.cast(x, tl.float8e4nv)", dtype="tl.float8e4nv", launch=GUARDED),
+               ["A100", "H100"], {"torch": "2.4.0"}) == []
+    assert fp8(FP8_MM.format(cast="x.to(tl.float8e5)", dtype="tl.float8e5", launch=LAUNCH),
+               ["A100", "H100"], {"torch": "2.4.0"}) == []
+
+
+def test_dot_on_fp8e4nv_operands_fails_on_sm89_with_triton_2_2_only():
+    code = FP8_MM.format(cast="x.to(tl.float8e4nv)", dtype="tl.float8e4nv", launch=GUARDED)
+    # torch 2.2.2 requires triton 2.2.0, whose dot asserts capability >= 9.0; the guard keeps sm_80 out
+    assert fp8(code, ["A100", "L40S", "H100"], {"torch": "2.2.2"}) == [
+        (17, 28, "triton.language.dot: triton.language.float8e4nv operands (triton 2.2.0) (\"Dot op does not support "
+                 "fp8e4nv on CUDA arch < 90\"); fails on sm_89 (L40S); use tl.float8e5 operands on sm_89 with triton "
+                 "2.2.0, or a triton release from 2.3.0 (torch >= 2.3)")]
+    # triton 2.3.0's dot checks 8.9, as its cast does
+    assert fp8(code, ["A100", "L40S", "H100"], {"torch": "2.3.0"}) == []
+    # an operand whose dtype is unknown (a pointer's) is not judged
+    unknown = code.replace("tl.dot(a, b)", "tl.dot(tl.load(a_ptr + tile), b)").replace(
+        "b = tl.load(b_ptr + tile).to(dtype=tl.float8e4nv)", "b = tl.load(b_ptr + tile)")
+    assert fp8(unknown, ["L40S", "H100"], {"torch": "2.2.2"}) == []
+
+
+def test_bitcasts_and_releases_without_the_dtype_are_left_alone():
+    code = FP8_MM.format(cast="x.to(tl.float8e4nv, bitcast=True)", dtype="tl.float8e5", launch=LAUNCH)
+    assert fp8(code, ["A100"], {"torch": "2.4.0"}) == []
+    # triton 2.1.0 has no float8e4nv: AIC201 says so, AIC102 says nothing
+    code = FP8_MM.format(cast="x.to(tl.float8e4nv)", dtype="tl.float8e5", launch=LAUNCH)
+    assert fp8(code, ["A100"], {"triton": "2.1.0"}) == []
+    assert [(d.code, d.line) for d in lint(code, gpus=["A100"], pins={"triton": "2.1.0"}) if d.code == "AIC201"] \
+        == [("AIC201", 8)]

@@ -191,6 +191,10 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "te_recipe": {"feature": (str, True), "error": (str, True), "summary": (str, False), "default": (bool, False),
                       "fix": (str, True)},
         "te_autocast": {"recipe_kw": (str, True), "enabled_default": (bool, True)},
+        "triton_cast": {"dtypes": (_LIST, True), "releases": (str, True), "feature": (str, True),
+                        "summary": (str, True), "errors": (dict, True), "fix": (str, True)},
+        "triton_dot": {"call": (str, True), "args": (_LIST, True), "dtypes": (_LIST, True), "releases": (str, True),
+                       "feature": (str, True), "error": (str, True), "fix": (str, True)},
         "operands": {"call": (str, True), "args": (_LIST, True), "match": (str, True), "dtypes": (_LIST, True),
                      "releases": (str, True), "feature": (str, False), "summary": (str, True), "error": (str, True),
                      "exceptions": (_LIST, True), "fix": (str, True), "role": (str, False)},
@@ -494,6 +498,8 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         ("fp8.toml", "compiled_cast", "feature"),
         ("fp8.toml", "te_recipe", "feature"),
         ("fp8.toml", "operands", "feature"),
+        ("fp8.toml", "triton_cast", "feature"),
+        ("fp8.toml", "triton_dot", "feature"),
     ):
         for name, e in files[fname].get(section, {}).items():
             if key in e and e[key] not in m.features:

@@ -4,7 +4,8 @@ dtypes in torch releases that lack them (facts: version_matrix/fp8.toml).
 Storing in an FP8 dtype and upcasting in eager code works on any GPU and is
 not flagged; what needs the hardware is FP8 *math*: scaled matmuls,
 Transformer Engine FP8 recipes, and FP8 casts that Triton must generate code
-for inside ``torch.compile``.
+for inside ``torch.compile`` or in a Triton kernel (``x.to(tl.float8e4nv)``;
+``tl.dot`` on such operands, whose check triton 2.2.0 made stricter).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..core.ruleapi import (
     LibObject,
     Rule,
     Tensor,
+    api_query,
     enabled_worlds,
     off_switch,
     options,
@@ -153,6 +155,38 @@ class Fp8Unsupported(Rule):
                 ]),
     ]
 
+    # FP8 inside Triton kernels: a cast to fp8e4nv below sm_89; tl.dot on fp8e4nv operands on sm_89 (triton 2.2.0).
+    _TK = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+           "def quant(x_ptr, q_ptr, scale, BLOCK: tl.constexpr):\n"
+           "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+           "    q = (tl.load(x_ptr + offs) / scale).to({dtype})\n"
+           "    tl.store(q_ptr + offs, q)\n")
+    _TDOT = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+             "def fp8_mm(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):\n"
+             "    offs = tl.arange(0, BLOCK)\n    tile = offs[:, None] * BLOCK + offs[None, :]\n"
+             "    a = tl.load(a_ptr + tile).to(tl.float8e4nv)\n    b = tl.load(b_ptr + tile).to(tl.float8e4nv)\n"
+             "    tl.store(c_ptr + tile, tl.dot(a, b))\n")
+    VALID += [
+        Example(_TK.format(dtype="tl.float8e5"), gpus=["A100", "H100"]),
+        Example(_TDOT, gpus=["L40S", "H100"], pins={"torch": "2.3.0"}),
+    ]
+    INVALID += [
+        Example(_TK.format(dtype="tl.float8e4nv"), gpus=["A100", "H100"],
+                findings=[
+                    (8, 9, "cast to triton.language.float8e4nv in a Triton kernel: Triton compiles fp8e4nv (e4m3) only "
+                           "for compute capability 8.9+ (triton 3.9.0) (\"type fp8e4nv not supported in this "
+                           "architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\"); fails on sm_80 (A100); "
+                           "use tl.float8e5 there (every capability), or launch the kernel only where the capability "
+                           "is >= (8, 9)"),
+                ]),
+        Example(_TDOT, gpus=["L40S", "H100"], pins={"torch": "2.2.2"},
+                findings=[
+                    (11, 28, "triton.language.dot: triton.language.float8e4nv operands (triton 2.2.0) (\"Dot op does not "
+                             "support fp8e4nv on CUDA arch < 90\"); fails on sm_89 (L40S); use tl.float8e5 operands on "
+                             "sm_89 with triton 2.2.0, or a triton release from 2.3.0 (torch >= 2.3)"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.ops = matrix.section("fp8.toml", "op")
@@ -167,6 +201,11 @@ class Fp8Unsupported(Rule):
         self.default_recipe = next((k for k, e in self.recipes.items() if e.get("default")), None)
         self.operands = matrix.section("fp8.toml", "operands")
         self.newest_torch = max(matrix.releases("torch"), default=None)
+        # FP8 inside Triton kernels, per triton release: casts to fp8e4nv, tl.dot on fp8e4nv operands
+        self.triton_casts = matrix.section("fp8.toml", "triton_cast")
+        self.triton_dots = {e["call"]: e for e in matrix.section("fp8.toml", "triton_dot").values()}
+        self.triton_releases = matrix.releases("triton")
+        self.call_tails = self.call_tails | {"cast"} | {c.rsplit(".", 1)[-1] for c in self.triton_dots}
 
     @classmethod
     def explain_facts(cls, matrix) -> str:
@@ -227,6 +266,12 @@ class Fp8Unsupported(Rule):
             out = self._hw(site.node, op["feature"], fc, f"{qualname}: {op['summary']}", op["error"],
                            _live_worlds(fc, self.matrix.feature_archs(op["feature"])), op["fix"])
             return out + self._operands(site, qualname, op["feature"], fc)
+        if qualname in self.triton_dots:
+            return self._triton_dot(site, qualname, fc)
+        dtype = _cast_dtype(site.node, fc) if self.triton_casts else None
+        cast = next((e for e in self.triton_casts.values() if dtype in e["dtypes"]), None)
+        if cast is not None:
+            return self._triton_cast(site, dtype, cast, fc)
         tail = qualname.rsplit(".", 1)[-1] if qualname else None
         entry = self._autocast(qualname) if tail in ("fp8_autocast", "autocast") else None
         if entry is not None:
@@ -294,6 +339,48 @@ class Fp8Unsupported(Rule):
                 return self._hw(site.node, e["feature"], fc,
                                 f".to({q}) inside torch.compile: {e['summary']}", e["error"], worlds, e["fix"])
         return []
+
+    # -- FP8 in Triton kernels ---------------------------------------------------------
+    def _triton_judged(self, fc, releases: str) -> list[Version]:
+        """The triton releases judged here (a pin, the torch release that requires them, or the
+        newest) inside ``releases``; [] where none is, or the code is not judged."""
+        got = api_query.judged_releases(fc, "triton", self.triton_releases)
+        if got is None:
+            return []
+        spec = SpecifierSet(releases)
+        return [v for v in (self.triton_releases[i] for i in got[0]) if v in spec]
+
+    def _triton_cast(self, site, dtype: str, e, fc):
+        """``x.to(tl.float8e4nv)`` / ``tl.cast(x, tl.float8e4nv)``: the kernel cannot compile below
+        the feature's archs in the releases that have the dtype (before them AIC201 says it is missing)."""
+        bitcast = _arg(site.node, 2, "bitcast")
+        if bitcast is not None and not (isinstance(bitcast, cst.Name) and bitcast.value == "False"):
+            return []  # a bitcast skips the cast's check in 2.2.0-3.1.0: judged only where it is plain
+        judged = self._triton_judged(fc, e["releases"])
+        if not judged or not fc.ctx.worlds:
+            return []
+        newest = judged[-1]
+        error = next(msg for spec, msg in e["errors"].items() if newest in SpecifierSet(spec))
+        what = f"cast to {dtype} in a Triton kernel: {e['summary']} (triton {api_query.span(judged)})"
+        return self._hw(site.node, e["feature"], fc, what, error, _live_worlds(fc, self.matrix.feature_archs(e["feature"])),
+                        e["fix"])
+
+    def _triton_dot(self, site, qualname: str, fc):
+        """``tl.dot`` on operands a cast made fp8e4nv, in the releases whose dot check is stricter
+        than the cast's (triton 2.2.0: capability >= 9.0): reported on the GPUs the cast passes."""
+        e = self.triton_dots[qualname]
+        judged = self._triton_judged(fc, e["releases"])
+        if not judged or not fc.ctx.worlds:
+            return []
+        found = (_kernel_dtype(site.arg(index, name), fc) for index, name in e["args"])
+        hit = sorted({dt for dt in found if dt is not None and dt in e["dtypes"]})
+        if not hit:
+            return []  # operand dtypes unknown: silent
+        casting = next((c["feature"] for c in self.triton_casts.values() if hit[0] in c["dtypes"]), None)
+        passing = self.matrix.feature_archs(casting) if casting else frozenset(w.arch for w in fc.ctx.worlds)
+        worlds = frozenset(w for w in fc.ctx.worlds if w.arch in passing)  # below it the cast fails first
+        return self._hw(site.node, e["feature"], fc, f"{qualname}: {', '.join(hit)} operands (triton "
+                        f"{api_query.span(judged)})", e["error"], worlds, e["fix"])
 
     def _autocast(self, qualname: str):
         """The te_autocast entry ``qualname`` names, also through a submodule
@@ -386,3 +473,40 @@ def _live_worlds(fc, capable) -> frozenset:
         return fc.ctx.worlds  # the function may also run in ways no scenario shows (passed as a value)
     dead = {w for w in failing if not any(fc.reachable(w, b) for _c, b in scenarios)}
     return fc.ctx.worlds - dead if dead else fc.ctx.worlds
+
+
+def _cast_dtype(call, fc) -> str | None:
+    """The dtype a cast call names: ``x.to(D)`` / ``x.to(dtype=D)``, or a ``cast(x, D)`` function
+    (``tl.cast``); None for anything else."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "to":
+        dt = _arg(call, 0, "dtype")
+    elif isinstance(func, (cst.Name, cst.Attribute)) and (fc.resolve(func) or "").rsplit(".", 1)[-1] == "cast":
+        dt = _arg(call, 1, "dtype")
+    else:
+        return None
+    return fc.resolve(dt) if dt is not None else None
+
+
+def _arg(call, index: int, name: str):
+    pos = [a.value for a in call.args if a.keyword is None and not a.star]
+    kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    return pos[index] if index < len(pos) else kw.get(name)
+
+
+def _kernel_dtype(expr, fc, depth: int = 0) -> str | None:
+    """The dtype of a kernel value known from its own cast: the cast itself, or a local name
+    every definition of which is such a cast to the same dtype; None when unknown."""
+    if expr is None or depth > 3:
+        return None
+    if isinstance(expr, cst.Call):
+        return _cast_dtype(expr, fc)
+    if not isinstance(expr, cst.Name) or fc.model is None:
+        return None
+    owner, here = fc.loc
+    scope, at, defs = fc.model.scope(owner), here, None
+    while scope is not None and defs is None:
+        defs = scope.defs_at(expr.value, at)
+        scope, at = scope.parent, None
+    found = {_kernel_dtype(d.node, fc, depth + 1) if d.kind == "expr" else None for d in defs or ()}
+    return found.pop() if len(found) == 1 else None
