@@ -108,6 +108,18 @@ def pin_text(package: str, label: str, pinned: bool) -> str:
     return f"pins allow {package} {label}"
 
 
+def unpinned_note(sc: Scope, notes: list[str]) -> None:
+    """Say once per run that an unpinned package was judged on its newest release, so a clean
+    run is not read as clean on the release in use (the world package's is said by run/config.py)."""
+    if sc.pinned or sc.package == WORLD_PACKAGE:
+        return
+    note = (f"no {sc.package} pin: the API rules judged {sc.package} {sc.api.labels[-1]}, the newest release "
+            f"aicompat knows (pin the one you run: --pin {sc.package}==X.Y, or {sc.package} in [project] "
+            "dependencies or a requirements file)")
+    if note not in notes:
+        notes.append(note)
+
+
 def scope(fc, package: str) -> Scope | None:
     api = fc.matrix.api(package)
     got = judged_releases(fc, package, api.releases) if api is not None else None

@@ -39,7 +39,8 @@ class ApiUnavailable(Rule):
     code = "AIC201"
     worlds_monotone = True
     name = "api-unavailable"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton")  # names resolve only through imports
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton",
+              b"transformer_engine")  # names resolve only through imports
     attr_tails = frozenset({"*"})
 
     VALID = [
@@ -254,6 +255,7 @@ class ApiUnavailable(Rule):
         scope = q.scope(fc, package)
         if scope is None:
             return []
+        q.unpinned_note(scope, self.notes)
         api = scope.api
         where = q.split(api, qualname)
         if where is None:

@@ -28,7 +28,7 @@ class UnknownArgument(Rule):
     code = "AIC202"
     worlds_monotone = True
     name = "unknown-argument"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"transformer_engine")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -101,6 +101,8 @@ class UnknownArgument(Rule):
         super().__init__(matrix)
         self.hints = matrix.section("api_hints.toml", "keyword")
         self.aliases = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "alias").items()}
+        # what a class whose __init__ a decorator wrote (a pydantic dataclass) does with an unknown keyword
+        self.generated = matrix.section("api_hints.toml", "generated_init")
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
@@ -117,6 +119,7 @@ class UnknownArgument(Rule):
             return []
         module, (name,) = where
         assert scope is not None  # ``where`` is None when it is
+        q.unpinned_note(scope, self.notes)
         api = scope.api
         m = api.module(module)
         entries = m.entries(name) if m else None
@@ -196,6 +199,10 @@ class UnknownArgument(Rule):
             else:
                 msg = (f"{full}: keyword '{problem.name}' is not accepted by {package} {api.label(failing)} "
                        f"(accepted in {package} {api.label(accepted)}); {scope.pin_text()}")
+            m = api.module(module)
+            generator = m.init_generator(name, failing) if m is not None else None
+            if generator in self.generated:
+                msg += f"; {self.generated[generator]['unknown_keyword']}"
         else:
             msg = f"{full}: {problem.detail} in {package} {api.label(failing)}"
             if not scope.pinned:
