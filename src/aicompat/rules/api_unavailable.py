@@ -91,7 +91,7 @@ class ApiUnavailable(Rule):
         Example("from torch.nn.attention import sdpa_kernel\n", pins={"torch": "2.2.2"},
                 findings=[
                     (1, 32, "torch.nn.attention.sdpa_kernel is not in torch 2.2.2 (added in 2.3.0); pins allow "
-                            "torch 2.2.2"),
+                            "torch 2.2.2; before 2.3.0 use torch.backends.cuda.sdp_kernel, the name it replaces"),
                 ]),
         Example("import torch.nn.functional as F\nF.flash_attention(q, k, v)\n",
                 findings=[
@@ -125,6 +125,12 @@ class ApiUnavailable(Rule):
         self.hints = matrix.section("api_hints.toml", "name")
         self.runtime = {f"{pkg}.{n}" for pkg, e in matrix.section("api_hints.toml", "runtime").items()
                         for n in e["names"]}
+        # a name that arrived as the replacement of a deprecated one: the old name, for the releases before it
+        self.predecessors: dict[str, list[str]] = {}
+        for section in (matrix.section("deprecations.toml", "call"), matrix.section("te_deprecations.toml", "call")):
+            for old, e in section.items():
+                if "replacement" in e:
+                    self.predecessors.setdefault(e["replacement"].split("(", 1)[0], []).append(old)
 
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         done = fc.state.setdefault(self.code, set())
@@ -308,8 +314,23 @@ class ApiUnavailable(Rule):
             else:
                 why = f"present in {api.label(ever)}"
             msg = f"{full} is not in {package} {api.label(lack)} ({why}); {scope.pin_text()}"
+            if all(i < first for i in lack):
+                msg += self._predecessor(api, full, lack, first)
         return [Finding(node, msg, extra_targets=scope.targets(lack))]
 
+
+    def _predecessor(self, api, full: str, lack, first: int) -> str:
+        """``; before 2.9.0 use transformer_engine.pytorch.fp8_autocast, the name it replaces``: the
+        deprecated name ``full`` replaces (deprecations.toml, te_deprecations.toml), where every
+        release that lacks ``full`` has it; one of the same module first."""
+        home = full.rsplit(".", 1)[0]
+        for old in sorted(self.predecessors.get(full, ()), key=lambda o: (o.rsplit(".", 1)[0] != home, len(o), o)):
+            where = q.split(api, old)
+            if where is None or len(where[1]) != 1:
+                continue
+            if not q.presence(api, where[0], where[1][0], lack).lack:
+                return f"; before {api.labels[first]} use {old}, the name it replaces"
+        return ""
 
     def _not_loaded(self, node, qualname: str, scope, fc) -> list[Finding]:
         parts = qualname.split(".")
