@@ -72,6 +72,14 @@ class ApiUnavailable(Rule):
         # torch.cuda.FloatTensor and torch.uint4 are made in C++ at import; torch.supa is a device plugin.
         Example("import torch\nbuf = torch.cuda.FloatTensor(3)\npacked = torch.empty(4, dtype=torch.uint4)\n"
                 "ok = hasattr(torch, \"supa\") and torch.supa.is_available()\n", pins={"torch": "2.13.0"}),
+        # Transformer Engine, read from each release's source: the fixed twins of the TE findings below
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3, amax_history_len=16)\n"),
+        Example("import transformer_engine.pytorch as te\nwith te.fp8_autocast(enabled=True, fp8_recipe=r):\n"
+                "    y = model(x)\n", pins={"transformer-engine": "2.4.0"}),
+        Example("from transformer_engine.common import recipe\n\n\ndef make_recipe(block):\n"
+                "    if block and hasattr(recipe, \"MXFP8BlockScaling\"):\n        return recipe.MXFP8BlockScaling()\n"
+                "    return recipe.DelayedScaling()\n", pins={"transformer-engine": "1.13.0"}),
     ]
     INVALID = [
         # ColossalAI colossalai/utils/common.py before 01066152: torch._six went in torch 2.0.
@@ -115,6 +123,28 @@ class ApiUnavailable(Rule):
                     (5, 5, "torch.nn.utils.prune is not loaded by `import torch` in torch 2.13.0 (AttributeError: "
                            "module 'torch.nn.utils' has no attribute 'prune'); add `import torch.nn.utils.prune`; "
                            "pins allow torch 2.13.0"),
+                ]),
+        # Transformer Engine: no FP8 format E4M3FN (that is torch's dtype name); te.autocast arrived in 2.9.0
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3FN, amax_history_len=16)\n",
+                pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 40, "transformer_engine.common.recipe.Format.E4M3FN does not exist in any transformer-engine "
+                            "release (1.9.0–2.20.2); did you mean transformer_engine.common.recipe.Format.E4M3?"),
+                ]),
+        Example("import transformer_engine.pytorch as te\nwith te.autocast(enabled=True, recipe=r):\n"
+                "    y = model(x)\n", pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 6, "transformer_engine.pytorch.autocast is not in transformer-engine 2.4.0 (added in 2.9.0); "
+                           "pins allow transformer-engine 2.4.0; before 2.9.0 use "
+                           "transformer_engine.pytorch.fp8_autocast, the name it replaces"),
+                ]),
+        Example("from transformer_engine.common import recipe\n\n\ndef make_recipe(block):\n"
+                "    if block:\n        return recipe.MXFP8BlockScaling()\n"
+                "    return recipe.DelayedScaling()\n", pins={"transformer-engine": "1.13.0"},
+                findings=[
+                    (6, 16, "transformer_engine.common.recipe.MXFP8BlockScaling is not in transformer-engine 1.13.0 "
+                            "(added in 2.1.0); pins allow transformer-engine 1.13.0"),
                 ]),
     ]
 

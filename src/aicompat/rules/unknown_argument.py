@@ -48,6 +48,13 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModel\n"
                 "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
                 pins={"transformers": ">=4.54,<4.58"}),
+        # Transformer Engine: a recipe's dataclass fields are its keywords (the twin of the finding below)
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, amax_compute_algo=\"max\")\n",
+                pins={"transformer-engine": "2.4.0"}),
+        Example("import torch\nimport transformer_engine.pytorch as te\n"
+                "proj = te.Linear(1024, 1024, bias=True, params_dtype=torch.bfloat16)\n",
+                pins={"transformer-engine": "2.4.0"}),
     ]
     INVALID = [
         Example("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, qk_headdim=128, v_headdim=64)\n",
@@ -94,6 +101,17 @@ class UnknownArgument(Rule):
                 findings=[
                     (2, 36, "AutoModel.from_pretrained: attn_implementation='flash2' is not a value any "
                             "transformers release accepts (an implementation name or a Hub kernel 'org/repo')"),
+                ]),
+        # TE removed DelayedScaling's `interval` in 2.2; its recipes are pydantic dataclasses
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, interval=1)\n",
+                pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 5, "transformer_engine.common.recipe.DelayedScaling: keyword 'interval' is not accepted by "
+                           "transformer-engine 2.4.0 (accepted in transformer-engine 1.9.0–2.1.0); pins allow "
+                           "transformer-engine 2.4.0; a pydantic dataclass: pydantic >= 1.10 drops a keyword that "
+                           "names no field without a word (the setting has no effect), pydantic < 1.10 raises "
+                           "TypeError; the releases that took it warned it was \"deprecated and unused\": drop it"),
                 ]),
     ]
 
