@@ -163,7 +163,7 @@ class Linter:
         elif world.releases:
             package = self.matrix.api_package(qualname)
             version = dict(world.releases).get(package) if package else None
-            known = api_has(self.matrix, qualname, version, package) if version is not None else None
+            known = api_has(self.matrix, qualname, version, package) if package and version is not None else None
             if known is not None:
                 return known
         for r in self._attr_sources:
