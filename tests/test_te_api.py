@@ -93,6 +93,16 @@ CASES = [
                         "transformer-engine 2.4.0; a pydantic dataclass: pydantic >= 1.10 drops a keyword that names "
                         "no field without a word (the setting has no effect), pydantic < 1.10 raises TypeError; the "
                         "releases that took it warned it was \"deprecated and unused\": drop it")),
+    # NeMo nemo/collections/diffusion/models/flux/model.py get_fp8_context (HEAD of the mirror): both keywords
+    # are gone from 2.4.0, and pydantic drops both, FP8 wgrad included
+    ("delayed", "fp8_format=fmt, margin=0, interval=1, override_linear_precision=(False, False, True)",
+     "fp8_format=fmt, margin=0", "2.4.0", {},
+     ("AIC202", 17, 12, "transformer_engine.common.recipe.DelayedScaling: keyword 'interval' is not accepted by "
+                        "transformer-engine 2.4.0 (accepted in transformer-engine 1.9.0–2.1.0); pins allow "
+                        "transformer-engine 2.4.0; a pydantic dataclass: pydantic >= 1.10 drops a keyword that names "
+                        "no field without a word (the setting has no effect), pydantic < 1.10 raises TypeError; the "
+                        "releases that took it warned it was \"deprecated and unused\": drop it; also "
+                        "'override_linear_precision' (accepted in transformer-engine 1.9.0–1.13.0)")),
     ("mlp", 'activation_fn="gelu"', 'activation="gelu"', "2.4.0", {},
      ("AIC202", 23, 25, "transformer_engine.pytorch.LayerNormMLP: no transformer-engine release (1.9.0–2.20.2) "
                         "accepts keyword 'activation_fn'; did you mean 'activation'?")),

@@ -62,7 +62,8 @@ class UnknownArgument(Rule):
                 findings=[
                     (2, 7, "flash_attn.flash_attn_func: no flash-attn release (2.0.0.post1–2.8.3.post2) accepts "
                            "keyword 'qk_headdim'; head dims come from the tensor shapes: q, k (batch, seqlen, "
-                           "nheads, headdim) and v (batch, seqlen, nheads_k, headdim_v)"),
+                           "nheads, headdim) and v (batch, seqlen, nheads_k, headdim_v); also 'v_headdim' (no "
+                           "release accepts it)"),
                 ]),
         Example("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v, enable_flash=True)\n",
                 findings=[
@@ -174,7 +175,7 @@ class UnknownArgument(Rule):
             return []
         problem, failing = max(failures.items(), key=lambda kv: len(kv[1]))
         full = f"{module}.{name}"
-        msg = self._message(full, problem, failing, scope, module, name)
+        msg = self._message(full, problem, failing, scope, module, name, list(site.kw))
         return [Finding(site.node, msg, extra_targets=scope.targets(failing))]
 
     def _keyword_sets(self, site, fc, package: str, api) -> dict:
@@ -203,11 +204,21 @@ class UnknownArgument(Rule):
                         sets.append(c)
         return out
 
-    def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str) -> str:
+    def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str,
+                 keywords: list[str] = ()) -> str:
         api, package = scope.api, scope.package
         every = f"{api.labels[0]}–{api.labels[-1]}"
         hint = self.hints.get(f"{full}:{problem.name}", {}).get("hint")
+        also = ""
         if problem.kind == "keyword" and problem.detail.startswith("unexpected"):
+            # the call's other keywords those releases do not take either: each is the same fault
+            more = []
+            for k in keywords:
+                taken = q.accepts_keyword(api, module, name, k)
+                if k != problem.name and set(failing) - taken:
+                    more.append(f"'{k}' (accepted in {package} {api.label(taken)})" if taken else
+                                f"'{k}' (no release accepts it)")
+            also = f"; also {', '.join(more)}" if more else ""
             accepted = q.accepts_keyword(api, module, name, problem.name)
             if not accepted:
                 msg = f"{full}: no {package} release ({every}) accepts keyword '{problem.name}'"
@@ -225,7 +236,7 @@ class UnknownArgument(Rule):
             msg = f"{full}: {problem.detail} in {package} {api.label(failing)}"
             if not scope.pinned:
                 msg += f" ({scope.pin_text()})"
-        return f"{msg}; {hint}" if hint else msg
+        return (f"{msg}; {hint}" if hint else msg) + also
 
     def _attn_implementation(self, site, qualname: str, fc) -> list[Finding]:
         """``from_pretrained(..., attn_implementation="flash_attention_3")`` on a transformers that lacks it."""
