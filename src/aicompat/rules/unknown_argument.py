@@ -175,7 +175,7 @@ class UnknownArgument(Rule):
             return []
         problem, failing = max(failures.items(), key=lambda kv: len(kv[1]))
         full = f"{module}.{name}"
-        msg = self._message(full, problem, failing, scope, module, name, list(site.kw))
+        msg = self._message(full, problem, failing, scope, module, name, tuple(site.kw))
         return [Finding(site.node, msg, extra_targets=scope.targets(failing))]
 
     def _keyword_sets(self, site, fc, package: str, api) -> dict:
@@ -205,7 +205,7 @@ class UnknownArgument(Rule):
         return out
 
     def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str,
-                 keywords: list[str] = ()) -> str:
+                 keywords: tuple[str, ...] = ()) -> str:
         api, package = scope.api, scope.package
         every = f"{api.labels[0]}–{api.labels[-1]}"
         hint = self.hints.get(f"{full}:{problem.name}", {}).get("hint")
