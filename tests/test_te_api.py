@@ -155,6 +155,9 @@ def test_a_hasattr_guard_judges_only_the_releases_it_lets_through():
             assert lint(code.format(flag=flag, test=test), pins={"transformer-engine": te}) == [], (test, te)
     unguarded = code.format(flag="", test="True")
     assert [(d.code, d.line) for d in lint(unguarded, pins={"transformer-engine": "2.4.0"})] == [("AIC201", 7)]
+    # the fallback alone runs on 2.20.2, where fp8_autocast warns (AIC203)
+    fallback_only = code.format(flag="", test="False")
+    assert [(d.code, d.line) for d in lint(fallback_only, pins={"transformer-engine": "2.20.2"})] == [("AIC203", 8)]
 
 
 def test_unpinned_te_is_judged_on_the_newest_release_and_said_once(tmp_path):
