@@ -139,6 +139,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "alias": {"names": (dict, True)},
         "runtime": {"names": (_LIST, True)},
         "no_argument_call": {"releases": (str, True)},
+        "generated_init": {"unknown_keyword": (str, True)},
     },
     "syntax.toml": {
         "feature": {"python": (str, True), "construct": (str, True)},
@@ -152,7 +153,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "names_removed": (dict, False)},
     },
     "releases.toml": {
-        "package": {"releases": (_LIST, True), "import": (_LIST, False), "renamed_from": (_LIST, False)},
+        "package": {"releases": (_LIST, True), "import": (_LIST, False), "renamed_from": (_LIST, False),
+                    "components": (_LIST, False)},
     },
     "attention.toml": {
         "vhead": {

@@ -181,6 +181,8 @@ class DeprecatedApi(Rule):
             hit = [v for v in releases if v in warns]
         else:  # unpinned: judged as the newest release
             hit = warns if known and known[-1] in warns else []
+        # not where a guard rules the call out (the fallback of `if hasattr(te, "autocast"):`)
+        hit = [v for v in hit if q.runs_with_release(fc, package, v)] if package != q.WORLD_PACKAGE else hit
         if not hit:
             return []
         # The oldest release the table knows already warns: when it began is not known.
