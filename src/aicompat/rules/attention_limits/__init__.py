@@ -12,6 +12,7 @@ from .._shared.attention_spans import accepts as _accepts
 from .._shared.attention_spans import q_values as _q_values
 from .._shared.attention_spans import releases_in_scope
 from .._shared.attention_spans import span_of as _span
+from .builds import build_targets
 from .cudnn import sdpa_cudnn_head_dim
 from .heads import backward_head_dim, sdpa_capability, sdpa_head_dim
 
@@ -320,6 +321,40 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    # FlashAttention 3's default build has sm_80 and sm_90a code only ([limit.fa3_kernels]): Blackwell
+    # passes the device check and finds no kernel; the CUDA check exits, so no ``except`` falls back.
+    _FA3_MODULE = ("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+                   "try:\n    from flash_attn_interface import flash_attn_func as fa3_func\n    HAS_FA3 = True\n"
+                   "except ImportError:\n    HAS_FA3 = False\n\n"
+                   "IS_HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9\n\n\n"
+                   "class Attention(nn.Module):\n"
+                   "    def __init__(self, dim, heads):\n        super().__init__()\n        self.heads = heads\n"
+                   "        self.qkv = nn.Linear(dim, 3 * dim)\n        self.use_fa3 = HAS_FA3 and {cond}\n\n"
+                   "    def forward(self, x):\n        b, s, d = x.shape\n"
+                   "        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads).unbind(2)\n"
+                   "        if self.use_fa3:\n{call}\n"
+                   "        out = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))\n"
+                   "        return out.transpose(1, 2)\n")
+    _FA3_CALL = "            return fa3_func(q, k, v, causal=True)"
+    _FA3_TRY = ("            try:\n                return fa3_func(q, k, v, causal=True)\n"
+                "            except RuntimeError:\n                pass")
+    _FA3_NO_KERNEL = ("flash_attn_func: FlashAttention 3 (flash-attn-3 3.0.0+g0251105a2) has no kernel for sm_100 (B200): "
+                      "its default build compiles sm_80 and sm_90a machine code only, no PTX; the first launch fails "
+                      "with \"no kernel image is available for execution on the device\" and exits the process (its "
+                      "CUDA check calls exit(1)); fails on sm_100 (B200). Run FlashAttention 3 only where "
+                      "torch.cuda.get_device_capability() is 8.x or (9, 0), and "
+                      "torch.nn.functional.scaled_dot_product_attention elsewhere")
+    VALID += [
+        Example(_FA3_MODULE.format(cond="IS_HOPPER", call=_FA3_CALL), gpus=["A100", "H100", "B200"]),
+        Example(_FA3_MODULE.format(cond="torch.cuda.is_available()", call=_FA3_CALL), gpus=["A100", "L4", "H100"]),
+    ]
+    INVALID += [
+        Example(_FA3_MODULE.format(cond="torch.cuda.is_available()", call=_FA3_CALL), gpus=["H100", "B200"],
+                findings=[(25, 20, _FA3_NO_KERNEL)]),
+        Example(_FA3_MODULE.format(cond="torch.cuda.is_available()", call=_FA3_TRY), gpus=["H100", "B200"],
+                findings=[(26, 24, _FA3_NO_KERNEL)]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
@@ -338,17 +373,22 @@ class AttentionKernelLimits(Rule):
         return set(self.limits) | self.no_grad | self.aliases.names()
 
     def check_call(self, site, qualname, fc):
-        if site.has_star or fc.ctx.caught("RuntimeError"):
+        if site.has_star:
             return []
+        # a failure that raises is handled by an ``except RuntimeError``; one that exits is not
+        caught = fc.ctx.caught("RuntimeError")
         aliased = self.aliases.resolve(site, qualname, fc)
         qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
         own = [] if self.aliases.foreign(qualname, aliased) else self.limits.get(qualname, [])
+        own = [e for e in own if e.get("exits") or not caught]
         out = self._check(site, qualname, own, fc)  # the wrapper's own checks
         for canonical, as_release, worlds in aliased:
-            if canonical == qualname or not worlds:
+            if canonical == qualname or not worlds or caught:
                 continue
-            # a wrapper: the limits of the kernels it calls, with their release; they have no backward
-            entries = [e for e in self.limits.get(canonical, []) if e["kind"] != "backward_head_dim"]
+            # a wrapper: the limits of the kernels it calls, with their release; they have no backward,
+            # and their kernels are the wrapper's own build
+            entries = [e for e in self.limits.get(canonical, []) if e["kind"] not in ("backward_head_dim",
+                                                                                       "build_targets")]
             self._as_release = as_release or {}
             try:
                 out += narrowed(fc, worlds, lambda: self._check(site, qualname, entries, fc))
@@ -361,6 +401,8 @@ class AttentionKernelLimits(Rule):
         for e in entries:
             kind = e["kind"]
             found = self._capability(site, qualname, e, fc) if kind == "capability" else \
+                build_targets(site, qualname, e, fc, self._releases(fc, e["package"]), self._refused(entries, e, fc)) \
+                if kind == "build_targets" else \
                 self._head_dim(site, qualname, e, fc) if kind == "head_dim_max" else \
                 self._dtype_capability(site, qualname, e, fc) if kind == "dtype_capability" else \
                 sdpa_head_dim(site, qualname, e, fc) if kind == "sdpa_head_dim" else \
@@ -399,8 +441,8 @@ class AttentionKernelLimits(Rule):
         if not failing:
             return None
         v, span = next(iter(failing.values()))
-        accepts = "compute capability 8.x and 9.0 only" if "==9.0" in span["accept"] else \
-            "compute capability " + _accepted(span)
+        accepts = "compute capability " + _exact_words(span["accept"]) if all(a.startswith("==") for a in span["accept"]) \
+            else "compute capability " + _accepted(span)
         archs = frozenset(failing)
         label = e["package"] if v is None else f"{e['package']} {v}"
         # a span without a device check of its own says why the GPU fails (no kernel built for it)
@@ -448,3 +490,10 @@ class AttentionKernelLimits(Rule):
                f"fails on {fc.describe(failing)}")
         return Finding(site.node, msg, frozenset(failing))
 
+
+def _exact_words(accept: list[str]) -> str:
+    """["==8.0", "==8.6", "==9.0"] -> '8.x and 9.0 only' (a major with several minors listed is 'M.x')."""
+    by_major: dict[str, list[str]] = {}
+    for a in accept:
+        by_major.setdefault(a[2:].split(".")[0], []).append(a[2:])
+    return " and ".join(f"{m}.x" if len(v) > 1 else v[0] for m, v in by_major.items()) + " only"
