@@ -13,7 +13,7 @@ from .._shared.attention_spans import q_values as _q_values
 from .._shared.attention_spans import releases_in_scope
 from .._shared.attention_spans import span_of as _span
 from .builds import build_targets
-from .cudnn import sdpa_cudnn_head_dim
+from .cudnn import sdpa_cudnn_gate, sdpa_cudnn_head_dim
 from .heads import backward_head_dim, sdpa_capability, sdpa_head_dim
 
 _FA2 = "from flash_attn import flash_attn_func\n\n\n"
@@ -242,6 +242,8 @@ class AttentionKernelLimits(Rule):
     ]
 
     # SDPA forced onto cuDNN: its head-dim maximum per release and GPU ([limit.sdpa_cudnn_head_dim]).
+    # (_ENV: torch 2.3/2.4 run the cuDNN backend only with TORCH_CUDNN_SDPA_ENABLED=1.)
+    _ENV = "import os\n\nos.environ.setdefault(\"TORCH_CUDNN_SDPA_ENABLED\", \"1\")\n"
     _SDPA_CUDNN = ("import contextlib\n\nimport torch\nimport torch.nn.functional as F\n"
                    "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
                    "@contextlib.contextmanager\ndef cudnn_only():\n"
@@ -276,10 +278,10 @@ class AttentionKernelLimits(Rule):
                              "sm_100 (B200). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
                 ]),
         # torch 2.4.0: 256 on every GPU with the cuDNN its wheel pins (9.1.0.70), its own text
-        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2112), gpus=["A100"],
+        Example(_ENV + _SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2112), gpus=["A100"],
                 pins={"torch": "2.4.0"},
                 findings=[
-                    (17, 16, "scaled_dot_product_attention: head dim 264 is more than the 256 the cuDNN backend of "
+                    (20, 16, "scaled_dot_product_attention: head dim 264 is more than the 256 the cuDNN backend of "
                              "torch 2.4.0 accepts on sm_80 (A100) with the cuDNN its Linux wheel pins "
                              "(nvidia-cudnn-cu12==9.1.0.70), and no other SDPA backend is enabled: \"head_dim should be "
                              "a multiple of 8 and no more than 256\"; then \"No available kernel. Aborting "
@@ -319,6 +321,35 @@ class AttentionKernelLimits(Rule):
                             "kernel. Aborting execution.\"; fails on sm_90 (H100). Also allow "
                             "SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
                 ]),
+    ]
+
+    # torch 2.3/2.4: the cuDNN backend is off unless TORCH_CUDNN_SDPA_ENABLED=1; 2.4 refuses it when
+    # an input requires grad ([limit.sdpa_cudnn_gates]).
+    _CUDNN_OFF = ("scaled_dot_product_attention: the cuDNN backend of torch 2.4.0 runs only when the environment "
+                  "sets TORCH_CUDNN_SDPA_ENABLED=1, which this file does not, and no other SDPA backend is enabled: "
+                  "\"The CuDNN backend needs to be enabled by setting the enviornment variable"
+                  "`TORCH_CUDNN_SDPA_ENABLED=1`\"; then \"No available kernel. Aborting execution.\"; fails on "
+                  "sm_90 (H100) unless the environment sets it. Set os.environ[\"TORCH_CUDNN_SDPA_ENABLED\"] = \"1\" "
+                  "before the first attention call, also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH, or "
+                  "use torch >= 2.5.0")
+    VALID += [
+        Example(_ENV + _SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["A100", "H100"],
+                pins={"torch": "2.4.0"}),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["H100"],
+                pins={"torch": "2.5.0"}),
+        Example(_ENV + _SDPA_CUDNN_TRAIN.format(decorator="@torch.no_grad()\n", tail="    return out"), gpus=["H100"],
+                pins={"torch": "2.4.0"}),
+    ]
+    INVALID += [
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["H100"],
+                pins={"torch": "2.4.0"}, findings=[(17, 16, _CUDNN_OFF)]),
+        Example(_ENV + _SDPA_CUDNN_TRAIN.format(decorator="", tail="    out.float().mean().backward()"),
+                gpus=["H100"], pins={"torch": "2.4.0"},
+                findings=[(12, 15, "scaled_dot_product_attention: the cuDNN backend of torch 2.4.0 refuses inputs "
+                                   "that require grad, and no other SDPA backend is enabled: \"CuDNN does not currently "
+                                   "support inputs with requires_grad=True.\"; then \"No available kernel. Aborting "
+                                   "execution.\"; fails on sm_90 (H100) where this trains. Also allow "
+                                   "SDPBackend.FLASH_ATTENTION or SDPBackend.EFFICIENT_ATTENTION, or use torch >= 2.5.0")]),
     ]
 
     # FlashAttention 3's default build has sm_80 and sm_90a code only ([limit.fa3_kernels]): Blackwell
@@ -408,6 +439,7 @@ class AttentionKernelLimits(Rule):
                 sdpa_head_dim(site, qualname, e, fc) if kind == "sdpa_head_dim" else \
                 sdpa_capability(site, qualname, e, fc) if kind == "sdpa_capability" else \
                 sdpa_cudnn_head_dim(site, qualname, e, fc) if kind == "sdpa_cudnn_head_dim" else \
+                sdpa_cudnn_gate(site, qualname, e, fc) if kind == "sdpa_gate" else \
                 backward_head_dim(site, qualname, e, fc, self._refused(entries, e, fc)) \
                 if kind == "backward_head_dim" else None
             if found is not None:
