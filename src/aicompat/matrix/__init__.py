@@ -132,6 +132,11 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "keyword": {"added": (str, True), "calls": (_LIST, True), "receivers": (_LIST, True)},
         "value": {"added": (str, True), "removed": (str, False)},
         "kernel": {"added": (str, True), "pattern": (str, True)},
+        "kernels": {"canonical": (str, True)},
+        "flag": {"means": (str, True), "added": (str, True), "removed": (str, False)},
+        "setter": {"kind": (str, True), "added": (str, True)},
+        "dtype_check": {"releases": (str, True), "calls": (_LIST, True), "arg": (str, True), "refused": (_LIST, True),
+                        "error": (str, True)},
     },
     "api_hints.toml": {
         "keyword": {"hint": (str, True)},

@@ -15,6 +15,7 @@ from .._shared.attention_spans import span_of as _span
 from .builds import build_targets
 from .cudnn import sdpa_cudnn_gate, sdpa_cudnn_head_dim
 from .heads import backward_head_dim, sdpa_capability, sdpa_head_dim
+from .transformers import TransformersFlash
 
 _FA2 = "from flash_attn import flash_attn_func\n\n\n"
 
@@ -65,7 +66,7 @@ _FA2_TRAIN = ("import torch\nfrom flash_attn import flash_attn_func\n\n"
 class AttentionKernelLimits(Rule):
     code = "AIC106"
     name = "attention-kernel-limits"
-    tokens = (b"flash_attn", b"scaled_dot_product_attention")
+    tokens = (b"flash_attn", b"scaled_dot_product_attention", b"attn_implementation", b"use_flash_attention_2")
 
     VALID = [
         Example(_FA2 + "def attend(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n",
@@ -386,6 +387,64 @@ class AttentionKernelLimits(Rule):
                 findings=[(26, 24, _FA3_NO_KERNEL)]),
     ]
 
+    # transformers models told to use FlashAttention run its kernels at the first forward
+    # (transformers_attn.toml [kernels.*]); the value is followed through argparse and config dicts.
+    _HF_LOAD = ("import argparse\n\nimport torch\nfrom transformers import AutoModelForCausalLM\n\n\n"
+                "def parse_args():\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument(\"--model\", default=\"meta-llama/Llama-3.2-1B\")\n"
+                "    parser.add_argument(\"--attn\", default=\"flash_attention_2\")\n"
+                "    return parser.parse_args()\n\n\n"
+                "def load_model(name, attn):\n{guard}"
+                "    return AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16, attn_implementation=attn)\n\n\n"
+                "args = parse_args()\nmodel = load_model(args.model, args.attn).cuda()\n")
+    _HF_GUARD = ("    if attn == \"flash_attention_2\" and torch.cuda.get_device_capability()[0] < 8:\n"
+                 "        attn = \"sdpa\"\n")
+    _HF_CFG = ("import torch\nfrom transformers import AutoConfig, AutoModelForCausalLM, MistralForCausalLM\n\n"
+               "CFG = {{\"model\": \"mistralai/Mistral-7B-v0.1\", \"attn_implementation\": \"{impl}\"}}\n\n\n"
+               "def build(cfg):\n    config = AutoConfig.from_pretrained(cfg[\"model\"])\n"
+               "    config._attn_implementation = cfg[\"attn_implementation\"]\n"
+               "    model = AutoModelForCausalLM.from_config(config)\n"
+               "    model.set_attn_implementation(cfg[\"attn_implementation\"])\n    return model\n\n\n"
+               "build(CFG)\n")
+    _HF_FA2 = (" runs FlashAttention 2 (flash-attn 2.8.3.post2) at the first forward, whose device check refuses "
+               "sm_75 (T4): \"FlashAttention only supports Ampere GPUs or newer.\"; fails on sm_75 (T4); use "
+               "attn_implementation=\"sdpa\" there")
+    VALID += [
+        Example(_HF_LOAD.format(guard=_HF_GUARD), gpus=["T4", "A100"]),
+        Example(_HF_LOAD.format(guard=""), gpus=["A100", "H100", "B200"]),
+        Example(_HF_CFG.format(impl="sdpa"), gpus=["T4", "A100"]),
+        Example("from transformers import AutoModelForCausalLM\n\n"
+                "model = AutoModelForCausalLM.from_pretrained(\"Qwen/Qwen3-8B\", attn_implementation=\"flash_attention_3\")\n",
+                gpus=["A100", "H100"]),
+        Example("import torch\nfrom transformers import MistralForCausalLM\n\n"
+                "m = MistralForCausalLM.from_pretrained(\"x\", use_flash_attention_2=True, torch_dtype=torch.bfloat16)\n",
+                gpus=["A100"], pins={"transformers": "4.36.0"}),
+    ]
+    INVALID += [
+        Example(_HF_LOAD.format(guard=""), gpus=["T4", "A100"],
+                findings=[(15, 12, "AutoModelForCausalLM.from_pretrained: attn_implementation=\"flash_attention_2\"" + _HF_FA2)]),
+        Example(_HF_CFG.format(impl="flash_attention_2"), gpus=["T4", "A100"],
+                findings=[(9, 5, "config._attn_implementation = \"flash_attention_2\"" + _HF_FA2),
+                          (11, 5, "model.set_attn_implementation(\"flash_attention_2\")" + _HF_FA2)]),
+        Example("from transformers import AutoModelForCausalLM\n\n"
+                "model = AutoModelForCausalLM.from_pretrained(\"Qwen/Qwen3-8B\", attn_implementation=\"flash_attention_3\")\n",
+                gpus=["H100", "B200"],
+                findings=[(3, 9, "AutoModelForCausalLM.from_pretrained: attn_implementation=\"flash_attention_3\" runs "
+                                 "FlashAttention 3 (flash-attn-3 3.0.0+g0251105a2) at the first forward, whose default "
+                                 "build has no kernel for sm_100 (B200) (sm_80 and sm_90a machine code only): \"no "
+                                 "kernel image is available for execution on the device\", and the process exits; fails "
+                                 "on sm_100 (B200); use attn_implementation=\"sdpa\" there")]),
+        # transformers 4.34-4.36 raise on a dtype other than fp16/bf16 with FlashAttention 2 (later ones warn)
+        Example("import torch\nfrom transformers import MistralForCausalLM\n\n"
+                "m = MistralForCausalLM.from_pretrained(\"x\", use_flash_attention_2=True, torch_dtype=torch.float32)\n",
+                gpus=["A100"], pins={"transformers": "4.36.0"},
+                findings=[(4, 5, "MistralForCausalLM.from_pretrained: use_flash_attention_2=True with "
+                                 "torch_dtype=torch.float32 raises ValueError in transformers 4.36.0: \"Flash Attention "
+                                 "2.0 only supports torch.float16 and torch.bfloat16 dtypes. You passed torch.float32, "
+                                 "this might lead to unexpected behaviour.\"; fails on sm_80 (A100). Load it with "
+                                 "torch_dtype=torch.bfloat16 (or torch.float16); later releases only warn")]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
@@ -397,13 +456,20 @@ class AttentionKernelLimits(Rule):
         self.aliases = Aliases(matrix)
         self.call_tails = self.call_tails | frozenset(q.rsplit(".", 1)[-1] for q in self.aliases.names())
         self._as_release: dict = {}  # package -> release, while a wrapper's call is checked
+        self.transformers = TransformersFlash(matrix, self.limits)
+        self.call_tails = self.call_tails | self.transformers.tails()
         training: dict = next(iter(matrix.section("attention.toml", "training").values()), {})
         self.no_grad = frozenset(training.get("no_grad", ()))
 
     def known_names(self) -> set[str]:
         return set(self.limits) | self.no_grad | self.aliases.names()
 
+    def check_assign(self, node, fc):
+        return self.transformers.check_assign(node, fc)
+
     def check_call(self, site, qualname, fc):
+        if (qualname or dotted(site.node.func) or "").rsplit(".", 1)[-1] in self.transformers.tails():
+            return self.transformers.check_call(site, qualname, fc)  # the model's forward runs the kernels
         if site.has_star:
             return []
         # a failure that raises is handled by an ``except RuntimeError``; one that exits is not
