@@ -43,9 +43,9 @@ class TransformersFlash:
         parts = (qualname or dotted(site.node.func) or "").split(".")
         if len(parts) < 2 or site.has_star:
             return []
-        if parts[-1] in self.methods:
+        if parts[-1] in self.methods:  # a model's method: in a file that uses transformers
             expr = site.arg(0, "attn_implementation")
-            if expr is None or not self._has(parts[-1], fc):
+            if expr is None or "transformers" not in fc.index.imported_roots or not self._has(parts[-1], fc):
                 return []
             return self._judge(site.node, lambda impl: f'{parts[-2]}.{parts[-1]}("{impl}")', expr, None, fc)
         if parts[0] != "transformers" or parts[-1] not in self.calls or \
@@ -66,7 +66,7 @@ class TransformersFlash:
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and t.target.attr.value in self.attributes:
                 name = t.target.attr.value
-                if not self._has(name, fc):
+                if "transformers" not in fc.index.imported_roots or not self._has(name, fc):
                     return []
                 owner = dotted(t.target.value) or "config"
                 return self._judge(node, lambda impl: f'{owner}.{name} = "{impl}"', node.value, None, fc)
