@@ -419,6 +419,10 @@ class AttentionKernelLimits(Rule):
         Example("import torch\nfrom transformers import MistralForCausalLM\n\n"
                 "m = MistralForCausalLM.from_pretrained(\"x\", use_flash_attention_2=True, torch_dtype=torch.bfloat16)\n",
                 gpus=["A100"], pins={"transformers": "4.36.0"}),
+        # transformers 4.53-4.57 hand DeepSeek's V to FA3 unpadded: its V head dim check raises first (AIC101)
+        Example("from transformers import DeepseekV3ForCausalLM\n\n"
+                "m = DeepseekV3ForCausalLM.from_pretrained(\"x\", attn_implementation=\"flash_attention_3\")\n",
+                gpus=["H100", "B200"], pins={"transformers": "4.57.1"}),
     ]
     INVALID += [
         Example(_HF_LOAD.format(guard=""), gpus=["T4", "A100"],

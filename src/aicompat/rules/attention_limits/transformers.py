@@ -35,6 +35,9 @@ class TransformersFlash:
         self.methods = {n for n, s in self.setters.items() if s["kind"] == "method"}
         self.attributes = {n for n, s in self.setters.items() if s["kind"] == "attribute"}
         self.dtype_checks = table.get("dtype_check", {})
+        # models whose attention passes FA3 a V head dim != QK unpadded in some releases (AIC101's
+        # [vhead.*] of check "transformers"): FA3 raises on that before any launch
+        self.unpadded = [e for e in matrix.section("attention.toml", "vhead").values() if e["check"] == "transformers"]
 
     def tails(self) -> set[str]:
         return self.calls | self.methods
@@ -55,7 +58,8 @@ class TransformersFlash:
         out = []
         expr = site.kw.get("attn_implementation")
         if expr is not None:
-            out += self._judge(site.node, lambda impl: f'{label}: attn_implementation="{impl}"', expr, None, fc, site)
+            out += self._judge(site.node, lambda impl: f'{label}: attn_implementation="{impl}"', expr, None, fc, site,
+                               qualname)
         for flag, f in self.flags.items():
             if flag in site.kw:
                 out += self._judge(site.node, lambda impl, flag=flag: f"{label}: {flag}=True", site.kw[flag],
@@ -71,6 +75,11 @@ class TransformersFlash:
                 owner = dotted(t.target.value) or "config"
                 return self._judge(node, lambda impl: f'{owner}.{name} = "{impl}"', node.value, None, fc)
         return []
+
+    def _unpadded_v(self, qualname: str, impl: str, fc) -> bool:
+        """Does this model class get V unpadded with ``impl`` in a transformers release in scope?"""
+        return any(qualname in e["calls"] and impl in e["implementations"]
+                   and any(v in SpecifierSet(e["package_range"]) for v in _transformers(fc)) for e in self.unpadded)
 
     def _has(self, setter: str, fc) -> bool:
         """Has a transformers release in scope this method or attribute?"""
@@ -99,7 +108,7 @@ class TransformersFlash:
         lo, hi = Version(e["added"]), Version(e["removed"]) if "removed" in e else None
         return any(lo <= v and (hi is None or v < hi) for v in _transformers(fc))
 
-    def _judge(self, node, shown, expr, flag, fc, site=None) -> list[Finding]:
+    def _judge(self, node, shown, expr, flag, fc, site=None, qualname: str = "") -> list[Finding]:
         """``shown(impl)``: how the finding names the choice (the call and its argument)."""
         out = []
         for impl, worlds in sorted(self._impls(expr, flag, fc).items()):
@@ -110,6 +119,8 @@ class TransformersFlash:
                 continue
             refused: set[str] = set()  # GPUs a device check refuses: said there, not again as missing kernels
             for e in sorted(entries, key=lambda e: _KINDS.index(e["kind"])):
+                if e.get("vhead_first") and self._unpadded_v(qualname, impl, fc):
+                    continue  # the V head dim check raises first (AIC101)
                 found = {a: x for a, x in _refused(e, worlds, fc).items() if a not in refused}
                 if found:
                     out.append(_finding(node, shown(impl), e, found, fc))
