@@ -132,6 +132,11 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "keyword": {"added": (str, True), "calls": (_LIST, True), "receivers": (_LIST, True)},
         "value": {"added": (str, True), "removed": (str, False)},
         "kernel": {"added": (str, True), "pattern": (str, True)},
+        "kernels": {"canonical": (str, True)},
+        "flag": {"means": (str, True), "added": (str, True), "removed": (str, False)},
+        "setter": {"kind": (str, True), "added": (str, True)},
+        "dtype_check": {"releases": (str, True), "calls": (_LIST, True), "arg": (str, True), "refused": (_LIST, True),
+                        "error": (str, True)},
     },
     "api_hints.toml": {
         "keyword": {"hint": (str, True)},
@@ -177,7 +182,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
                   "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
                   "backend_added": (dict, False), "dropout_arg": (dict, False), "errors": (dict, False),
-                  "fixed_in": (str, False)},
+                  "fixed_in": (str, False), "exits": (bool, False), "fix": (str, False),
+                  "vhead_first": (bool, False)},
         "alias": {"calls": (dict, True), "select": (dict, False), "as_release": (dict, False)},
         "vendored": {"module": (str, True), "extensions": (_LIST, True)},
         "training": {"methods": (_LIST, True), "calls": (_LIST, True), "keywords": (_LIST, True),
@@ -420,6 +426,10 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         if bad:
             raise MatrixError(f"version_matrix/gpus.toml: [target.{name}] unknown arch(s) {bad}")
         m.targets[name] = e
+    for name, e in files["attention.toml"].get("limit", {}).items():
+        bad = [t for s in e.get("spans", []) for t in s.get("targets", []) if t not in m.targets]
+        if bad:
+            raise MatrixError(f"version_matrix/attention.toml: [limit.{name}] unknown compile target(s) {bad}")
     for name, e in files["cuda_features.toml"].get("feature", {}).items():
         where = f"version_matrix/cuda_features.toml: [feature.{name}]"
         bad = [t for t in e["targets"] if t not in m.targets]
