@@ -99,6 +99,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "cuda_jit.toml": {
         "jit": {"marker": (str, True), "marker_text": (str, True), "sources": (_LIST, True), "per_arch": (_LIST, False),
                 "running": (str, False), "defines": (dict, False), "specs": (dict, False)},
+        "cupy_compile": {"cupy": (str, True), "appended": (str, True), "lines": (dict, True)},
+        "cupy_wheel": {"cuda": (str, True)},
+        "nvrtc_arch": {"nvrtc": (str, True), "resolves": (str, True), "error": (str, True), "observed": (_LIST, True)},
     },
     "build.toml": {
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
