@@ -80,7 +80,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                          "default_true_from": (str, True), "savers": (_LIST, True), "save_obj": (_LIST, True),
                          "save_path": (_LIST, True), "buffers": (_LIST, True), "refused": (_LIST, True),
                          "allow_calls": (_LIST, True),
-                         "error": (str, True), "observed": (str, True)},
+                         "error": (str, True), "observed": (str, True), "globals": (dict, False),
+                         "fixes": (dict, False), "releases": (dict, False)},
     },
     "dispatch.toml": {
         "dispatch": {"bases": (_LIST, True), "never_on_nvidia": (_LIST, True)},
@@ -91,6 +92,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "returns_self.toml": {
         "returns_self": {"methods": (_LIST, True)},
+        "result": {"type": (str, True)},
     },
     "exceptions.toml": {
         "exception": {"bases": (_LIST, True)},
@@ -99,6 +101,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "cuda_jit.toml": {
         "jit": {"marker": (str, True), "marker_text": (str, True), "sources": (_LIST, True), "per_arch": (_LIST, False),
                 "running": (str, False), "defines": (dict, False), "specs": (dict, False)},
+        "cupy_compile": {"cupy": (str, True), "appended": (str, True), "lines": (dict, True)},
+        "cupy_wheel": {"cuda": (str, True)},
+        "nvrtc_arch": {"nvrtc": (str, True), "resolves": (str, True), "error": (str, True), "observed": (_LIST, True)},
     },
     "build.toml": {
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
