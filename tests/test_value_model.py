@@ -444,3 +444,73 @@ def test_flags_built_by_a_loop_over_a_constant_list():
     # Items the model does not know (read at run time): no finding, not a guess.
     unknown = GENCODE.format(archs='["8.0", "8.9"]').replace("arch_flags(ARCHS)", "arch_flags(open('archs').read().split())")
     assert messages(unknown, ["A100", "H100"]) == []
+
+
+# A value read through a config dict (issue 27's tune misses): a module-level ``dict(...)`` or
+# ``{...}``, or one given as a default parameter, read by key in a loader helper. AIC202 asks
+# the value model for the keyword's value, as it judges a literal.
+LOADER = '''from transformers import AutoModelForCausalLM
+
+MODEL_CFG = CONFIG
+
+
+def load_model(name, cfg=MODEL_CFG, **overrides):
+    kwargs = {"torch_dtype": cfg["torch_dtype"], "attn_implementation": cfg["attn_implementation"]}
+    kwargs.update(overrides)
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=cfg["attn_implementation"],
+                                                torch_dtype=kwargs["torch_dtype"])
+
+
+def load_default(name):
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=MODEL_CFG["attn_implementation"])
+'''
+def _not_accepted(value, added):
+    return (f"AIC202 AutoModelForCausalLM.from_pretrained: attn_implementation={value!r} is not accepted by "
+            f"transformers 4.46.3 (accepted from {added} on); 4.46.3 takes 'eager', 'flash_attention_2', 'sdpa'")
+
+
+_NOT_ACCEPTED = _not_accepted("flash_attention_3", "4.53.0")
+
+
+def _loader(config):
+    return messages(LOADER.replace("CONFIG", config), ["H100"], pins={"transformers": "4.46.3"})
+
+
+def test_a_config_dict_call_read_by_key():
+    got = _loader('dict(attn_implementation="flash_attention_3", torch_dtype="bfloat16")')
+    assert got == [f"9:{_NOT_ACCEPTED}", f"14:{_NOT_ACCEPTED}"]
+
+
+def test_a_config_dict_literal_read_by_key():
+    got = _loader('{"attn_implementation": "flex_attention", "torch_dtype": "bfloat16"}')
+    flex = _not_accepted("flex_attention", "4.47.0")
+    assert got == [f"9:{flex}", f"14:{flex}"]
+
+
+def test_a_config_dict_with_a_value_the_release_takes_is_clean():
+    assert _loader('dict(attn_implementation="sdpa", torch_dtype="bfloat16")') == []
+    assert _loader('{"attn_implementation": "flash_attention_2", "torch_dtype": "bfloat16"}') == []
+
+
+def test_a_config_dict_judged_on_a_release_that_takes_it_is_clean():
+    code = LOADER.replace("CONFIG", 'dict(attn_implementation="flash_attention_3")')
+    assert messages(code, ["H100"], pins={"transformers": "4.53.0"}) == []
+
+
+def test_a_config_value_chosen_by_a_flag_is_judged_on_the_path_that_passes_it():
+    code = '''import os
+from transformers import AutoModelForCausalLM
+
+ATTN = {"fast": "flash_attention_3", "safe": "sdpa"}
+
+
+def load(name, fast):
+    impl = ATTN["fast"] if fast else ATTN["safe"]
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=impl)
+
+
+load("m", fast=os.environ.get("FAST") == "1")
+'''
+    assert messages(code, ["H100"], pins={"transformers": "4.46.3"}) == [f"9:{_NOT_ACCEPTED}"]
+    fixed = code.replace('"fast": "flash_attention_3"', '"fast": "flash_attention_2"')
+    assert messages(fixed, ["H100"], pins={"transformers": "4.46.3"}) == []

@@ -40,6 +40,7 @@ from ..values import (  # noqa: F401
     Union,
     bounds,
     join,
+    join_may,
     options,
 )
 from ..values.paths import os_join, os_path_fn, path_attr, path_join, path_method, path_new
@@ -177,8 +178,13 @@ class Evaluator:
         handlers: Mapping[str, Any] | None = None,
         guard: bool = False,
         libs=None,
+        may: bool = False,
     ) -> None:
         self.libs = libs  # the library table (libmodels/table.py): every library fact read here
+        # ``may``: where paths merge, the values known on some path (values.join_may), for a rule
+        # whose finding holds on any path with the value; its conditions are decided by ``conds_by``.
+        self.may = may
+        self._join = join_may if may else join
         self.lookup = lookup
         self.resolve = resolve
         self.project = project  # the project's own modules (model/project.py), followed on demand
@@ -297,7 +303,7 @@ class Evaluator:
             if not self._feasible(d.conds, d.scope):
                 continue
             vals.append(self._def_value(d))
-        return join(vals) if vals else UNKNOWN
+        return self._join(vals) if vals else UNKNOWN
 
     def feasible(self, conds, scope) -> bool:
         """Can code under ``conds`` (flow conditions of ``scope``) run in this world?"""
@@ -770,7 +776,7 @@ class Evaluator:
             finally:
                 self._active.discard(key)
             vals.append(v)
-        return join(vals)
+        return self._join(vals)
 
     def _qual_value(self, q: str):
         if self.project is not None:
@@ -916,7 +922,7 @@ class Evaluator:
         if isinstance(node, cst.IfExp):
             t = truth(self.eval(node.test))
             if t is UNKNOWN:
-                return join([self.eval(node.body), self.eval(node.orelse)])
+                return self._join([self.eval(node.body), self.eval(node.orelse)])
             return self.eval(node.body if t else node.orelse)
         if isinstance(node, cst.Call):
             return self._call(node)
@@ -1099,7 +1105,7 @@ class Evaluator:
 
     def _value_attr(self, base, attr: str):
         if isinstance(base, Union):
-            return join([self._value_attr(o, attr) for o in base.options])
+            return self._join([self._value_attr(o, attr) for o in base.options])
         if isinstance(base, Tensor):
             v = self.libs.tensor_attribute(base, attr)
             return UNKNOWN if v is NotImplemented else v
@@ -1178,7 +1184,7 @@ class Evaluator:
                     finally:
                         self.bindings = saved
                 if vals:
-                    return join(vals)
+                    return self._join(vals)
             if attr in methods:
                 fn = methods[attr]
                 if any(isinstance(dd.decorator, cst.Name) and dd.decorator.value == "property" for dd in fn.decorators):
@@ -1325,7 +1331,7 @@ class Evaluator:
             if callee is NotImplemented or isinstance(callee, SourceModule):
                 callee = UNKNOWN
         if isinstance(callee, Union):
-            return join([self._call_option(o, node, func) for o in callee.options])
+            return self._join([self._call_option(o, node, func) for o in callee.options])
         v = self._call_value(callee, node, func)
         if v is not NotImplemented:
             return v
@@ -1459,7 +1465,7 @@ class Evaluator:
                     vals.append(self.at((node, stmt), self.bindings, lambda e=expr: self.eval(e)))
             if scope.falls_through and self._feasible(scope.final_conds, scope):
                 vals.append(None)
-            return join(vals) if vals else UNKNOWN
+            return self._join(vals) if vals else UNKNOWN
         return self._in_body(fn, call, key, b, value)
 
     def _in_body(self, fn: Function, call, key, b: Binding | None, read):
@@ -1478,7 +1484,7 @@ class Evaluator:
 
     def _method(self, base, method: str, call):
         if isinstance(base, Union):
-            return join([self._method(o, method, call) for o in base.options])
+            return self._join([self._method(o, method, call) for o in base.options])
         pos, kw = self._args(call)
         if pos is None:
             return UNKNOWN
