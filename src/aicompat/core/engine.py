@@ -77,7 +77,7 @@ class FileContext:
         self.libs: Libraries = libraries(matrix)
         # The value model: built on demand, memoised per world for the whole file.
         self.model = FileModel(module, path, self._is_exit, self.libs.mutators)
-        self._memos: dict[tuple[World, bool, bool], dict] = {}  # (world, guard, half) -> memo
+        self._memos: dict[tuple[World, bool, bool, bool], dict] = {}  # (world, guard, half, may) -> memo
         self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
         self.synthesised: list[cst.CSTNode] = []
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
@@ -158,8 +158,11 @@ class FileContext:
             libs=self.libs,
             may=may,
         )
-        if may:  # values that may be, conditions as they are: the plain evaluator decides branches
-            ev.conds_by = lambda: self.evaluator(world, loc, bindings)
+        if may:  # values that may be, conditions as they are: what decides them for the plain evaluator
+            def decider():
+                plain = self.evaluator(world, loc, bindings)
+                return plain.conds_by() if plain.conds_by is not None else plain
+            ev.conds_by = decider
         elif half:
             ev.conds_by = lambda: self.evaluator(replace(world, open=True), loc, bindings)
         return ev

@@ -45,6 +45,8 @@ from ..values import (  # noqa: F401
 )
 from ..values.paths import os_join, os_path_fn, path_attr, path_join, path_method, path_new
 from ..values.strings import concat, flatten_parts, format_value, mkstr, str_format
+from ..values.symbolic import Sym
+from . import dims
 from .containers import (
     CONVERTERS,
     as_items,
@@ -267,7 +269,10 @@ class Evaluator:
         while scope is not None:
             defs = scope.defs_at(name, stmt)
             if defs is not None:
-                return self._defs_value(defs)
+                v = self._defs_value(defs)
+                if v is UNKNOWN and len(defs) == 1:  # ``b, s, _ = x.shape`` next: a tensor of rank 3
+                    return dims.shaped(self, name, defs[0]) or v
+                return v
             scope, stmt = scope.parent, None
         if name == "__file__" and self.path:
             return self.path
@@ -1498,8 +1503,9 @@ class Evaluator:
         if base is UNKNOWN and method in libs.shaping_methods:
             base = Tensor(None)  # ``x.view(b, s, h, d)`` makes that shape whatever x was
         if isinstance(base, Tensor):
-            args = [seq_as_tuple(self.eval(a)) for a in pos]
-            kwargs = {k: seq_as_tuple(self.eval(v)) for k, v in kw.items()}
+            args, kwargs = dims.sized_args(self, libs.method_size_args(method), pos, kw)
+            args = [seq_as_tuple(a) for a in args]
+            kwargs = {k: seq_as_tuple(v) for k, v in kwargs.items()}
             v = libs.tensor_method(base, method, args, kwargs)
             return UNKNOWN if v is NotImplemented else v
         if isinstance(base, libs.version_type):  # before str: it is one
@@ -1596,9 +1602,9 @@ class Evaluator:
         return NotImplemented
 
     def _shape_call(self, model, q: str, pos, kw):
-        """A library call through the shape model's entry point ``model`` for it (libs.shape_model)."""
-        args = [self.eval(a) for a in pos]
-        kwargs = {k: self.eval(v) for k, v in kw.items()}
+        """A library call through the shape model's entry point ``model`` for it (libs.shape_model);
+        the arguments that are sizes read as dims (model/dims.py)."""
+        args, kwargs = dims.sized_args(self, self.libs.size_args(q), pos, kw)
         args = [seq_as_tuple(a) for a in args]
         kwargs = {k: seq_as_tuple(v) for k, v in kwargs.items()}
         return model(q, args, kwargs)
@@ -1730,6 +1736,8 @@ _BINOPS = {
 def _compare_one(op, left, right, libs):
     if left is UNKNOWN or right is UNKNOWN:
         return UNKNOWN
+    if op in _EQUALITY and (_holds_unknown(left) or _holds_unknown(right)):
+        return UNKNOWN  # ``(9, minor) == (9, 0)``, ``x.shape[-1] in (64, 128)``: Python's answer would be a guess
     if isinstance(left, Union) or isinstance(right, Union):
         results = {(_compare_one(op, a, b, libs)) for a in options(left) for b in options(right)}
         return results.pop() if len(results) == 1 else UNKNOWN
@@ -1771,6 +1779,19 @@ def _compare_one(op, left, right, libs):
     if not (_comparable(left, libs) and _comparable(right, libs)):
         return UNKNOWN
     return fn(left, right)
+
+
+_EQUALITY = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)
+
+
+def _holds_unknown(v, depth: int = 0) -> bool:
+    """A named dim (a Sym, which == says differs from every int), or a tuple holding one or
+    UNKNOWN: Python's == would answer for the unknown part (ordering raises instead)."""
+    if isinstance(v, Sym):
+        return True
+    if isinstance(v, tuple) and depth < 4:
+        return any(x is UNKNOWN or _holds_unknown(x, depth + 1) for x in v)
+    return False
 
 
 def _dtypes_compared(op, left, right, dtype_of):
