@@ -281,7 +281,7 @@ def _unpacked_rank(d, name: str) -> int:
         if name not in mentions[i]:
             continue
         stmt = body[i]
-        defs = scope.defs_at(name, stmt) or ()
+        defs: tuple = scope.defs_at(name, stmt) or ()
         n = _shape_unpack(stmt, name)
         if n and len(defs) == 1 and (defs[0].origin or defs[0]) is (d.origin or d):
             return n
