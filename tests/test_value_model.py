@@ -750,3 +750,32 @@ def test_a_named_dim_compared_with_a_constant_stays_undecided():
         "        if x.shape[-1] in (2048, 4096):\n            return flash_attn_func(q, k, v, causal=True)\n"
         "        return None")
     assert messages(code, _FLEET) == [f"26:AIC101 {_FA3_HOPPER_ONLY}"]
+
+
+HF_STYLE = '''import torch
+import torch.nn as nn
+from flash_attn_interface import flash_attn_func
+
+
+class DeepseekV2Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.q_proj = nn.Linear(config.hidden_size, config.num_attention_heads * 192, bias=False)
+        self.v_proj = nn.Linear(config.hidden_size, config.num_attention_heads * V_DIM, bias=False)
+
+    def forward(self, hidden_states):
+        bsz, q_len, _ = hidden_states.size()
+        cfg = self.config
+        q = self.q_proj(hidden_states).view(bsz, q_len, self.config.num_attention_heads, -1)
+        k = q
+        v = self.v_proj(hidden_states).view(bsz, q_len, cfg.num_attention_heads, -1)
+        return flash_attn_func(q, k, v)
+'''
+
+
+def test_heads_read_through_a_config_object_stored_on_the_module():
+    # ``config.num_attention_heads`` in __init__, ``self.config...`` and a local copy in forward:
+    # one value, read through the attribute that stores the config.
+    assert messages(HF_STYLE.replace("V_DIM", "128"), _FLEET) == [f"19:AIC101 {_FA3_HOPPER_ONLY}"]
+    assert messages(HF_STYLE.replace("V_DIM", "192"), _FLEET) == []

@@ -138,36 +138,55 @@ def _name_dim(ev, name: str):
     return symbol(ev, ("def", id(d.origin or d), id(b)), name)
 
 
-def _attr_dim(ev, inst: Instance, attr: str):
-    """``self.<attr>`` of an instance: its one definition in the class's methods, read as a size."""
+def _attr_def(ev, inst: Instance, attr: str):
+    """The one definition of ``inst.<attr>`` in its class's methods that can run here, with
+    the binding it is read under (as the evaluator reads instance attributes); None when
+    there are several, or none, or it is made in a loop."""
     for c in ev.classes(inst.cls):
         defs = ev.model_of(c.node).attr_defs(c.node).get(attr)
         if not defs:
             continue
         if len(defs) != 1 or defs[0].kind != "expr" or _in_loop(ev, defs[0]):
-            return UNKNOWN
+            return None
         d = defs[0]
         fn = d.scope.node
         b = ev._ctor_binding(inst) if fn.name.value == "__init__" and inst.ctor is not None else ev._receiver(inst)
-        bindings = {**ev.bindings, id(d.scope): b}
         saved = ev.bindings
-        ev.bindings = bindings
+        ev.bindings = {**saved, id(d.scope): b}
         try:
-            if not ev.feasible(d.conds, d.scope):
-                return UNKNOWN
-            v = ev.at((fn, d.stmt), bindings, lambda: read_dim(ev, d.node))
+            ok = ev.feasible(d.conds, d.scope)
         finally:
             ev.bindings = saved
-        return v if sym.is_dim(v) else symbol(ev, ("attr", id(d), id(b)), attr)
-    return UNKNOWN
+        return (d, b) if ok else None
+    return None
+
+
+def _attr_dim(ev, inst: Instance, attr: str):
+    """``self.<attr>``: its one definition read as a size, else a symbol for it."""
+    found = _attr_def(ev, inst, attr)
+    if found is None:
+        return UNKNOWN
+    d, b = found
+    v = ev.at((d.scope.node, d.stmt), {**ev.bindings, id(d.scope): b}, lambda: read_dim(ev, d.node))
+    return v if sym.is_dim(v) else symbol(ev, ("attr", id(d), id(b)), attr)
 
 
 def _chain_dim(ev, node):
-    """``cfg["n_heads"]``, ``args.n_heads``: literal keys and attributes of one name's one
-    definition, named by that definition and the path."""
+    """``cfg["n_heads"]``, ``args.n_heads``, ``self.config.num_heads``: literal keys and
+    attributes of one definition (a name's, or an instance attribute's), named by that
+    definition and the path."""
     path: list = []
+    root = None
     while isinstance(node, (cst.Attribute, cst.Subscript)) and len(path) < 8:
         if isinstance(node, cst.Attribute):
+            if path:
+                base = ev.eval(node.value)
+                if isinstance(base, Instance):  # ``self.config`` of ``self.config.num_heads``
+                    found = _attr_def(ev, base, node.attr.value)
+                    if found is None:
+                        return UNKNOWN
+                    root, label = _source(ev, *found), node.attr.value
+                    break
             path.append(node.attr.value)
         else:
             if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
@@ -177,14 +196,31 @@ def _chain_dim(ev, node):
                 return UNKNOWN
             path.append(k.value)
         node = node.value
-    if not isinstance(node, cst.Name) or not path:
-        return UNKNOWN
-    d = _one_def(ev, node.value)
-    if d is None or d.kind not in ("expr", "param", "unpack") or _in_loop(ev, d):
-        return UNKNOWN
-    b = ev.bindings.get(id(d.scope))
-    label = node.value + "".join(f".{p}" if p.isidentifier() else f"[{p}]" for p in reversed(path))
-    return symbol(ev, ("chain", id(d.origin or d), id(b), tuple(path)), label)
+    if root is None:
+        if not isinstance(node, cst.Name) or not path:
+            return UNKNOWN
+        d = _one_def(ev, node.value)
+        if d is None or d.kind not in ("expr", "param", "unpack") or _in_loop(ev, d):
+            return UNKNOWN
+        root, label = _source(ev, d, ev.bindings.get(id(d.scope))), node.value
+    label += "".join(f".{p}" if p.isidentifier() else f"[{p}]" for p in reversed(path))
+    return symbol(ev, root + (tuple(path),), label)
+
+
+def _source(ev, d, b, depth: int = 0) -> tuple:
+    """The definition a value is first made by, through copies into other names
+    (``self.config = config``, ``cfg = self.config``): the root a path of keys is named from."""
+    if depth < 8 and d.kind == "expr" and isinstance(d.node, (cst.Name, cst.Attribute)):
+        def step():
+            if isinstance(d.node, cst.Name):
+                got = _one_def(ev, d.node.value)
+                return None if got is None else (got, ev.bindings.get(id(got.scope)))
+            base = ev.eval(d.node.value)
+            return _attr_def(ev, base, d.node.attr.value) if isinstance(base, Instance) else None
+        nxt = ev.at((d.scope.node, d.stmt), {**ev.bindings, id(d.scope): b}, step)
+        if nxt is not None and not _in_loop(ev, nxt[0]) and nxt[0].kind in ("expr", "param", "unpack"):
+            return _source(ev, nxt[0], nxt[1], depth + 1)
+    return ("root", id(d.origin or d), id(b))
 
 
 def symbol(ev, key: tuple, label: str):
