@@ -305,24 +305,32 @@ def _unpacked_rank(d, name: str) -> int:
     unpacks its shape into, with ``d`` the one definition reaching it; 0 otherwise."""
     scope = d.scope
     body = _top(scope.node)
+    unpacks: dict[str, list] | None = scope.syntax.get("unpacks")
+    if unpacks is None:  # found by a shallow look at each top-level statement, once per scope
+        unpacks = {}
+        scope.syntax["unpacks"] = unpacks
+        for i, stmt in enumerate(body):
+            found = _shape_unpack(stmt)
+            if found is not None:
+                unpacks.setdefault(found[0], []).append((i, found[1]))
+    if name not in unpacks:
+        return 0
     start = 0
     if d.kind == "expr":
         start = next((i + 1 for i, s in enumerate(body) if s is d.stmt or _holds(s, d.stmt)), -1)
         if start < 0:
             return 0  # made in a nested block: not every path past it has the same value
-    mentions = scope.syntax.get("mentions")
-    if mentions is None:
-        mentions = scope.syntax["mentions"] = [_names_in(s) for s in body]
-    for i in range(start, min(len(body), start + _MAX_SCAN)):
-        if name not in mentions[i]:
-            continue
-        stmt = body[i]
-        defs: tuple = scope.defs_at(name, stmt) or ()
-        n = _shape_unpack(stmt, name)
-        if n and len(defs) == 1 and (defs[0].origin or defs[0]) is (d.origin or d):
-            return n
+    at, rank = next(((i, n) for i, n in unpacks[name] if i >= start), (None, 0))
+    if at is None or at - start > _MAX_SCAN:
         return 0
-    return 0
+    mentions = scope.syntax.setdefault("mentions", {})
+    for i in range(start, at):  # no other use of the name before the unpack
+        if i not in mentions:
+            mentions[i] = _names_in(body[i])
+        if name in mentions[i]:
+            return 0
+    defs: tuple = scope.defs_at(name, body[at]) or ()
+    return rank if len(defs) == 1 and (defs[0].origin or defs[0]) is (d.origin or d) else 0
 
 
 def _top(owner) -> list:
@@ -335,26 +343,25 @@ def _holds(line, small) -> bool:
     return isinstance(line, cst.SimpleStatementLine) and any(x is small for x in line.body)
 
 
-def _shape_unpack(stmt, name: str) -> int:
-    """``a, b, c = name.shape`` / ``name.size()``: the number of names, else 0."""
+def _shape_unpack(stmt) -> tuple[str, int] | None:
+    """``a, b, c = x.shape`` / ``x.size()``: (``x``, the number of names), else None."""
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return 0
+        return None
     small = stmt.body[0]
     if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-        return 0
+        return None
     target, value = small.targets[0].target, small.value
     if not isinstance(target, (cst.Tuple, cst.List)) or not target.elements \
             or not all(isinstance(el, cst.Element) and isinstance(el.value, cst.Name) for el in target.elements):
-        return 0
+        return None
     if isinstance(value, cst.Call) and not value.args:
         value = value.func
         attr = "size"
     else:
         attr = "shape"
-    if isinstance(value, cst.Attribute) and value.attr.value == attr and isinstance(value.value, cst.Name) \
-            and value.value.value == name:
-        return len(target.elements)
-    return 0
+    if isinstance(value, cst.Attribute) and value.attr.value == attr and isinstance(value.value, cst.Name):
+        return value.value.value, len(target.elements)
+    return None
 
 
 def _names_in(node) -> frozenset:
