@@ -525,6 +525,12 @@ _FA3_HOPPER_ONLY = ("flash_attn_func: V head dim 128 != QK head dim 192 is Hoppe
                     "slice the output to 128 there")
 _FLEET = ["A100", "H100", "B200"]
 
+
+def v_headdim(code, gpus=tuple(_FLEET), **kw):
+    """AIC101's findings alone: the head dims are what these cases are about (another rule may
+    also speak of the kernel on one GPU)."""
+    return messages(code, list(gpus), select=["AIC101"], **kw)
+
 MLA_CFG_DICT = '''import torch
 import torch.nn as nn
 from flash_attn_interface import flash_attn_func
@@ -554,11 +560,11 @@ class MLA(nn.Module):
 
 
 def test_mla_module_with_heads_from_a_config_dict():
-    assert messages(MLA_CFG_DICT.replace("V_HEAD_DIM", "128"), _FLEET) == [f"25:AIC101 {_FA3_HOPPER_ONLY}"]
+    assert v_headdim(MLA_CFG_DICT.replace("V_HEAD_DIM", "128"), _FLEET) == [f"25:AIC101 {_FA3_HOPPER_ONLY}"]
 
 
 def test_mla_module_with_equal_head_dims_is_clean():
-    assert messages(MLA_CFG_DICT.replace("V_HEAD_DIM", "192"), _FLEET) == []
+    assert v_headdim(MLA_CFG_DICT.replace("V_HEAD_DIM", "192"), _FLEET) == []
 
 
 def test_mla_module_that_pads_v_is_clean():
@@ -566,7 +572,7 @@ def test_mla_module_that_pads_v_is_clean():
         "        return flash_attn_func(q, k, v, causal=True)",
         "        v = nn.functional.pad(v, [0, self.qk_head_dim - self.v_head_dim])\n"
         "        return flash_attn_func(q, k, v, causal=True)[..., :self.v_head_dim]")
-    assert messages(padded, _FLEET) == []
+    assert v_headdim(padded, _FLEET) == []
 
 
 DEEPSEEK_MLA = '''from dataclasses import dataclass
@@ -636,12 +642,12 @@ def _deepseek(split, v_head_dim="128"):
 
 @pytest.mark.parametrize("split", _HEAD_SPLITS)
 def test_deepseek_style_mla_with_tensor_parallel_heads(split):
-    assert messages(_deepseek(split), _FLEET) == [f"47:AIC101 {_FA3_HOPPER_ONLY}"]
+    assert v_headdim(_deepseek(split), _FLEET) == [f"47:AIC101 {_FA3_HOPPER_ONLY}"]
 
 
 @pytest.mark.parametrize("split", _HEAD_SPLITS)
 def test_deepseek_style_mla_with_equal_head_dims_is_clean(split):
-    assert messages(_deepseek(split, v_head_dim="192"), _FLEET) == []
+    assert v_headdim(_deepseek(split, v_head_dim="192"), _FLEET) == []
 
 
 SDPA_MLA = '''import torch
@@ -674,7 +680,7 @@ class LatentAttention(nn.Module):
 
 def test_sdpa_layout_after_transpose_and_a_functional_linear():
     # SDPA takes (batch, heads, seq, head_dim): the head dim is the last one after transpose(1, 2).
-    got = messages(SDPA_MLA.replace("FIX", "pass"), ["H100"], pins={"torch": "2.5.0"})
+    got = v_headdim(SDPA_MLA.replace("FIX", "pass"), ["H100"], pins={"torch": "2.5.0"})
     assert got == ['24:AIC101 scaled_dot_product_attention: V head dim 128 != QK head dim 192 with only the flash '
                    'backend enabled, which needs equal head dims ("Flash attention requires q,k,v to have the same '
                    'last dimension and to be less than or equal to 256."; then "No available kernel"); fails on '
@@ -683,7 +689,7 @@ def test_sdpa_layout_after_transpose_and_a_functional_linear():
 
 def test_sdpa_layout_with_v_padded_is_clean():
     fixed = SDPA_MLA.replace("FIX", "v = F.pad(v, [0, self.qk_head_dim - self.v_head_dim])")
-    assert messages(fixed, ["H100"], pins={"torch": "2.5.0"}) == []
+    assert v_headdim(fixed, ["H100"], pins={"torch": "2.5.0"}) == []
 
 
 LLAMA_GQA = '''from dataclasses import dataclass
@@ -722,25 +728,25 @@ class Attention(nn.Module):
 
 
 def test_gqa_head_dim_from_dim_over_heads_split_per_rank():
-    got = messages(LLAMA_GQA.replace("N_HEADS", "16"), ["A100", "H100"])
+    got = messages(LLAMA_GQA.replace("N_HEADS", "16"), ["A100", "H100"], select=["AIC106"])
     assert got == ['32:AIC106 flash_attn_func: head dim 512 is more than FlashAttention 2 supports (256): '
                    '"FlashAttention forward only supports head dimension at most 256"; fails on sm_80 (A100), '
                    'sm_90 (H100)']
 
 
 def test_gqa_head_dim_the_kernel_takes_is_clean():
-    assert messages(LLAMA_GQA.replace("N_HEADS", "64"), ["A100", "H100"]) == []
+    assert messages(LLAMA_GQA.replace("N_HEADS", "64"), ["A100", "H100"], select=["AIC106"]) == []
 
 
 def test_leading_dims_not_read_from_the_input_are_not_assumed():
     # ``bsz, seqlen = x.shape[:2]`` leaves the rank of x open: view(bsz, seqlen, h, -1) may
     # fold other dims into the last one, so the head dim is not known and nothing is said.
     code = MLA_CFG_DICT.replace("V_HEAD_DIM", "128").replace("b, s, _ = x.shape", "b, s = x.shape[:2]")
-    assert messages(code, _FLEET) == []
+    assert v_headdim(code, _FLEET) == []
     # A name rebound before the unpack: the value unpacked is the new one.
     code = MLA_CFG_DICT.replace("V_HEAD_DIM", "128").replace(
         "        b, s, _ = x.shape\n", "        x = self.norm(x) if x.dim() == 3 else x\n        b, s, _ = x.shape\n")
-    assert messages(code, _FLEET) == [f"26:AIC101 {_FA3_HOPPER_ONLY}"]
+    assert v_headdim(code, _FLEET) == [f"26:AIC101 {_FA3_HOPPER_ONLY}"]
 
 
 def test_a_named_dim_compared_with_a_constant_stays_undecided():
@@ -749,7 +755,7 @@ def test_a_named_dim_compared_with_a_constant_stays_undecided():
         "        return flash_attn_func(q, k, v, causal=True)",
         "        if x.shape[-1] in (2048, 4096):\n            return flash_attn_func(q, k, v, causal=True)\n"
         "        return None")
-    assert messages(code, _FLEET) == [f"26:AIC101 {_FA3_HOPPER_ONLY}"]
+    assert v_headdim(code, _FLEET) == [f"26:AIC101 {_FA3_HOPPER_ONLY}"]
 
 
 HF_STYLE = '''import torch
@@ -777,5 +783,5 @@ class DeepseekV2Attention(nn.Module):
 def test_heads_read_through_a_config_object_stored_on_the_module():
     # ``config.num_attention_heads`` in __init__, ``self.config...`` and a local copy in forward:
     # one value, read through the attribute that stores the config.
-    assert messages(HF_STYLE.replace("V_DIM", "128"), _FLEET) == [f"19:AIC101 {_FA3_HOPPER_ONLY}"]
-    assert messages(HF_STYLE.replace("V_DIM", "192"), _FLEET) == []
+    assert v_headdim(HF_STYLE.replace("V_DIM", "128"), _FLEET) == [f"19:AIC101 {_FA3_HOPPER_ONLY}"]
+    assert v_headdim(HF_STYLE.replace("V_DIM", "192"), _FLEET) == []
