@@ -259,11 +259,25 @@ class UnknownArgument(Rule):
             return [Finding(node, f"{call}: transformers {q.span(too_old)} has no attn_implementation keyword "
                                   f"(accepted from {kw_added}); the pins allow {q.span(releases)}",
                             extra_targets=tuple(f"transformers=={v}" for v in too_old))]
-        if not (isinstance(value, cst.SimpleString) and value.prefix == ""):
-            return []
-        text = value.evaluated_value
-        if not isinstance(text, str):
-            return []
+        for text in self._texts(value, fc):
+            found = self._judge_attn(text, node, call, releases, table)
+            if found:
+                return found
+        return []
+
+    @staticmethod
+    def _texts(value, fc) -> list[str]:
+        """The strings the keyword may pass: a literal, else what the value model gives it on
+        any path (``CFG["attn_implementation"]`` of a module-level dict, a default parameter)."""
+        if isinstance(value, cst.SimpleString) and value.prefix == "":
+            text = value.evaluated_value
+            return [text] if isinstance(text, str) else []
+        out: list[str] = []
+        for v in fc.eval_in(value, may=True).values():
+            out += [o for o in options(v) if isinstance(o, str) and o not in out]
+        return out
+
+    def _judge_attn(self, text: str, node, call: str, releases, table) -> list[Finding]:
         entry = table.get("value", {}).get(text)
         if entry is not None:
             lo, hi = Version(entry["added"]), Version(entry["removed"]) if "removed" in entry else None
