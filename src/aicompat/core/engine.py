@@ -595,6 +595,10 @@ class Walker(cst.CSTVisitor):
                     names.add(d.rsplit(".", 1)[-1])
         if names:
             self._set(node.body, replace(self.fc.ctx, catches=self.fc.ctx.catches | names))
+        for h in node.handlers:
+            worlds = guard_forms.handler_worlds(h, node.body, self.fc)  # except AttributeError: the fallback
+            if worlds is not None:
+                self._set(h.body, self.fc.ctx.narrowed(worlds))
 
     def visit_With(self, node: cst.With) -> None:
         """``with cm(...):`` -- what the rules say ``cm`` means for the body (a later item
