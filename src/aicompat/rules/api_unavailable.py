@@ -28,6 +28,8 @@ import libcst as cst
 
 from ..core.ruleapi import Example, Finding, Qual, Rule, dotted
 from ..core.ruleapi import api_query as q
+from ._shared import config_keys
+from ._shared.getattr_names import by_name
 
 
 def _caught(fc) -> bool:
@@ -41,6 +43,7 @@ class ApiUnavailable(Rule):
     name = "api-unavailable"
     tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton")  # names resolve only through imports
     attr_tails = frozenset({"*"})
+    call_tails = frozenset({"getattr", "setattr", "patch"})
 
     VALID = [
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n", pins={"torch": "2.4.0"}),
@@ -130,9 +133,50 @@ class ApiUnavailable(Rule):
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
         if id(node) in done or _caught(fc) or cast(int, getattr(fc, "unevaluated", 0)):
             return []  # (an annotation that never runs names nothing at run time)
+        cfg = config_keys.split(fc.matrix, qualname)
+        if cfg is not None:  # a config module refuses a key it lacks, read or set
+            how = "set" if _assigned(node, fc) else "read"
+            return config_keys.judge(config_keys.Use(node, cfg[0].name, cfg[1], how), fc)
         if _assigned(node, fc) and _shimmed(node, fc):
             return []  # ``if not hasattr(F, "List"): F.List = list``: a shim for the releases without it
         return self._judge(node, qualname, fc)
+
+    def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        """``getattr(torch.nn.functional, "rms_norm")`` as ``torch.nn.functional.rms_norm``;
+        ``setattr``/``getattr``/``patch`` of a config module's keys."""
+        if _caught(fc):
+            return []
+        if qualname.endswith(".patch"):
+            mod = config_keys.is_config(fc, qualname.rsplit(".", 1)[0])
+            if mod is None or fc.ctx.caught("KeyError"):
+                return []
+            module, prefix = config_keys.owner(fc, mod)
+            out = []
+            for use in config_keys.patch_uses(site, module, fc):
+                out += config_keys.judge(config_keys.Use(use.node, module, prefix + use.key, "patch"), fc)
+            return out
+        call = by_name(site, fc)
+        if call is None or call.owner is None or call.names is None:
+            return []  # the object or the name unknown: not judged
+        out = []
+        mod = config_keys.is_config(fc, call.owner)
+        if mod is not None:
+            module, prefix = config_keys.owner(fc, mod)
+            how = "set" if call.builtin == "setattr" else "read"
+            for n in call.names:
+                out += config_keys.judge(config_keys.Use(site.node, module, prefix + n, how), fc)
+            return out
+        if call.builtin == "setattr":
+            return []  # setting a name a module lacks creates it
+        for n in call.names:
+            full = f"{call.owner}.{n}"
+            if full not in self.owned:  # FP8 dtypes: AIC102's
+                out += self._judge(site.node, full, fc)
+        return out
+
+    def attr_exists(self, qualname: str, world):
+        """``hasattr(torch._inductor.config, "X")`` in one world (version_matrix/config/)."""
+        return config_keys.attr_exists(self.matrix, qualname, world)
 
     def check_import(self, node, fc) -> list[Finding]:
         out: list[Finding] = []

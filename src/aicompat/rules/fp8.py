@@ -25,6 +25,7 @@ from ..core.ruleapi import (
     options,
     truth,
 )
+from ._shared.getattr_names import by_name
 
 _T = "import torch\n"
 _TE = "import transformer_engine.pytorch as te\nfrom transformer_engine.common import recipe\n"
@@ -163,7 +164,7 @@ class Fp8Unsupported(Rule):
         self.recipes = matrix.section("fp8.toml", "te_recipe")
         self.autocasts = matrix.section("fp8.toml", "te_autocast")
         self.attr_tails = frozenset(k.rsplit(".", 1)[-1] for k in self.dtypes)
-        self.call_tails = frozenset({k.rsplit(".", 1)[-1] for k in self.ops} | {"to", "fp8_autocast", "autocast"})
+        self.call_tails = frozenset({k.rsplit(".", 1)[-1] for k in self.ops} | {"to", "fp8_autocast", "autocast", "getattr"})
         self.default_recipe = next((k for k, e in self.recipes.items() if e.get("default")), None)
         self.operands = matrix.section("fp8.toml", "operands")
         self.newest_torch = max(matrix.releases("torch"), default=None)
@@ -196,6 +197,9 @@ class Fp8Unsupported(Rule):
 
     # -- dtypes missing from the pinned torch -------------------------------------
     def check_attribute(self, node, qualname, fc):
+        return self._missing(node, qualname, fc)
+
+    def _missing(self, node, qualname, fc):
         added = self.dtypes.get(qualname)
         if added is None or fc.ctx.caught("AttributeError"):
             return []
@@ -214,6 +218,11 @@ class Fp8Unsupported(Rule):
     reach_own = frozenset({"check_call"})
 
     def check_call(self, site, qualname, fc):
+        by = by_name(site, fc) if isinstance(site.node.func, cst.Name) and site.node.func.value == "getattr" else None
+        if by is not None:  # getattr(torch, "float8_e8m0fnu"), the name a constant or a loop item
+            if by.owner is None or by.names is None:
+                return []
+            return [f for n in by.names for f in self._missing(site.node, f"{by.owner}.{n}", fc)]
         if qualname in self.ops:
             if not fc.ctx.worlds:
                 return []
