@@ -22,13 +22,14 @@ from packaging.version import Version
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
 from ..core.ruleapi import api_query as q
+from ._shared import transformers_kwargs as tk
 
 
 class UnknownArgument(Rule):
     code = "AIC202"
     worlds_monotone = True
     name = "unknown-argument"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"from_pretrained")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -104,10 +105,16 @@ class UnknownArgument(Rule):
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
+        self.tk = tk.Table(matrix)
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
-        if qualname.startswith("transformers.") and "attn_implementation" in site.kw:
-            return self._attn_implementation(site, qualname, fc)
+        if qualname.startswith("transformers."):
+            if "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
+                return []
+            out = self._attn_implementation(site, qualname, fc) if "attn_implementation" in site.kw else []
+            if qualname.endswith(".from_pretrained") and (site.kw or site.has_star):
+                out += self._unread(site, qualname, fc)
+            return out
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
             return []
@@ -250,6 +257,43 @@ class UnknownArgument(Rule):
         msg = (f"{call}: attn_implementation={text!r} is not accepted by transformers {q.span(failing)} "
                f"(accepted from {span}); {failing[0]} takes {', '.join(repr(v) for v in valid)}")
         return [Finding(node, msg, extra_targets=tuple(f"transformers=={v}" for v in failing))]
+
+    def _unread(self, site, qualname: str, fc) -> list[Finding]:
+        """``from_pretrained(use_auth_token=...)`` on a transformers that no longer reads the keyword:
+        it reaches the model class's ``__init__`` (version_matrix/transformers_kwargs.toml)."""
+        keywords = tk.passed(site, fc)
+        if "trust_remote_code" in keywords and (keywords["trust_remote_code"] is None
+                                                or tk.literal(keywords["trust_remote_code"]) is not False):
+            return []  # the model class is the checkpoint's own code: what its __init__ takes is unknown
+        table = self.tk
+        out: list[Finding] = []
+        got = None
+        for name in keywords:
+            kw = table.keywords.get(name)
+            cls = tk.receiver(qualname, kw) if kw is not None else None
+            if kw is None or cls is None:
+                continue
+            got = got or table.judged(fc)
+            if got is None:
+                return []
+            indices, pinned = got
+            lack = [i for i in indices if i not in kw.read and i not in kw.dropped
+                    and cls not in table.kwargs_classes.get(table.labels[i], ())]
+            if not lack:
+                continue
+            newest = table.labels[max(lack)]
+            # behind an Auto class, the checkpoint picks the class: a few take **kwargs
+            others = sorted(table.kwargs_classes.get(newest, ())) if cls.startswith("Auto") else []
+            unless = (f", unless it takes **kwargs (in {newest} only {', '.join(others)} "
+                      f"{'do' if len(others) > 1 else 'does'})") if others else ""
+            read = f"read in {table.label(kw.read)}" if kw.read else "never read"
+            pin = "" if pinned else f"; transformers unpinned: judged on the newest release {table.labels[-1]}"
+            msg = (f"{cls}.from_pretrained: transformers {table.label(lack)} does not read {name} ({read}): it is "
+                   f"handed to the model class, whose __init__ raises TypeError (unexpected keyword argument "
+                   f"'{name}'){unless}; use {kw.replacement}{pin}")
+            out.append(Finding(tk.at(site, name), msg,
+                               extra_targets=tuple(f"transformers=={table.labels[i]}" for i in lack)))
+        return out
 
     @staticmethod
     def _near(api, module: str, name: str, keyword: str, failing: list[int]) -> list[str]:
