@@ -74,6 +74,12 @@ class ApiUnavailable(Rule):
         # torch.cuda.FloatTensor and torch.uint4 are made in C++ at import; torch.supa is a device plugin.
         Example("import torch\nbuf = torch.cuda.FloatTensor(3)\npacked = torch.empty(4, dtype=torch.uint4)\n"
                 "ok = hasattr(torch, \"supa\") and torch.supa.is_available()\n", pins={"torch": "2.13.0"}),
+        Example("import torch._inductor.config as inductor_config\ninductor_config.freezing = True\n",
+                pins={"torch": "2.1.0"}),
+        Example("import torch._inductor.config as inductor_config\nif hasattr(inductor_config, \"freezing\"):\n"
+                "    inductor_config.freezing = True\n", pins={"torch": "2.0.1"}),
+        Example("import torch\nimport torch.nn.functional as F\nnorm = getattr(F, \"rms_norm\", None)\n"
+                "if norm is not None:\n    y = F.rms_norm(x, (8,))\n", pins={"torch": "2.3.1"}),
     ]
     INVALID = [
         # ColossalAI colossalai/utils/common.py before 01066152: torch._six went in torch 2.0.
@@ -117,6 +123,18 @@ class ApiUnavailable(Rule):
                     (5, 5, "torch.nn.utils.prune is not loaded by `import torch` in torch 2.13.0 (AttributeError: "
                            "module 'torch.nn.utils' has no attribute 'prune'); add `import torch.nn.utils.prune`; "
                            "pins allow torch 2.13.0"),
+                ]),
+        # a config module refuses a key its release lacks (version_matrix/config/torch.toml)
+        Example("import torch._inductor.config as inductor_config\ninductor_config.freezing = True\n",
+                pins={"torch": "2.0.1"},
+                findings=[
+                    (2, 1, "torch._inductor.config.freezing is not a config key in torch 2.0.1 (added in 2.1.0): "
+                           "setting it raises AttributeError: torch._inductor.config.freezing does not exist; pin "
+                           "torch>=2.1.0; pins allow torch 2.0.1"),
+                ]),
+        Example("import torch\nimport torch.nn.functional as F\nnorm = getattr(F, \"rms_norm\")\n", pins={"torch": "2.3.1"},
+                findings=[
+                    (3, 8, "torch.nn.functional.rms_norm is not in torch 2.3.1 (added in 2.4.0); pins allow torch 2.3.1"),
                 ]),
     ]
 

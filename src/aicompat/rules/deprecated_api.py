@@ -51,6 +51,8 @@ class DeprecatedApi(Rule):
                 "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype='auto')\n", pins={"transformers": "4.46.0"}),
         Example("import transformer_engine.pytorch as te\nwith te.fp8_model_init(enabled=True):\n"
                 "    layer = te.Linear(1024, 1024)\n", pins={"transformer-engine": "2.8.0"}),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', token='hf_x')\n", pins={"transformers": "4.45.0"}),
     ]
     INVALID = [
         Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
@@ -107,6 +109,14 @@ class DeprecatedApi(Rule):
                            "future release. Use quantized_model_init(enabled=..., recipe=..., "
                            'preserve_high_precision_init_val=...) i…"); use transformer_engine.pytorch.'
                            "quantized_model_init(enabled=..., recipe=..., preserve_high_precision_init_val=...)"),
+                ]),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', use_auth_token='hf_x')\n",
+                pins={"transformers": "4.45.0"},
+                findings=[
+                    (2, 47, "from_pretrained(use_auth_token=...) is deprecated since transformers 4.31.0 (warns in "
+                            "4.45.0: \"The `use_auth_token` argument is deprecated and will be removed in v5 of "
+                            "Transformers. Please use `token` instead.\"); use token=..."),
                 ]),
     ]
 

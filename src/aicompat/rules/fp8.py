@@ -57,6 +57,8 @@ class Fp8Unsupported(Rule):
         Example(_T + "def f(x):\n    return x.to(torch.float8_e5m2)\n", gpus=["A100"]),
         Example(_T + "try:\n    y = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\nexcept RuntimeError:\n    y = a @ b\n",
                 gpus=["A100"]),
+        Example("import torch\nSCALE = getattr(torch, \"float8_e8m0fnu\", None)\n"
+                "if SCALE is not None:\n    s = torch.ones(4).to(torch.float8_e8m0fnu)\n", pins={"torch": "2.6.0"}),
     ]
     INVALID = [
         Example(_T + "y = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)\n",
@@ -107,6 +109,11 @@ class Fp8Unsupported(Rule):
                     (3, 12, ".to(torch.float8_e4m3fn) inside torch.compile: Triton generates fp8e4nv "
                             '(float8_e4m3fn) code only for sm_89+ ("type fp8e4nv not supported in this '
                             'architecture"); fails on sm_86 (RTX 3090); cast to torch.float8_e5m2 there (Triton generates fp8e5 code on every capability), or keep bf16'),
+                ]),
+        Example("import torch\nSCALE = getattr(torch, \"float8_e8m0fnu\")\n", pins={"torch": "2.6.0"},
+                findings=[
+                    (2, 9, "torch.float8_e8m0fnu: not in torch 2.6.0 (added in 2.7.0); AttributeError: module "
+                           "'torch' has no attribute 'float8_e8m0fnu'"),
                 ]),
     ]
 

@@ -49,6 +49,9 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModel\n"
                 "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
                 pins={"transformers": ">=4.54,<4.58"}),
+        Example("from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', quantization_config=BitsAndBytesConfig(load_in_8bit=True))\n",
+                pins={"transformers": "5.0.0"}),
     ]
     INVALID = [
         Example("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, qk_headdim=128, v_headdim=64)\n",
@@ -95,6 +98,15 @@ class UnknownArgument(Rule):
                 findings=[
                     (2, 36, "AutoModel.from_pretrained: attn_implementation='flash2' is not a value any "
                             "transformers release accepts (an implementation name or a Hub kernel 'org/repo')"),
+                ]),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', load_in_8bit=True)\n",
+                pins={"transformers": "5.0.0"},
+                findings=[
+                    (2, 47, "AutoModelForCausalLM.from_pretrained: transformers 5.0.0 does not read load_in_8bit (read "
+                            "in 4.30.0–4.57.6): it is handed to the model class, whose __init__ raises TypeError "
+                            "(unexpected keyword argument 'load_in_8bit'); use "
+                            "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"),
                 ]),
     ]
 

@@ -79,14 +79,16 @@ def judge(use: Use, fc) -> list[Finding]:
         return []  # a private name no release has: the class may let it through (its _bypass_keys)
     full = f"{use.module}.{use.key}"
     fix = []
-    near = t.close(m, use.key, max(lack))
+    # the closest key of the newest failing release: a typo's fix, or a removed key's successor
+    # (for a key that came later, the fix is the release that has it)
+    near = t.close(m, use.key, max(lack)) if not ever or max(lack) > max(ever) else None
     if near and near != use.key:
         fix.append(f"did you mean {use.module}.{near}?")
     if not ever:
         why = f"no torch release ({t.labels[0]}–{t.labels[-1]}) has it"
     else:
         first, last = min(ever), max(ever)
-        if all(i < first for i in lack):
+        if all(i < first for i in lack) and last == len(t.labels) - 1:
             why = f"added in {t.labels[first]}"
             fix.append(f"pin torch>={t.labels[first]}")
         elif all(i > last for i in lack) and last + 1 < len(t.labels):
