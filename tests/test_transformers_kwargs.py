@@ -94,8 +94,11 @@ def build(path):
 
 def test_use_flash_attention_2_before_during_and_after():
     code = FA2.format(kw="use_flash_attention_2=True")
-    # not read yet in 4.33 (read from 4.34.0): TypeError in the model's __init__
-    assert [c for c, *_ in found(code, "4.33.0")] == ["AIC202"]
+    # not read yet in 4.33 (read from 4.34.0): TypeError in the model's __init__; the fix is the release
+    (before,) = found(code, "4.33.0")
+    assert before[0] == "AIC202" and before[3].endswith(
+        "does not read use_flash_attention_2 (read in 4.34.0–4.52.4): it is handed to the model class, whose "
+        "__init__ raises TypeError (unexpected keyword argument 'use_flash_attention_2'); pin transformers>=4.34.0")
     # read and deprecated (the hand-read warning, deprecations.toml) in 4.40
     assert [c for c, *_ in found(code, "4.40.0")] == ["AIC203"]
     # no longer read from 4.53.0: AIC202 only (the deprecation is over)

@@ -66,6 +66,7 @@ when = "str?"
 warning = "str?"
 replacement = "str?"
 fix = "str?"
+value = "str?"
 
 [schema.release]
 model_call = "str"
@@ -75,19 +76,22 @@ kwargs_classes = "list"
 # What to write instead, for the keywords recorded (each read from the warning or the release that
 # took it over; the generator stops when a recorded keyword has none).
 REPLACEMENTS = {  # keyword -> (what to write instead, where that was read, --fix rewrite or "")
+    # (a "replace:" rewrite applies where the keyword's value is the literal in VALUES)
     "use_auth_token": ("token=...", "the warning: 'Please use `token` instead'", "rename:token"),
     "load_in_8bit": ("quantization_config=BitsAndBytesConfig(load_in_8bit=True)",
                      "the warning: 'pass a `BitsAndBytesConfig` object in `quantization_config`'", ""),
     "load_in_4bit": ("quantization_config=BitsAndBytesConfig(load_in_4bit=True)",
                      "the warning: 'pass a `BitsAndBytesConfig` object in `quantization_config`'", ""),
     "use_flash_attention_2": ('attn_implementation="flash_attention_2"',
-                              "read from 4.36.0 (version_matrix/transformers_attn.toml)", ""),
+                              "read from 4.36.0 (version_matrix/transformers_attn.toml)",
+                              'replace:attn_implementation="flash_attention_2"'),
     "torch_dtype": ("dtype=...", "the warning: 'Use `dtype` instead!'", "rename:dtype"),
     "resume_download": ("remove it", "5.0.0 passes no such keyword on to the download", ""),
     "tp_plan": ("distributed_config=DistributedConfig(tp_plan=...)", "the 5.17.0 warning", ""),
     "tp_size": ("distributed_config=DistributedConfig(tp_size=...)",
                 "DistributedConfig's field; 5.17.0 builds one from tp_plan and tp_size", ""),
 }
+VALUES = {"use_flash_attention_2": "True"}
 
 
 def _from_pretrained(tree: ast.Module) -> ast.FunctionDef | None:
@@ -313,6 +317,8 @@ def build(paths: list[Path]) -> str:
             lines.append(f"replacement = {q(text)}")
             if fix:
                 lines.append(f"fix = {q(fix)}")
+            if k in VALUES:
+                lines.append(f"value = {q(VALUES[k])}")
             src.append(f"replacement: {why}")
         lines.append(f"source = {q('; '.join(src))}")
         lines.append("")

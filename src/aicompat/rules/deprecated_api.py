@@ -285,25 +285,13 @@ class DeprecatedApi(Rule):
             node = tk.at(site, name)
             fix = None
             if isinstance(node, cst.Arg) and kw.fix and value is not None:
-                fix = self._keyword_fix(node, value, {"fix": kw.fix}, fc, site)
+                fix = tk.keyword_fix(node, value, kw.fix, kw.fix_value, fc, site)
             out.append(Finding(node, msg, extra_targets=tuple(f"transformers=={self.tk.labels[i]}" for i in hit),
                                severity="warning", fix=fix))
         return out
 
     def _keyword_fix(self, arg: cst.Arg, value, e: dict, fc, site) -> str | None:
-        fix = e.get("fix", "")
-        code = fc.module.code_for_node
-        if not isinstance(arg.equal, cst.AssignEqual):
-            return None
-        # The finding spans keyword=value (an Arg's position stops before its comma).
-        new = fix.split(":", 1)[1] if ":" in fix else ""
-        if new.split("=")[0] in site.kw:
-            return None  # the new keyword is already there: a human decides
-        if fix.startswith("rename:"):
-            return new + code(arg.equal) + code(value)
-        if fix.startswith("replace:") and isinstance(value, cst.Name) and value.value == e.get("value"):
-            return new
-        return None
+        return tk.keyword_fix(arg, value, e.get("fix", ""), e.get("value"), fc, site)
 
     # -- --fix for calls ---------------------------------------------------------------------
     def _fix(self, site, qualname: str, e: dict, scope: q.Scope, fc) -> str | None:

@@ -300,11 +300,18 @@ class UnknownArgument(Rule):
                       f"{'do' if len(others) > 1 else 'does'})") if others else ""
             read = f"read in {table.label(kw.read)}" if kw.read else "never read"
             pin = "" if pinned else f"; transformers unpinned: judged on the newest release {table.labels[-1]}"
+            # not read yet: the fix is the release that reads it; no longer read: its replacement
+            early = bool(kw.read) and max(lack) < min(kw.read)
+            instead = f"pin transformers>={table.labels[min(kw.read)]}" if early else f"use {kw.replacement}"
             msg = (f"{cls}.from_pretrained: transformers {table.label(lack)} does not read {name} ({read}): it is "
                    f"handed to the model class, whose __init__ raises TypeError (unexpected keyword argument "
-                   f"'{name}'){unless}; use {kw.replacement}{pin}")
-            out.append(Finding(tk.at(site, name), msg,
-                               extra_targets=tuple(f"transformers=={table.labels[i]}" for i in lack)))
+                   f"'{name}'){unless}; {instead}{pin}")
+            node = tk.at(site, name)
+            value = keywords[name]
+            fix = tk.keyword_fix(node, value, kw.fix, kw.fix_value, fc, site) \
+                if isinstance(node, cst.Arg) and kw.fix and value is not None and not early else None
+            out.append(Finding(node, msg, extra_targets=tuple(f"transformers=={table.labels[i]}" for i in lack),
+                               fix=fix))
         return out
 
     @staticmethod

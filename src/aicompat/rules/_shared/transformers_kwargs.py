@@ -37,7 +37,8 @@ class Keyword:
     when: str  # "truthy" or "not None": when the warning fires
     warning: str
     replacement: str
-    fix: str
+    fix: str  # "rename:<keyword>" or "replace:<text>" (--fix)
+    fix_value: str | None  # for "replace:": the literal the keyword must have
 
 
 class Table:
@@ -49,7 +50,7 @@ class Table:
         self.keywords = {k: Keyword(k, e["receivers"], _expand(self.labels, e["read"]),
                                     _expand(self.labels, e.get("dropped")), _expand(self.labels, e.get("warns")),
                                     e.get("when", "truthy"), e.get("warning", ""), e.get("replacement", ""),
-                                    e.get("fix", ""))
+                                    e.get("fix", ""), e.get("value"))
                          for k, e in doc.get("keyword", {}).items()}
         self.kwargs_classes = {v: set(e["kwargs_classes"]) for v, e in doc.get("release", {}).items()}
 
@@ -130,3 +131,21 @@ def at(site, name: str) -> cst.CSTNode:
     if name in site.kw:
         return site.kw[name]
     return next(a for a in site.node.args if a.star == "**")
+
+
+def keyword_fix(arg: cst.Arg, value, fix: str, wanted: str | None, fc, site) -> str | None:
+    """What ``--fix`` writes for ``keyword=value``: ``rename:<new>`` keeps the value,
+    ``replace:<text>`` applies only where the value is the literal ``wanted``; None when the new
+    keyword is already passed (a human decides)."""
+    code = fc.module.code_for_node
+    if not isinstance(arg.equal, cst.AssignEqual):
+        return None
+    # The finding spans keyword=value (an Arg's position stops before its comma).
+    new = fix.split(":", 1)[1] if ":" in fix else ""
+    if new.split("=")[0] in site.kw:
+        return None
+    if fix.startswith("rename:"):
+        return new + code(arg.equal) + code(value)
+    if fix.startswith("replace:") and isinstance(value, cst.Name) and value.value == wanted:
+        return new
+    return None
