@@ -154,7 +154,9 @@ class ApiUnavailable(Rule):
         cfg = config_keys.split(fc.matrix, qualname)
         if cfg is not None:  # a config module refuses a key it lacks, read or set
             how = "set" if _assigned(node, fc) else "read"
-            return config_keys.judge(config_keys.Use(node, cfg[0].name, cfg[1], how), fc)
+            found = config_keys.judge(config_keys.Use(node, cfg[0].name, cfg[1], how), fc)
+            if found:
+                return found
         if _assigned(node, fc) and _shimmed(node, fc):
             return []  # ``if not hasattr(F, "List"): F.List = list``: a shim for the releases without it
         return self._judge(node, qualname, fc)
