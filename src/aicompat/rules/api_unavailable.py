@@ -183,8 +183,8 @@ class ApiUnavailable(Rule):
         if mod is not None:
             module, prefix = config_keys.owner(fc, mod)
             how = "set" if call.builtin == "setattr" else "read"
-            for n in call.names:
-                out += config_keys.judge(config_keys.Use(site.node, module, prefix + n, how), fc)
+            for n, worlds in call.names.items():
+                out += config_keys.judge(config_keys.Use(site.node, module, prefix + n, how), fc, worlds)
             return out
         if call.builtin == "setattr":
             return []  # setting a name a module lacks creates it

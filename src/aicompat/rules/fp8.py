@@ -206,11 +206,12 @@ class Fp8Unsupported(Rule):
     def check_attribute(self, node, qualname, fc):
         return self._missing(node, qualname, fc)
 
-    def _missing(self, node, qualname, fc):
+    def _missing(self, node, qualname, fc, worlds=None):
         added = self.dtypes.get(qualname)
         if added is None or fc.ctx.caught("AttributeError"):
             return []
-        missing = sorted({w.torch for w in fc.ctx.worlds if w.torch is not None and w.torch < added})
+        missing = sorted({w.torch for w in (fc.ctx.worlds if worlds is None else worlds)
+                          if w.torch is not None and w.torch < added})
         if not missing:
             return []
         attr = qualname.rsplit(".", 1)[-1]
@@ -229,7 +230,7 @@ class Fp8Unsupported(Rule):
         if by is not None:  # getattr(torch, "float8_e8m0fnu"), the name a constant or a loop item
             if by.owner is None or by.names is None:
                 return []
-            return [f for n in by.names for f in self._missing(site.node, f"{by.owner}.{n}", fc)]
+            return [f for n, worlds in by.names.items() for f in self._missing(site.node, f"{by.owner}.{n}", fc, worlds)]
         if qualname in self.ops:
             if not fc.ctx.worlds:
                 return []

@@ -61,8 +61,9 @@ def _error(t, i: int, module: str, key: str, how: str, implied: bool) -> str:
     return text.replace("{name!r}", repr(key)).replace("{module}", module).replace("{name}", key)
 
 
-def judge(use: Use, fc) -> list[Finding]:
-    """The finding for one use of a key, in the releases in scope that lack it."""
+def judge(use: Use, fc, worlds=None) -> list[Finding]:
+    """The finding for one use of a key, in the releases in scope that lack it (``worlds``: those
+    the use runs in, when fewer than the statement's: a loop item under a hasattr guard)."""
     t = table(fc.matrix)
     m = t.modules.get(use.module) if t is not None else None
     if m is None or use.key.startswith("__"):
@@ -71,6 +72,9 @@ def judge(use: Use, fc) -> list[Finding]:
     if got is None:
         return []
     indices, pinned = got
+    if worlds is not None and pinned:
+        runs = {w.torch for w in worlds}
+        indices = [i for i in indices if t.releases[i] in runs]
     lack = [i for i in indices if t.has(m, use.key, i, read=use.how == "read") is False]
     if not lack:
         return []

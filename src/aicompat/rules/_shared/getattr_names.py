@@ -18,7 +18,7 @@ class ByName:
     builtin: str  # "getattr" or "setattr"
     obj: cst.BaseExpression
     owner: str | None  # the qualified name of ``obj`` (a module or library object), or None
-    names: list[str] | None  # every name the call may use; None when one is unknown
+    names: dict[str, frozenset] | None  # each name the call may use, with the worlds it reaches the call in
     name_node: cst.BaseExpression
 
 
@@ -33,21 +33,32 @@ def by_name(site, fc) -> ByName | None:
     args = [a.value for a in site.node.args]
     if len(args) != (2 if func.value == "getattr" else 3):
         return None
-    return ByName(func.value, args[0], fc.resolve(args[0]), names_of(args[1], fc), args[1])
+    return ByName(func.value, args[0], fc.resolve(args[0]), names_where(args[1], fc), args[1])
 
 
 def names_of(expr: cst.BaseExpression, fc) -> list[str] | None:
     """The strings ``expr`` may be, in every world and way the enclosing function runs (a literal,
     a constant, each item of a loop around it); None when one of them is unknown."""
+    got = names_where(expr, fc)
+    return list(got) if got is not None else None
+
+
+def names_where(expr: cst.BaseExpression, fc) -> dict[str, frozenset] | None:
+    """Each string ``expr`` may be, with the worlds in which the statement runs with it: a loop
+    item under ``if hasattr(config, name):`` reaches the call only in the releases that have it.
+    None when one of the strings is unknown."""
+    worlds = fc.ctx.worlds
     if isinstance(expr, cst.SimpleString):
         v = expr.evaluated_value
-        return [v] if isinstance(v, str) else None
-    out: list[str] = []
-    for w in fc.ctx.worlds:
-        for _call, bindings in fc.scenarios():
-            for v in options(fc.value_of(expr, w, bindings)):
-                if not isinstance(v, str):
-                    return None
-                if v not in out:
-                    out.append(v)
-    return out or None
+        return {v: frozenset(worlds)} if isinstance(v, str) else None
+    out: dict[str, set] = {}
+    for _call, bindings in fc.scenarios():
+        for w in worlds:
+            vals = options(fc.value_of(expr, w, bindings))
+            if any(not isinstance(v, str) for v in vals):
+                return None
+            if not fc.reachable(w, bindings):
+                continue
+            for v in vals:
+                out.setdefault(v, set()).add(w)
+    return {k: frozenset(v) for k, v in out.items()} or None

@@ -80,6 +80,8 @@ def receiver(qualname: str, kw: Keyword) -> str | None:
     if len(parts) < 3 or parts[0] != PACKAGE or parts[-1] != "from_pretrained":
         return None
     cls = parts[-2]
+    if cls.startswith(("TF", "Flax")):
+        return None  # TensorFlow / Flax models: another from_pretrained than the one read
     return cls if any(fnmatchcase(cls, p) for p in kw.receivers) else None
 
 
