@@ -81,7 +81,7 @@ def test_a_failing_import_is_reported_once_not_again_at_each_use():
         (5, 36, "torch.nn.attention.SDPBackend is not in torch 2.1.0–2.2.2 (added in 2.3.0); pins allow torch "
                 "2.1.0–2.3.1"),
         (5, 48, "torch.nn.attention.sdpa_kernel is not in torch 2.1.0–2.2.2 (added in 2.3.0); pins allow torch "
-                "2.1.0–2.3.1"),
+                "2.1.0–2.3.1; before 2.3.0 use torch.backends.cuda.sdp_kernel, the name it replaces"),
     ]
     # the fix: import (and use) it only where the release has it
     guarded = FLASH_ONLY.format(guard="HAS_SDPA_KERNEL = hasattr(torch.nn, 'attention')\n").replace(

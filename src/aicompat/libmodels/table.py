@@ -11,7 +11,8 @@ Where the facts come from:
   (version_matrix/probes.toml);
 - ``inspect.signature(f).parameters``: signatures.py;
 - argparse parsers, options and namespaces: argparse_args.py;
-- methods that return the object they are called on: version_matrix/returns_self.toml;
+- methods that return the object they are called on, and library calls whose result is an
+  object of a known type (``numpy.zeros`` -> numpy.ndarray): version_matrix/returns_self.toml;
 - calls that never return, skip marks, parametrized tables: testing.py (pytest, unittest);
 - kernel-selection conventions of other projects (support checks, the capability
   parameter): version_matrix/dispatch.toml ``[selection.*]``.
@@ -55,15 +56,16 @@ class Libraries:
         "signature_call", "signature_contains",
         # argparse
         "mutators", "mutated", "parse_methods", "parsed",
-        # methods that return self
-        "returns_self", "instance_returns_self",
+        # methods that return self; calls whose result is an object of a known library type
+        "returns_self", "instance_returns_self", "call_results",
         # test frameworks and exits
         "exit_calls", "exit_methods", "skip_if", "skip_unless", "marks_variable", "parametrize", "param",
         # kernel-selection conventions
         "support_methods", "support_prefixes", "capability_params",
     )
 
-    def __init__(self, returns_self: dict[str, frozenset[str]], selection: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, returns_self: dict[str, frozenset[str]], selection: dict[str, dict[str, Any]],
+                 call_results: dict[str, str] | None = None) -> None:
         # -- the tensor shape model (torch_shapes.py) --
         self.shape_model = shapes.model_of  # qualified name -> shapes.function / shapes.layer / None
         self.layer_type = shapes.Layer
@@ -98,6 +100,7 @@ class Libraries:
         # -- methods that return self (returns_self.toml), per library class --
         self.returns_self = returns_self
         self.instance_returns_self = returns_self.get(_INSTANCE_BASE, frozenset())
+        self.call_results = call_results or {}  # library call -> the type of what it returns
         # -- test frameworks and exits (testing.py) --
         self.exit_calls = testing.EXIT_CALLS
         self.exit_methods = testing.EXIT_METHODS
@@ -122,7 +125,8 @@ def libraries(matrix) -> Libraries:
     if hit is None or hit[0] is not matrix:
         returns_self = {owner: frozenset(e["methods"])
                         for owner, e in matrix.section("returns_self.toml", "returns_self").items()}
-        table = Libraries(returns_self, matrix.section("dispatch.toml", "selection"))
+        results = {call: e["type"] for call, e in matrix.section("returns_self.toml", "result").items()}
+        table = Libraries(returns_self, matrix.section("dispatch.toml", "selection"), results)
         if len(_TABLES) > 8:
             _TABLES.clear()
         hit = _TABLES[id(matrix)] = (matrix, table)

@@ -80,7 +80,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                          "default_true_from": (str, True), "savers": (_LIST, True), "save_obj": (_LIST, True),
                          "save_path": (_LIST, True), "buffers": (_LIST, True), "refused": (_LIST, True),
                          "allow_calls": (_LIST, True),
-                         "error": (str, True), "observed": (str, True)},
+                         "error": (str, True), "observed": (str, True), "globals": (dict, False),
+                         "fixes": (dict, False), "releases": (dict, False)},
     },
     "dispatch.toml": {
         "dispatch": {"bases": (_LIST, True), "never_on_nvidia": (_LIST, True)},
@@ -91,6 +92,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "returns_self.toml": {
         "returns_self": {"methods": (_LIST, True)},
+        "result": {"type": (str, True)},
     },
     "exceptions.toml": {
         "exception": {"bases": (_LIST, True)},
@@ -99,6 +101,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "cuda_jit.toml": {
         "jit": {"marker": (str, True), "marker_text": (str, True), "sources": (_LIST, True), "per_arch": (_LIST, False),
                 "running": (str, False), "defines": (dict, False), "specs": (dict, False)},
+        "cupy_compile": {"cupy": (str, True), "appended": (str, True), "lines": (dict, True)},
+        "cupy_wheel": {"cuda": (str, True)},
+        "nvrtc_arch": {"nvrtc": (str, True), "resolves": (str, True), "error": (str, True), "observed": (_LIST, True)},
     },
     "build.toml": {
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
@@ -132,6 +137,11 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "keyword": {"added": (str, True), "calls": (_LIST, True), "receivers": (_LIST, True)},
         "value": {"added": (str, True), "removed": (str, False)},
         "kernel": {"added": (str, True), "pattern": (str, True)},
+        "kernels": {"canonical": (str, True)},
+        "flag": {"means": (str, True), "added": (str, True), "removed": (str, False)},
+        "setter": {"kind": (str, True), "added": (str, True)},
+        "dtype_check": {"releases": (str, True), "calls": (_LIST, True), "arg": (str, True), "refused": (_LIST, True),
+                        "error": (str, True)},
     },
     "api_hints.toml": {
         "keyword": {"hint": (str, True)},
@@ -139,6 +149,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "alias": {"names": (dict, True)},
         "runtime": {"names": (_LIST, True)},
         "no_argument_call": {"releases": (str, True)},
+        "generated_init": {"unknown_keyword": (str, True)},
     },
     "syntax.toml": {
         "feature": {"python": (str, True), "construct": (str, True)},
@@ -152,7 +163,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "names_removed": (dict, False)},
     },
     "releases.toml": {
-        "package": {"releases": (_LIST, True), "import": (_LIST, False), "renamed_from": (_LIST, False)},
+        "package": {"releases": (_LIST, True), "import": (_LIST, False), "renamed_from": (_LIST, False),
+                    "components": (_LIST, False)},
     },
     "attention.toml": {
         "vhead": {
@@ -175,7 +187,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
                   "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
                   "backend_added": (dict, False), "dropout_arg": (dict, False), "errors": (dict, False),
-                  "fixed_in": (str, False)},
+                  "fixed_in": (str, False), "exits": (bool, False), "fix": (str, False),
+                  "vhead_first": (bool, False)},
         "alias": {"calls": (dict, True), "select": (dict, False), "as_release": (dict, False)},
         "vendored": {"module": (str, True), "extensions": (_LIST, True)},
         "training": {"methods": (_LIST, True), "calls": (_LIST, True), "keywords": (_LIST, True),
@@ -431,6 +444,10 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         if bad:
             raise MatrixError(f"version_matrix/gpus.toml: [target.{name}] unknown arch(s) {bad}")
         m.targets[name] = e
+    for name, e in files["attention.toml"].get("limit", {}).items():
+        bad = [t for s in e.get("spans", []) for t in s.get("targets", []) if t not in m.targets]
+        if bad:
+            raise MatrixError(f"version_matrix/attention.toml: [limit.{name}] unknown compile target(s) {bad}")
     for name, e in files["cuda_features.toml"].get("feature", {}).items():
         where = f"version_matrix/cuda_features.toml: [feature.{name}]"
         bad = [t for t in e["targets"] if t not in m.targets]

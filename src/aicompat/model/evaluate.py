@@ -1314,6 +1314,9 @@ class Evaluator:
             v = self._known_call(q, pos, kw)
             if v is not NotImplemented:
                 return v
+            t = self.libs.call_results.get(q)
+            if t is not None:  # a library call whose result is an object of a known type
+                return LibObject(t, (), node)
         if isinstance(func, cst.Name) and pos is not None and func.value not in self.shadow:
             v = self._builtin(func.value, pos, kw)
             if v is not NotImplemented:

@@ -41,7 +41,8 @@ class ApiUnavailable(Rule):
     code = "AIC201"
     worlds_monotone = True
     name = "api-unavailable"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton")  # names resolve only through imports
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton",
+              b"transformer_engine")  # names resolve only through imports
     attr_tails = frozenset({"*"})
     call_tails = frozenset({"getattr", "setattr", "patch"})
 
@@ -80,6 +81,14 @@ class ApiUnavailable(Rule):
                 "    inductor_config.freezing = True\n", pins={"torch": "2.0.1"}),
         Example("import torch\nimport torch.nn.functional as F\nnorm = getattr(F, \"rms_norm\", None)\n"
                 "if norm is not None:\n    y = F.rms_norm(x, (8,))\n", pins={"torch": "2.3.1"}),
+        # Transformer Engine, read from each release's source: the fixed twins of the TE findings below
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3, amax_history_len=16)\n"),
+        Example("import transformer_engine.pytorch as te\nwith te.fp8_autocast(enabled=True, fp8_recipe=r):\n"
+                "    y = model(x)\n", pins={"transformer-engine": "2.4.0"}),
+        Example("from transformer_engine.common import recipe\n\n\ndef make_recipe(block):\n"
+                "    if block and hasattr(recipe, \"MXFP8BlockScaling\"):\n        return recipe.MXFP8BlockScaling()\n"
+                "    return recipe.DelayedScaling()\n", pins={"transformer-engine": "1.13.0"}),
     ]
     INVALID = [
         # ColossalAI colossalai/utils/common.py before 01066152: torch._six went in torch 2.0.
@@ -99,7 +108,7 @@ class ApiUnavailable(Rule):
         Example("from torch.nn.attention import sdpa_kernel\n", pins={"torch": "2.2.2"},
                 findings=[
                     (1, 32, "torch.nn.attention.sdpa_kernel is not in torch 2.2.2 (added in 2.3.0); pins allow "
-                            "torch 2.2.2"),
+                            "torch 2.2.2; before 2.3.0 use torch.backends.cuda.sdp_kernel, the name it replaces"),
                 ]),
         Example("import torch.nn.functional as F\nF.flash_attention(q, k, v)\n",
                 findings=[
@@ -136,6 +145,28 @@ class ApiUnavailable(Rule):
                 findings=[
                     (3, 8, "torch.nn.functional.rms_norm is not in torch 2.3.1 (added in 2.4.0); pins allow torch 2.3.1"),
                 ]),
+        # Transformer Engine: no FP8 format E4M3FN (that is torch's dtype name); te.autocast arrived in 2.9.0
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3FN, amax_history_len=16)\n",
+                pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 40, "transformer_engine.common.recipe.Format.E4M3FN does not exist in any transformer-engine "
+                            "release (1.9.0–2.20.2); did you mean transformer_engine.common.recipe.Format.E4M3?"),
+                ]),
+        Example("import transformer_engine.pytorch as te\nwith te.autocast(enabled=True, recipe=r):\n"
+                "    y = model(x)\n", pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 6, "transformer_engine.pytorch.autocast is not in transformer-engine 2.4.0 (added in 2.9.0); "
+                           "pins allow transformer-engine 2.4.0; before 2.9.0 use "
+                           "transformer_engine.pytorch.fp8_autocast, the name it replaces"),
+                ]),
+        Example("from transformer_engine.common import recipe\n\n\ndef make_recipe(block):\n"
+                "    if block:\n        return recipe.MXFP8BlockScaling()\n"
+                "    return recipe.DelayedScaling()\n", pins={"transformer-engine": "1.13.0"},
+                findings=[
+                    (6, 16, "transformer_engine.common.recipe.MXFP8BlockScaling is not in transformer-engine 1.13.0 "
+                            "(added in 2.1.0); pins allow transformer-engine 1.13.0"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
@@ -145,6 +176,12 @@ class ApiUnavailable(Rule):
         self.hints = matrix.section("api_hints.toml", "name")
         self.runtime = {f"{pkg}.{n}" for pkg, e in matrix.section("api_hints.toml", "runtime").items()
                         for n in e["names"]}
+        # a name that arrived as the replacement of a deprecated one: the old name, for the releases before it
+        self.predecessors: dict[str, list[str]] = {}
+        for section in (matrix.section("deprecations.toml", "call"), matrix.section("te_deprecations.toml", "call")):
+            for old, e in section.items():
+                if "replacement" in e:
+                    self.predecessors.setdefault(e["replacement"].split("(", 1)[0], []).append(old)
 
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         done = fc.state.setdefault(self.code, set())
@@ -318,6 +355,7 @@ class ApiUnavailable(Rule):
         scope = q.scope(fc, package)
         if scope is None:
             return []
+        q.unpinned_note(scope, self.notes)
         api = scope.api
         where = q.split(api, qualname)
         if where is None:
@@ -370,8 +408,23 @@ class ApiUnavailable(Rule):
             else:
                 why = f"present in {api.label(ever)}"
             msg = f"{full} is not in {package} {api.label(lack)} ({why}); {scope.pin_text()}"
+            if all(i < first for i in lack):
+                msg += self._predecessor(api, full, lack, first)
         return [Finding(node, msg, extra_targets=scope.targets(lack))]
 
+
+    def _predecessor(self, api, full: str, lack, first: int) -> str:
+        """``; before 2.9.0 use transformer_engine.pytorch.fp8_autocast, the name it replaces``: the
+        deprecated name ``full`` replaces (deprecations.toml, te_deprecations.toml), where every
+        release that lacks ``full`` has it; one of the same module first."""
+        home = full.rsplit(".", 1)[0]
+        for old in sorted(self.predecessors.get(full, ()), key=lambda o: (o.rsplit(".", 1)[0] != home, len(o), o)):
+            where = q.split(api, old)
+            if where is None or len(where[1]) != 1:
+                continue
+            if not q.presence(api, where[0], where[1][0], lack).lack:
+                return f"; before {api.labels[first]} use {old}, the name it replaces"
+        return ""
 
     def _not_loaded(self, node, qualname: str, scope, fc) -> list[Finding]:
         parts = qualname.split(".")

@@ -197,6 +197,8 @@ class DeprecatedApi(Rule):
             hit = [v for v in releases if v in warns]
         else:  # unpinned: judged as the newest release
             hit = warns if known and known[-1] in warns else []
+        # not where a guard rules the call out (the fallback of `if hasattr(te, "autocast"):`)
+        hit = [v for v in hit if q.runs_with_release(fc, package, v)] if package != q.WORLD_PACKAGE else hit
         if not hit:
             return []
         # The oldest release the table knows already warns: when it began is not known.
@@ -271,7 +273,7 @@ class DeprecatedApi(Rule):
             kw = self.tk.keywords.get(name)
             if kw is None or not kw.warns or tk.receiver(qualname, kw) is None or not tk.fires(kw, value):
                 continue
-            got = got or self.tk.judged(fc)
+            got = got or self.tk.judged(fc, self.notes)
             if got is None:
                 return []
             hit = [i for i in got[0] if i in kw.warns]

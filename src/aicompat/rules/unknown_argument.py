@@ -29,7 +29,8 @@ class UnknownArgument(Rule):
     code = "AIC202"
     worlds_monotone = True
     name = "unknown-argument"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"from_pretrained")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"from_pretrained",
+              b"transformer_engine")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -52,6 +53,13 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
                 "m = AutoModelForCausalLM.from_pretrained('x', quantization_config=BitsAndBytesConfig(load_in_8bit=True))\n",
                 pins={"transformers": "5.0.0"}),
+        # Transformer Engine: a recipe's dataclass fields are its keywords (the twin of the finding below)
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, amax_compute_algo=\"max\")\n",
+                pins={"transformer-engine": "2.4.0"}),
+        Example("import torch\nimport transformer_engine.pytorch as te\n"
+                "proj = te.Linear(1024, 1024, bias=True, params_dtype=torch.bfloat16)\n",
+                pins={"transformer-engine": "2.4.0"}),
     ]
     INVALID = [
         Example("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, qk_headdim=128, v_headdim=64)\n",
@@ -59,7 +67,8 @@ class UnknownArgument(Rule):
                 findings=[
                     (2, 7, "flash_attn.flash_attn_func: no flash-attn release (2.0.0.post1–2.8.3.post2) accepts "
                            "keyword 'qk_headdim'; head dims come from the tensor shapes: q, k (batch, seqlen, "
-                           "nheads, headdim) and v (batch, seqlen, nheads_k, headdim_v)"),
+                           "nheads, headdim) and v (batch, seqlen, nheads_k, headdim_v); also 'v_headdim' (no "
+                           "release accepts it)"),
                 ]),
         Example("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v, enable_flash=True)\n",
                 findings=[
@@ -108,12 +117,25 @@ class UnknownArgument(Rule):
                             "(unexpected keyword argument 'load_in_8bit'); use "
                             "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"),
                 ]),
+        # TE removed DelayedScaling's `interval` in 2.2; its recipes are pydantic dataclasses
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, interval=1)\n",
+                pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 5, "transformer_engine.common.recipe.DelayedScaling: keyword 'interval' is not accepted by "
+                           "transformer-engine 2.4.0 (accepted in transformer-engine 1.9.0–2.1.0); pins allow "
+                           "transformer-engine 2.4.0; a pydantic dataclass: pydantic >= 1.10 drops a keyword that "
+                           "names no field without a word (the setting has no effect), pydantic < 1.10 raises "
+                           "TypeError; the releases that took it warned it was \"deprecated and unused\": drop it"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.hints = matrix.section("api_hints.toml", "keyword")
         self.aliases = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "alias").items()}
+        # what a class whose __init__ a decorator wrote (a pydantic dataclass) does with an unknown keyword
+        self.generated = matrix.section("api_hints.toml", "generated_init")
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
@@ -136,6 +158,7 @@ class UnknownArgument(Rule):
             return []
         module, (name,) = where
         assert scope is not None  # ``where`` is None when it is
+        q.unpinned_note(scope, self.notes)
         api = scope.api
         m = api.module(module)
         entries = m.entries(name) if m else None
@@ -172,7 +195,7 @@ class UnknownArgument(Rule):
             return []
         problem, failing = max(failures.items(), key=lambda kv: len(kv[1]))
         full = f"{module}.{name}"
-        msg = self._message(full, problem, failing, scope, module, name)
+        msg = self._message(full, problem, failing, scope, module, name, tuple(site.kw))
         return [Finding(site.node, msg, extra_targets=scope.targets(failing))]
 
     def _keyword_sets(self, site, fc, package: str, api) -> dict:
@@ -201,11 +224,21 @@ class UnknownArgument(Rule):
                         sets.append(c)
         return out
 
-    def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str) -> str:
+    def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str,
+                 keywords: tuple[str, ...] = ()) -> str:
         api, package = scope.api, scope.package
         every = f"{api.labels[0]}–{api.labels[-1]}"
         hint = self.hints.get(f"{full}:{problem.name}", {}).get("hint")
+        also = ""
         if problem.kind == "keyword" and problem.detail.startswith("unexpected"):
+            # the call's other keywords those releases do not take either: each is the same fault
+            more = []
+            for k in keywords:
+                taken = q.accepts_keyword(api, module, name, k)
+                if k != problem.name and set(failing) - taken:
+                    more.append(f"'{k}' (accepted in {package} {api.label(taken)})" if taken else
+                                f"'{k}' (no release accepts it)")
+            also = f"; also {', '.join(more)}" if more else ""
             accepted = q.accepts_keyword(api, module, name, problem.name)
             if not accepted:
                 msg = f"{full}: no {package} release ({every}) accepts keyword '{problem.name}'"
@@ -215,11 +248,15 @@ class UnknownArgument(Rule):
             else:
                 msg = (f"{full}: keyword '{problem.name}' is not accepted by {package} {api.label(failing)} "
                        f"(accepted in {package} {api.label(accepted)}); {scope.pin_text()}")
+            m = api.module(module)
+            generator = m.init_generator(name, failing) if m is not None else None
+            if generator in self.generated:
+                msg += f"; {self.generated[generator]['unknown_keyword']}"
         else:
             msg = f"{full}: {problem.detail} in {package} {api.label(failing)}"
             if not scope.pinned:
                 msg += f" ({scope.pin_text()})"
-        return f"{msg}; {hint}" if hint else msg
+        return (f"{msg}; {hint}" if hint else msg) + also
 
     def _attn_implementation(self, site, qualname: str, fc) -> list[Finding]:
         """``from_pretrained(..., attn_implementation="flash_attention_3")`` on a transformers that lacks it."""
@@ -285,7 +322,7 @@ class UnknownArgument(Rule):
             cls = tk.receiver(qualname, kw) if kw is not None else None
             if kw is None or cls is None:
                 continue
-            got = got or table.judged(fc)
+            got = got or table.judged(fc, self.notes)
             if got is None:
                 return []
             indices, pinned = got

@@ -57,9 +57,17 @@ class Table:
     def label(self, indices) -> str:
         return _label(self.labels, indices)
 
-    def judged(self, fc) -> tuple[list[int], bool] | None:
-        """The releases the call is judged against (a pin's, or the newest read), or None."""
-        return q.judged_releases(fc, PACKAGE, self.releases)
+    def judged(self, fc, notes: list[str] | None = None) -> tuple[list[int], bool] | None:
+        """The releases the call is judged against (a pin's, or the newest read), or None;
+        unpinned, says so once in ``notes`` (the rule's run-level notes), as the API rules do."""
+        got = q.judged_releases(fc, PACKAGE, self.releases)
+        if got is not None and not got[1] and notes is not None:
+            note = (f"no {PACKAGE} pin: the API rules judged {PACKAGE} {self.labels[-1]}, the newest release "
+                    f"aicompat knows (pin the one you run: --pin {PACKAGE}==X.Y, or {PACKAGE} in [project] "
+                    "dependencies or a requirements file)")
+            if note not in notes:
+                notes.append(note)
+        return got
 
 
 def _label(labels: list[str], indices) -> str:
