@@ -241,6 +241,17 @@ class Matrix:
     modules_dir: Path | None = None  # version_matrix/modules: the modules each release ships
     import_roots: dict[str, str] = field(default_factory=dict)  # import root -> package (releases.toml)
     _inventories: dict[str, Any] = field(default_factory=dict)
+    config_dir: Path | None = None  # version_matrix/config: the keys of each release's config modules
+    _configs: dict[str, Any] = field(default_factory=dict)
+
+    def config_table(self, package: str):
+        """The config-module keys of ``package`` per release (loaded on first use), or None."""
+        if package not in self._configs:
+            from .config_keys import load_config_table
+
+            path = self.config_dir / f"{package}.toml" if self.config_dir else None
+            self._configs[package] = load_config_table(path) if path is not None and path.is_file() else None
+        return self._configs[package]
 
     def module_inventory(self, package: str):
         """The module inventory of ``package`` (loaded on first use), or None."""
@@ -363,6 +374,8 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     m = _index(files)
     if (directory / "modules").is_dir():
         m.modules_dir = directory / "modules"
+    if (directory / "config").is_dir():
+        m.config_dir = directory / "config"
     for package, e in files["releases.toml"].get("package", {}).items():
         for root in e.get("import") or [package]:
             m.import_roots.setdefault(root, package)

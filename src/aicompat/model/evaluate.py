@@ -1627,6 +1627,12 @@ class Evaluator:
             attr = self.eval(pos[1])
             if isinstance(attr, str):
                 base = self.eval(pos[0])
+                if len(pos) == 3 and isinstance(base, Module):
+                    # getattr(torch, "float8_e8m0fnu", None): the default where the release lacks
+                    # the name, so `is not None` guards as hasattr does
+                    self.touched = True
+                    if self.attr_exists(f"{base.name}.{attr}", self.world) is False:
+                        return self.eval(pos[2])
                 v = self._value_attr(base, attr)
                 if v is UNKNOWN and len(pos) == 3 and not isinstance(base, (Instance, Module)):
                     return UNKNOWN

@@ -22,13 +22,15 @@ from packaging.version import Version
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
 from ..core.ruleapi import api_query as q
+from ._shared import transformers_kwargs as tk
 
 
 class UnknownArgument(Rule):
     code = "AIC202"
     worlds_monotone = True
     name = "unknown-argument"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"transformer_engine")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"from_pretrained",
+              b"transformer_engine")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -48,6 +50,9 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModel\n"
                 "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
                 pins={"transformers": ">=4.54,<4.58"}),
+        Example("from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', quantization_config=BitsAndBytesConfig(load_in_8bit=True))\n",
+                pins={"transformers": "5.0.0"}),
         # Transformer Engine: a recipe's dataclass fields are its keywords (the twin of the finding below)
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, amax_compute_algo=\"max\")\n",
@@ -103,6 +108,15 @@ class UnknownArgument(Rule):
                     (2, 36, "AutoModel.from_pretrained: attn_implementation='flash2' is not a value any "
                             "transformers release accepts (an implementation name or a Hub kernel 'org/repo')"),
                 ]),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', load_in_8bit=True)\n",
+                pins={"transformers": "5.0.0"},
+                findings=[
+                    (2, 47, "AutoModelForCausalLM.from_pretrained: transformers 5.0.0 does not read load_in_8bit (read "
+                            "in 4.30.0–4.57.6): it is handed to the model class, whose __init__ raises TypeError "
+                            "(unexpected keyword argument 'load_in_8bit'); use "
+                            "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"),
+                ]),
         # TE removed DelayedScaling's `interval` in 2.2; its recipes are pydantic dataclasses
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, interval=1)\n",
@@ -125,10 +139,16 @@ class UnknownArgument(Rule):
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
+        self.tk = tk.Table(matrix)
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
-        if qualname.startswith("transformers.") and "attn_implementation" in site.kw:
-            return self._attn_implementation(site, qualname, fc)
+        if qualname.startswith("transformers."):
+            if "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
+                return []
+            out = self._attn_implementation(site, qualname, fc) if "attn_implementation" in site.kw else []
+            if qualname.endswith(".from_pretrained") and (site.kw or site.has_star):
+                out += self._unread(site, qualname, fc)
+            return out
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
             return []
@@ -300,6 +320,50 @@ class UnknownArgument(Rule):
         msg = (f"{call}: attn_implementation={text!r} is not accepted by transformers {q.span(failing)} "
                f"(accepted from {span}); {failing[0]} takes {', '.join(repr(v) for v in valid)}")
         return [Finding(node, msg, extra_targets=tuple(f"transformers=={v}" for v in failing))]
+
+    def _unread(self, site, qualname: str, fc) -> list[Finding]:
+        """``from_pretrained(use_auth_token=...)`` on a transformers that no longer reads the keyword:
+        it reaches the model class's ``__init__`` (version_matrix/transformers_kwargs.toml)."""
+        keywords = tk.passed(site, fc)
+        if "trust_remote_code" in keywords and (keywords["trust_remote_code"] is None
+                                                or tk.literal(keywords["trust_remote_code"]) is not False):
+            return []  # the model class is the checkpoint's own code: what its __init__ takes is unknown
+        table = self.tk
+        out: list[Finding] = []
+        got = None
+        for name in keywords:
+            kw = table.keywords.get(name)
+            cls = tk.receiver(qualname, kw) if kw is not None else None
+            if kw is None or cls is None:
+                continue
+            got = got or table.judged(fc, self.notes)
+            if got is None:
+                return []
+            indices, pinned = got
+            lack = [i for i in indices if i not in kw.read and i not in kw.dropped
+                    and cls not in table.kwargs_classes.get(table.labels[i], ())]
+            if not lack:
+                continue
+            newest = table.labels[max(lack)]
+            # behind an Auto class, the checkpoint picks the class: a few take **kwargs
+            others = sorted(table.kwargs_classes.get(newest, ())) if cls.startswith("Auto") else []
+            unless = (f", unless it takes **kwargs (in {newest} only {', '.join(others)} "
+                      f"{'do' if len(others) > 1 else 'does'})") if others else ""
+            read = f"read in {table.label(kw.read)}" if kw.read else "never read"
+            pin = "" if pinned else f"; transformers unpinned: judged on the newest release {table.labels[-1]}"
+            # not read yet: the fix is the release that reads it; no longer read: its replacement
+            early = bool(kw.read) and max(lack) < min(kw.read)
+            instead = f"pin transformers>={table.labels[min(kw.read)]}" if early else f"use {kw.replacement}"
+            msg = (f"{cls}.from_pretrained: transformers {table.label(lack)} does not read {name} ({read}): it is "
+                   f"handed to the model class, whose __init__ raises TypeError (unexpected keyword argument "
+                   f"'{name}'){unless}; {instead}{pin}")
+            node = tk.at(site, name)
+            value = keywords[name]
+            fix = tk.keyword_fix(node, value, kw.fix, kw.fix_value, fc, site) \
+                if isinstance(node, cst.Arg) and kw.fix and value is not None and not early else None
+            out.append(Finding(node, msg, extra_targets=tuple(f"transformers=={table.labels[i]}" for i in lack),
+                               fix=fix))
+        return out
 
     @staticmethod
     def _near(api, module: str, name: str, keyword: str, failing: list[int]) -> list[str]:
