@@ -3,6 +3,7 @@
   python3 bench/triage_run.py run NAME DIR [DIR...]   lint DIRs (both fleets) -> /tmp/triage/NAME.<fleet>.json
   python3 bench/triage_run.py sample NAME              print the fixed-seed sample to triage
   python3 bench/triage_run.py table                    tables from the JSON + bench/real_repos_verdicts.tsv
+  python3 bench/triage_run.py compare BEFORE AFTER     gone / new / changed findings of two TRIAGE_OUT folders
 
 Runs the worktree's own src, one process (--jobs 1), no cache, repo config ignored, from the
 folder holding the DIRs (the repository root, as CI runs it).
@@ -147,6 +148,41 @@ def table() -> None:
               f"weighted by each repo's finding count: {est:.0f} of {n} findings true ({est / n if n else 0:.0%})")
 
 
+def compare(before: Path, after: Path) -> None:
+    """Findings of two runs (TRIAGE_OUT folders) side by side: gone, new and changed, with verdicts.
+
+    A finding is (fleet, path, line, code); gone true findings are regressions, new ones need a verdict.
+    """
+    verdicts = load_verdicts()
+    counts = collections.Counter()
+    for p in sorted(after.glob("*.json")):
+        name, fleet = p.name.split(".")[0], p.name.split(".")[1]
+        q = before / p.name
+        if not q.exists():
+            print(f"{name} {fleet}: no run in {before}")
+            continue
+        runs = [json.loads(x.read_text()) for x in (q, p)]
+        maps = [{(_rel(d["path"], r.get("dirs", [])), d["line"], d["code"]): d["message"] for d in r["diagnostics"]}
+                for r in runs]
+        for k in sorted(maps[0].keys() | maps[1].keys()):
+            v = verdicts.get((fleet, *k))
+            verdict = v["verdict"] if v else "unjudged"
+            if k not in maps[1]:
+                kind = "gone"
+            elif k not in maps[0]:
+                kind = "new"
+            elif maps[0][k] != maps[1][k]:
+                kind = "changed"
+            else:
+                counts[(fleet, "kept")] += 1
+                continue
+            counts[(fleet, kind)] += 1
+            counts[(fleet, f"{kind} {verdict}")] += 1
+            print(f"{kind:8} {verdict:9} {fleet} {k[0]}:{k[1]} {k[2]} {maps[1].get(k) or maps[0].get(k)}")
+    for (fleet, kind), n in sorted(counts.items()):
+        print(f"{fleet} {kind}: {n}")
+
+
 def main(argv: list[str]) -> None:
     if argv[0] == "run":
         run(argv[1], argv[2:])
@@ -158,6 +194,8 @@ def main(argv: list[str]) -> None:
                 print(f"{fleet}\t{d['path']}\t{d['line']}\t{d['code']}\t{d['message']}")
     elif argv[0] == "table":
         table()
+    elif argv[0] == "compare":
+        compare(Path(argv[1]), Path(argv[2]))
 
 
 if __name__ == "__main__":

@@ -69,13 +69,15 @@ def test_python_wrappers_agree_with_nvcc(matrix):
         for t in TARGETS:
             gpu = matrix.targets[t]["runs_on"][0]  # a GPU that runs this target's cubin
             for wrapper, code in _wrappers(text, t).items():
-                # CuPy builds for the GPU's own plain arch whatever -arch its options say.
-                want = expected(entry, gpu if wrapper == "cupy" else t) if wrapper != "cupy" or gpu in TARGETS \
-                    else None
-                if want is None:
+                # CuPy with NVRTC 13.0 builds the GPU's own number with the option's 'a'/'f'
+                # (cuda_jit.toml [nvrtc_arch.cuda13]): the option's own target on its first GPU.
+                built = gpu + (t[-1] if t[-1] in "af" else "") if wrapper == "cupy" else t
+                if built not in TARGETS:
                     continue
+                want = expected(entry, built)
                 total += 1
-                diags = [d for d in lint(code, gpus=[gpu], select=["AIC301"])]
+                diags = [d for d in lint(code, gpus=[gpu], cuda="13.0" if wrapper == "cupy" else None,
+                                         select=["AIC301"])]
                 severities = {d.severity for d in diags}
                 got = "fail" if "error" in severities else "empty" if "warning" in severities else "ok"
                 if got != want:
@@ -273,16 +275,17 @@ def test_one_failing_target_fails_the_whole_build():
 
 
 def test_cupy_builds_for_the_gpu_it_runs_on():
-    """CuPy appends -arch=sm_<device cc> after the options and NVRTC keeps the last: the user's -arch
-    does not choose the target (an options=("-arch=sm_100",) kernel ran on an H200)."""
+    """CuPy appends -arch=sm_<device cc> after the options: NVRTC 13.0 builds that number, with the
+    'a' of an sm_90a option (an options=("-arch=sm_100",) kernel and a wgmma kernel with
+    ("-arch=sm_90a",) ran on an H200); without an option, the GPU's plain target."""
     plain = 'SRC = """\nextern "C" __global__ void k(float* x) { x[0] = 1.f; }\n"""\n'
     code = "import cupy\n" + plain + "k = cupy.RawKernel(SRC, 'k', options=('-arch=sm_100',))\n"
-    assert lint(code, gpus=["H100"], select=["AIC301", "AIC302"]) == []
-    # and an sm_90a option does not make wgmma build: CuPy compiles for plain sm_90 on an H100.
+    assert lint(code, gpus=["H100"], cuda="13.0", select=["AIC301", "AIC302"]) == []
     wg = "import cupy\n" + _WGMMA.replace("__global__", 'extern \\"C\\" __global__') + \
         "m = cupy.RawModule(code=SRC, options=('-std=c++17', '-arch=sm_90a'))\n"
-    d = lint(wg, gpus=["H100"], select=["AIC301"])
-    assert [x.code for x in d] == ["AIC301"] and "when built for sm_90 (CuPy adds -arch=sm_XY" in d[0].message
+    assert lint(wg, gpus=["H100"], cuda="13.0", select=["AIC301"]) == []
+    d = lint(wg.replace("'-arch=sm_90a'", "'-O3'"), gpus=["H100"], cuda="13.0", select=["AIC301"])
+    assert [x.code for x in d] == ["AIC301"] and "when built for sm_90 (no -arch option: CuPy builds" in d[0].message
 
 
 def test_arch_list_is_read_from_the_tree_not_the_text():

@@ -81,7 +81,7 @@ def test_a_failing_import_is_reported_once_not_again_at_each_use():
         (5, 36, "torch.nn.attention.SDPBackend is not in torch 2.1.0–2.2.2 (added in 2.3.0); pins allow torch "
                 "2.1.0–2.3.1; in torch 2.1.0–2.2.2 it is torch.backends.cuda.SDPBackend"),
         (5, 48, "torch.nn.attention.sdpa_kernel is not in torch 2.1.0–2.2.2 (added in 2.3.0); pins allow torch "
-                "2.1.0–2.3.1"),
+                "2.1.0–2.3.1; before 2.3.0 use torch.backends.cuda.sdp_kernel, the name it replaces"),
     ]
     # the fix: import (and use) it only where the release has it
     guarded = FLASH_ONLY.format(guard="HAS_SDPA_KERNEL = hasattr(torch.nn, 'attention')\n").replace(
@@ -201,7 +201,7 @@ def test_deprecated_keyword_spliced_from_a_kwargs_dict_is_reported_at_the_splat(
     got = [(d.code, d.line, d.column, d.message, d.fix) for d in lint(code.replace("{kw}", "torch_dtype"), gpus=["H100"],
                                                                        pins={"transformers": "4.57.6"})]
     assert got == [("AIC203", 7, 57, 'from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 '
-                    '(warns: "`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...', None)]
+                    '(warns in 4.57.6: "`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...', None)]
     assert lint(code.replace("{kw}", "dtype"), gpus=["H100"], pins={"transformers": "4.57.6"}) == []
 
 

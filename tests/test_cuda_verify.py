@@ -108,11 +108,11 @@ def _bulk(guard_open, guard_else, guard_close):
         .replace("{guard_close}", guard_close)
 
 
-def _linter(gpus, tmp_path, **opts):
+def _linter(gpus, tmp_path, cuda=None, **opts):
     from aicompat.matrix import default_matrix
 
     matrix = default_matrix()
-    settings = build_settings(matrix, cli=Target(gpus=list(gpus), cuda_verify=True), no_config=True)
+    settings = build_settings(matrix, cli=Target(gpus=list(gpus), cuda=cuda, cuda_verify=True), no_config=True)
     v = with_run_options(settings.target.verify, 120.0, tmp_path / "cache")
     if opts:
         from dataclasses import replace
@@ -122,10 +122,10 @@ def _linter(gpus, tmp_path, **opts):
     return Linter(settings.target, matrix, select=["AIC301"])
 
 
-def _lint(tmp_path, name, code, gpus, **opts):
+def _lint(tmp_path, name, code, gpus, cuda=None, **opts):
     path = tmp_path / name
     path.write_text(code)
-    linter = _linter(gpus, tmp_path, **opts)
+    linter = _linter(gpus, tmp_path, cuda, **opts)
     res = linter.lint_bytes(code.encode(), str(path))
     return [(d.line, d.column, d.message) for d in res.diagnostics], res.notes
 
@@ -152,19 +152,22 @@ def test_redux_f32_static_and_exact_agree(tmp_path, matrix):
     assert [(d.line, "sm_100 (B200)" in d.message) for d in
             static.lint_bytes(code.encode(), str(tmp_path / "k.py")).diagnostics] == [(7, True)]
     found, _ = _lint(tmp_path, "k.py", code, ["B200"])
-    assert found == [(7, 17, f"cupy.RawKernel: nvcc {NVCC.release} rejects CUDA line 5 when built for sm_100 (CuPy "
-                             "adds -arch=sm_XY of the GPU it runs on after the options, and that one wins): \"ptxas "
+    assert found == [(7, 17, f"cupy.RawKernel: nvcc {NVCC.release} rejects CUDA line 5 when built for sm_100 (no "
+                             "-arch option: CuPy builds the plain sm_XY of the GPU it runs on): \"ptxas "
                              "error: Instruction 'redux.f32' not supported on .target 'sm_100'\"; fails on sm_100 "
-                             "(B200). CuPy builds only the plain target of the GPU, whatever -arch its options say: "
-                             "build sm_100a with nvcc (-gencode arch=compute_XY,code=sm_XY) and load the cubin with "
-                             "cupy.RawModule(path=...).")]
+                             "(B200). Pass '-arch=sm_100a' in options on sm_100 only (CuPy with NVRTC 12.9 or later "
+                             "builds the GPU's own sm_XY with the option's suffix; before 12.9 NVRTC refuses a second "
+                             "-arch: load an nvcc-built cubin with cupy.RawModule(path=...) there).")]
 
 
-def test_redux_f32_with_an_sm_100a_option_is_still_built_for_sm_100(tmp_path):
-    # CuPy appends -arch=sm_100 after options=(...) and NVRTC keeps the last -arch.
+def test_redux_f32_with_an_sm_100a_option_is_built_for_sm_100a_from_nvrtc_12_9(tmp_path):
+    # CuPy appends -arch=sm_100 after options=(...): NVRTC 12.9+ builds sm_100 with the option's 'a'
+    # (cuda_jit.toml [nvrtc_arch.cuda13]), NVRTC 12.8 refuses the second -arch.
     code = REDUX_F32.replace("{options}", ", options=('-arch=sm_100a',)")
-    found, _ = _lint(tmp_path, "k.py", code, ["B200"])
-    assert [(line, "when built for sm_100 (CuPy adds" in m) for line, _c, m in found] == [(7, True)]
+    assert _lint(tmp_path, "k.py", code, ["B200"], cuda="13.0") == ([], [])
+    found, _ = _lint(tmp_path, "k.py", code, ["B200"], cuda="12.8")
+    assert [(line, m.split(" (")[0]) for line, _c, m in found] == [
+        (12, "cupy.RawKernel: options '-arch=sm_100a' fail to compile with NVRTC 12.0-12.8")]
 
 
 def test_redux_f32_built_for_sm_100a_by_load_inline_is_clean(tmp_path):

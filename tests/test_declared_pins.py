@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from aicompat.matrix import default_matrix
 from aicompat.run.config import build_settings
@@ -166,3 +167,22 @@ def test_a_pin_under_a_packages_earlier_name(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch\nsglang-kernel==0.4.1\n")
     pins, notes = _target(tmp_path / "serve.py")
     assert pins["sglang-kernel"]["releases"] == ["0.4.1"]
+
+
+def test_transformer_engine_pinned_by_any_of_its_distribution_names(tmp_path):
+    """TE's metapackage pins each part at its own version (setup.py: transformer_engine_cu12==,
+    transformer_engine_torch== {__version__}); NeMo's requirements write transformer-engine[pytorch]==1.12.
+    Each spelling pins the one release line; parts pinned together intersect."""
+    _tree(tmp_path, {".git/HEAD": "ref: refs/heads/main\n", "train.py": "import transformer_engine.pytorch as te\n"})
+    for req, want in (("transformer-engine[pytorch]==1.12", ["1.12.0"]), ("transformer_engine==2.4.0", ["2.4.0"]),
+                      ("transformer_engine_cu12==2.4.0", ["2.4.0"]), ("transformer-engine-torch==2.8.0", ["2.8.0"]),
+                      ("transformer-engine[pytorch]>=2.4,<2.9\ntransformer_engine_cu12==2.5.0", ["2.5.0"])):
+        (tmp_path / "requirements.txt").write_text("torch\n" + req + "\n")
+        pins, notes = _target(tmp_path / "train.py")
+        assert [Version(v) for v in pins["transformer-engine"]["releases"]] == [Version(v) for v in want], (req, pins)
+        assert not any(k.startswith("transformer-engine-") for k in pins), pins
+    # aicompat's own pin is the last word over a part the project pins
+    (tmp_path / "requirements.txt").write_text("torch\ntransformer_engine_cu12==2.8.0\n")
+    s = build_settings(default_matrix(), start=tmp_path / "train.py", cli_pins=["transformer-engine==2.4.0"])
+    assert s.target.as_json()["pins"]["transformer-engine"]["releases"] == ["2.4.0"]
+    assert "transformer-engine-cu12" not in s.target.as_json()["pins"]

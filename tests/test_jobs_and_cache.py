@@ -205,3 +205,15 @@ def test_a_cuda_file_loaded_by_name_invalidates_the_cache(tmp_path):
     assert [d["code"] for d in second] == ["AIC301"], r.stderr
     third, r = _lint(proj, *args)
     assert third == second and "cache: 1 unchanged file" in r.stderr
+
+
+def test_the_code_digest_covers_every_module_of_the_package(monkeypatch):
+    # run/cache.py digested run/ only: an edit to a rule left stale results in the cache
+    import aicompat
+    from aicompat.run import cache
+
+    roots = []
+    monkeypatch.setattr(cache, "_CODE_DIGEST", None)
+    monkeypatch.setattr(cache, "_tree_digest", lambda h, root, pattern: roots.append((Path(root), pattern)))
+    cache.code_digest()
+    assert (Path(aicompat.__file__).resolve().parent, "*.py") in roots

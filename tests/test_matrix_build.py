@@ -255,3 +255,48 @@ def test_static_reader_follows_what_the_runtime_does():
         assert invented not in names, invented
     # PEP 484: only `import X as X` re-exports from a stub
     assert "Device2" not in names
+
+
+def test_dataclass_fields_are_the_constructor_keywords():
+    # Transformer Engine's recipes (common/recipe/__init__.py): pydantic dataclasses over a plain
+    # base, fields added and removed between releases; PEP 557's rules for the rest.
+    files = {
+        "pkg/__init__.py": (
+            "import dataclasses\nfrom dataclasses import dataclass, field, KW_ONLY\n"
+            "from typing import ClassVar\nfrom enum import Enum\n"
+            "from pydantic.dataclasses import dataclass as pyd_dataclass\n"
+            "class Format(Enum):\n    E4M3 = 1\n    HYBRID = 2\n    def helper(self):\n        return 1\n"
+            "class Recipe:\n    _cached: int = 0\n"
+            "@pyd_dataclass()\nclass Delayed(Recipe):\n    margin: int = 0\n    fp8_format: Format = Format.HYBRID\n"
+            "    amax_history_len: int = 1024\n"
+            "@dataclasses.dataclass\nclass Base:\n    a: int\n    b: int = 1\n    N: ClassVar[int] = 3\n"
+            "@dataclass(repr=False)\nclass Child(Base):\n    c: str = 'x'\n    a: int = 5\n"
+            "    hidden: int = field(default=0, init=False)\n    _: KW_ONLY\n    d: bool = field(default_factory=bool)\n"
+            "class Plain(Child):\n    pass\n"
+            "@pyd_dataclass(config=None)\nclass Configured:\n    x: int = 0\n"
+            "@dataclass\nclass OwnInit:\n    x: int = 0\n    def __init__(self, y):\n        self.x = y\n"
+        ),
+    }
+    ns = ApiReader(files).namespace("pkg").names
+    assert ns["Delayed"].sigs == ("margin=, fp8_format=, amax_history_len=",)  # Recipe is no dataclass: no fields
+    assert ns["Delayed"].init == "pydantic.dataclasses.dataclass"
+    assert ns["Base"].sigs == ("a, b=",) and ns["Base"].init == "dataclasses.dataclass"  # ClassVar is no field
+    # a redefined field keeps its place; init=False leaves it out; KW_ONLY makes the rest keyword-only
+    assert ns["Child"].sigs == ("a=, b=, c=, *, d=",)
+    assert ns["Plain"].sigs == ("a=, b=, c=, *, d=",) and ns["Plain"].init == "dataclasses.dataclass"
+    assert ns["Configured"].sigs is None  # pydantic's config decides what an unknown keyword does
+    assert ns["OwnInit"].sigs is None  # a dataclass keeps its own __init__: not modelled
+    fmt = ApiReader(files).class_namespace("pkg.Format")
+    assert fmt is not None and fmt.is_class and not fmt.open
+    assert sorted(fmt.names) == ["E4M3", "HYBRID", "helper"]
+    assert ApiReader(files).class_namespace("pkg.Missing") is None
+    assert ApiReader(files).class_namespace("pkg.Recipe").open  # not an enum: inherits names
+
+
+def test_transformer_engine_release_tags():
+    from aicompat.matrixbuild.build import PACKAGES, _te_tag
+
+    assert [_te_tag(v) for v in ("2.9.0", "2.14.1", "1.13.0", "2.6.0.post1")] == ["v2.9", "v2.14.1", "v1.13", None]
+    spec = PACKAGES["transformer-engine"]
+    assert spec.wheels == ("transformer_engine_cu12", "transformer-engine")
+    assert "transformer_engine.common.recipe.Format" in spec.classes

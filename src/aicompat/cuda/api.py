@@ -3,6 +3,7 @@ modules below; tests/test_layers.py checks it)."""
 
 from . import exact
 from .build.context import context_for, groups, project_root
+from .build.cupy_nvrtc import Nvrtc, arch_values, nvrtc_worlds, target_for
 from .build.makefile import recipe_commands
 from .build.producers import producer
 from .build.pyeval import UNKNOWN_VALUE
@@ -31,5 +32,5 @@ __all__ = [
     "strings_of", "Build", "candidates", "code_for", "parse_cmake_archs", "parse_nvcc_flags", "parse_torch_arch_list",
     "refusing_releases", "torch_arch_fix",
     "evaluate", "cxx", "host_gate", "tu", "Context", "default_context", "CudaSource", "Verdict", "load_features",
-    "Verifier", "device_flags",
+    "Verifier", "device_flags", "Nvrtc", "arch_values", "nvrtc_worlds", "target_for",
 ]

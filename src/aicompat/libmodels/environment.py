@@ -101,7 +101,7 @@ def call_value(q: str, env: Env, pos, kw, eval_arg: Callable):
             return UNKNOWN, False
         return TorchVersion(str(env.torch)), True
     cap = env.capability
-    v = probes.call_value(q, cap, env.cuda, pos, kw, eval_arg)  # te.is_fp8_available() ... (probes.toml)
+    v = probes.call_value(q, cap, env.cuda, pos, kw, eval_arg, env.torch)  # te.is_fp8_available() ... (probes.toml)
     if v is not NotImplemented:
         return v, True
     if q == "torch.cuda.get_device_capability":

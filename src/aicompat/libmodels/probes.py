@@ -75,6 +75,15 @@ class Probe:
                 self.cases[name] = ([_parse_range(r, where) for r in c.get("true", [])],
                                     [_parse_range(r, where) for r in c.get("false", [])])
             self.default_case = e.get("default_case")
+        # false_before_torch = {release, ranges}: False on those GPUs with a torch older than release
+        # (a probe whose answer there changed between torch releases)
+        self.false_before = None
+        if "false_before_torch" in e:
+            fb = e["false_before_torch"]
+            try:
+                self.false_before = (Version(fb["release"]), [_parse_range(r, where) for r in fb["ranges"]])
+            except (InvalidVersion, TypeError, KeyError):
+                raise MatrixError(f"{where}: false_before_torch needs release and ranges") from None
         self.cuda_min = None
         if "cuda_min" in e:
             try:
@@ -82,7 +91,7 @@ class Probe:
             except (InvalidVersion, TypeError):
                 raise MatrixError(f"{where}: bad cuda_min {e['cuda_min']!r}") from None
 
-    def answer(self, cap: tuple[int, int], cuda: str | None, args: list, kwargs: dict):
+    def answer(self, cap: tuple[int, int], cuda: str | None, args: list, kwargs: dict, torch: Any = None):
         if self.kind == "constant":
             return None if self.value == "None" else self.value
         if self.kind == "capability_number":  # 10 * major + minor (90 on an H100)
@@ -98,7 +107,7 @@ class Probe:
             if self.kind == "same_major":  # 100 -> 10.x; (10, 0) -> 10.x
                 return cap[0] == (want // 10 if isinstance(want, int) else want[0])
             return mine >= want if self.kind == "at_least" else mine == want
-        ok = self._case(cap, args) if self.kind == "by_argument" else self._table(cap, cuda)
+        ok = self._case(cap, args) if self.kind == "by_argument" else self._table(cap, cuda, torch)
         pair = self.returns == "pair" or (self.returns == "bool_or_pair" and kwargs.get("return_reason") is True)
         if self.returns == "bool_or_pair" and kwargs.get("return_reason", False) not in (True, False):
             return UNKNOWN
@@ -113,8 +122,11 @@ class Probe:
         true, false = case
         return False if any(p(cap) for p in false) else True if any(p(cap) for p in true) else UNKNOWN
 
-    def _table(self, cap, cuda):
+    def _table(self, cap, cuda, torch=None):
         if any(p(cap) for p in self.false):
+            return False
+        if self.false_before is not None and isinstance(torch, Version) and torch < self.false_before[0] \
+                and any(p(cap) for p in self.false_before[1]):
             return False
         if self.cuda_min is not None and cuda:
             try:
@@ -162,8 +174,9 @@ def is_dist_version(q: str) -> bool:
     return p is not None and p.kind == "dist_version"
 
 
-def call_value(q: str, cap: tuple[int, int], cuda: str | None, pos, kw, eval_arg: Callable):
-    """The value of a probe call in a world with capability ``cap``; NotImplemented if ``q`` is no probe."""
+def call_value(q: str, cap: tuple[int, int], cuda: str | None, pos, kw, eval_arg: Callable, torch: Any = None):
+    """The value of a probe call in a world with capability ``cap`` (and torch release ``torch``,
+    None when unknown); NotImplemented if ``q`` is no probe."""
     p = load()[0].get(q)
     if p is None or p.kind == "dist_version":
         return NotImplemented
@@ -174,7 +187,7 @@ def call_value(q: str, cap: tuple[int, int], cuda: str | None, pos, kw, eval_arg
         given = given if given is not None else pos[index] if len(pos) > index else None
         args = [eval_arg(given)] if given is not None else []
     kwargs = {k: eval_arg(v) for k, v in kw.items()}
-    return p.answer(cap, cuda, args, kwargs)
+    return p.answer(cap, cuda, args, kwargs, torch)
 
 
 def attribute_value(q: str):

@@ -11,7 +11,8 @@ Where the facts come from:
   (version_matrix/probes.toml);
 - ``inspect.signature(f).parameters``: signatures.py;
 - argparse parsers, options and namespaces: argparse_args.py;
-- methods that return the object they are called on: version_matrix/returns_self.toml;
+- methods that return the object they are called on, and library calls whose result is an
+  object of a known type (``numpy.zeros`` -> numpy.ndarray): version_matrix/returns_self.toml;
 - calls that never return, skip marks, parametrized tables: testing.py (pytest, unittest);
 - kernel-selection conventions of other projects (support checks, the capability
   parameter): version_matrix/dispatch.toml ``[selection.*]``.
@@ -47,7 +48,7 @@ class Libraries:
     __slots__ = (
         # the tensor shape model
         "shape_model", "layer_type", "apply_layer", "tensor_attribute", "tensor_index", "index_slice",
-        "tensor_method", "shaping_methods", "binary", "matmul", "dtype_of",
+        "tensor_method", "shaping_methods", "binary", "matmul", "dtype_of", "size_args", "method_size_args",
         # the environment of one world
         "environment", "name_value", "call_value", "version_type", "version_method", "ordered_types",
         "value_attribute", "probe_names", "world_tokens",
@@ -55,15 +56,16 @@ class Libraries:
         "signature_call", "signature_contains",
         # argparse
         "mutators", "mutated", "parse_methods", "parsed",
-        # methods that return self
-        "returns_self", "instance_returns_self",
+        # methods that return self; calls whose result is an object of a known library type
+        "returns_self", "instance_returns_self", "call_results",
         # test frameworks and exits
         "exit_calls", "exit_methods", "skip_if", "skip_unless", "marks_variable", "parametrize", "param",
         # kernel-selection conventions
         "support_methods", "support_prefixes", "capability_params",
     )
 
-    def __init__(self, returns_self: dict[str, frozenset[str]], selection: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, returns_self: dict[str, frozenset[str]], selection: dict[str, dict[str, Any]],
+                 call_results: dict[str, str] | None = None) -> None:
         # -- the tensor shape model (torch_shapes.py) --
         self.shape_model = shapes.model_of  # qualified name -> shapes.function / shapes.layer / None
         self.layer_type = shapes.Layer
@@ -76,6 +78,8 @@ class Libraries:
         self.binary = shapes.binary
         self.matmul = shapes.matmul
         self.dtype_of = shapes.dtype_of  # canonical dtype name of a value, or None
+        self.size_args = shapes.size_args  # which arguments of a call are sizes (read as dims)
+        self.method_size_args = shapes.method_size_args  # the same for a tensor method
         # -- one world's environment (environment.py, probes.py) --
         self.environment = environment.Env
         self.name_value = environment.name_value
@@ -98,6 +102,7 @@ class Libraries:
         # -- methods that return self (returns_self.toml), per library class --
         self.returns_self = returns_self
         self.instance_returns_self = returns_self.get(_INSTANCE_BASE, frozenset())
+        self.call_results = call_results or {}  # library call -> the type of what it returns
         # -- test frameworks and exits (testing.py) --
         self.exit_calls = testing.EXIT_CALLS
         self.exit_methods = testing.EXIT_METHODS
@@ -122,7 +127,8 @@ def libraries(matrix) -> Libraries:
     if hit is None or hit[0] is not matrix:
         returns_self = {owner: frozenset(e["methods"])
                         for owner, e in matrix.section("returns_self.toml", "returns_self").items()}
-        table = Libraries(returns_self, matrix.section("dispatch.toml", "selection"))
+        results = {call: e["type"] for call, e in matrix.section("returns_self.toml", "result").items()}
+        table = Libraries(returns_self, matrix.section("dispatch.toml", "selection"), results)
         if len(_TABLES) > 8:
             _TABLES.clear()
         hit = _TABLES[id(matrix)] = (matrix, table)

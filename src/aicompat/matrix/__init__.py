@@ -80,7 +80,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                          "default_true_from": (str, True), "savers": (_LIST, True), "save_obj": (_LIST, True),
                          "save_path": (_LIST, True), "buffers": (_LIST, True), "refused": (_LIST, True),
                          "allow_calls": (_LIST, True),
-                         "error": (str, True), "observed": (str, True)},
+                         "error": (str, True), "observed": (str, True), "globals": (dict, False),
+                         "fixes": (dict, False), "releases": (dict, False)},
     },
     "dispatch.toml": {
         "dispatch": {"bases": (_LIST, True), "never_on_nvidia": (_LIST, True)},
@@ -91,6 +92,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "returns_self.toml": {
         "returns_self": {"methods": (_LIST, True)},
+        "result": {"type": (str, True)},
     },
     "exceptions.toml": {
         "exception": {"bases": (_LIST, True)},
@@ -99,6 +101,9 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     "cuda_jit.toml": {
         "jit": {"marker": (str, True), "marker_text": (str, True), "sources": (_LIST, True), "per_arch": (_LIST, False),
                 "running": (str, False), "defines": (dict, False), "specs": (dict, False)},
+        "cupy_compile": {"cupy": (str, True), "appended": (str, True), "lines": (dict, True)},
+        "cupy_wheel": {"cuda": (str, True)},
+        "nvrtc_arch": {"nvrtc": (str, True), "resolves": (str, True), "error": (str, True), "observed": (_LIST, True)},
     },
     "build.toml": {
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
@@ -132,6 +137,11 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "keyword": {"added": (str, True), "calls": (_LIST, True), "receivers": (_LIST, True)},
         "value": {"added": (str, True), "removed": (str, False)},
         "kernel": {"added": (str, True), "pattern": (str, True)},
+        "kernels": {"canonical": (str, True)},
+        "flag": {"means": (str, True), "added": (str, True), "removed": (str, False)},
+        "setter": {"kind": (str, True), "added": (str, True)},
+        "dtype_check": {"releases": (str, True), "calls": (_LIST, True), "arg": (str, True), "refused": (_LIST, True),
+                        "error": (str, True)},
     },
     "api_hints.toml": {
         "keyword": {"hint": (str, True)},
@@ -140,6 +150,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
         "synonym": {"names": (dict, True)},
         "runtime": {"names": (_LIST, True)},
         "no_argument_call": {"releases": (str, True)},
+        "generated_init": {"unknown_keyword": (str, True)},
     },
     "syntax.toml": {
         "feature": {"python": (str, True), "construct": (str, True)},
@@ -153,7 +164,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                    "names_removed": (dict, False)},
     },
     "releases.toml": {
-        "package": {"releases": (_LIST, True), "import": (_LIST, False), "renamed_from": (_LIST, False)},
+        "package": {"releases": (_LIST, True), "import": (_LIST, False), "renamed_from": (_LIST, False),
+                    "components": (_LIST, False)},
     },
     "attention.toml": {
         "vhead": {
@@ -176,7 +188,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                   "spans": (_LIST, False), "args": (dict, False), "max": (int, False), "error": (str, True),
                   "dtypes": (_LIST, False), "backend": (str, False), "sdpa_backend": (str, False),
                   "backend_added": (dict, False), "dropout_arg": (dict, False), "errors": (dict, False),
-                  "fixed_in": (str, False)},
+                  "fixed_in": (str, False), "exits": (bool, False), "fix": (str, False),
+                  "vhead_first": (bool, False)},
         "alias": {"calls": (dict, True), "select": (dict, False), "as_release": (dict, False)},
         "vendored": {"module": (str, True), "extensions": (_LIST, True)},
         "training": {"methods": (_LIST, True), "calls": (_LIST, True), "keywords": (_LIST, True),
@@ -234,6 +247,17 @@ class Matrix:
     import_roots: dict[str, str] = field(default_factory=dict)  # import root -> package (releases.toml)
     _inventories: dict[str, Any] = field(default_factory=dict)
     _required: dict[tuple[str, str], dict[Version, list[Version]]] = field(default_factory=dict)
+    config_dir: Path | None = None  # version_matrix/config: the keys of each release's config modules
+    _configs: dict[str, Any] = field(default_factory=dict)
+
+    def config_table(self, package: str):
+        """The config-module keys of ``package`` per release (loaded on first use), or None."""
+        if package not in self._configs:
+            from .config_keys import load_config_table
+
+            path = self.config_dir / f"{package}.toml" if self.config_dir else None
+            self._configs[package] = load_config_table(path) if path is not None and path.is_file() else None
+        return self._configs[package]
 
     def module_inventory(self, package: str):
         """The module inventory of ``package`` (loaded on first use), or None."""
@@ -373,6 +397,8 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     m = _index(files)
     if (directory / "modules").is_dir():
         m.modules_dir = directory / "modules"
+    if (directory / "config").is_dir():
+        m.config_dir = directory / "config"
     for package, e in files["releases.toml"].get("package", {}).items():
         for root in e.get("import") or [package]:
             m.import_roots.setdefault(root, package)
@@ -441,6 +467,10 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         if bad:
             raise MatrixError(f"version_matrix/gpus.toml: [target.{name}] unknown arch(s) {bad}")
         m.targets[name] = e
+    for name, e in files["attention.toml"].get("limit", {}).items():
+        bad = [t for s in e.get("spans", []) for t in s.get("targets", []) if t not in m.targets]
+        if bad:
+            raise MatrixError(f"version_matrix/attention.toml: [limit.{name}] unknown compile target(s) {bad}")
     for name, e in files["cuda_features.toml"].get("feature", {}).items():
         where = f"version_matrix/cuda_features.toml: [feature.{name}]"
         bad = [t for t in e["targets"] if t not in m.targets]

@@ -18,6 +18,13 @@ referred to by their index in ``meta.releases``; a *range* string such as
     unsure = '''       # releases a name was put in on no evidence (between two seen at run time)
     name RANGES
     '''
+    init = '''         # classes whose __init__ a decorator wrote from their fields (dataclasses)
+    name RANGES DECORATOR
+    '''
+
+A ``[module."pkg.mod.Class"]`` with ``class = true`` is the namespace of a
+class (an enum's members: ``transformer_engine.common.recipe.Format``), read
+where the class is defined; ``in`` lists the releases that define it.
 
 A name line is ``NAME RANGES KIND [SIGNATURES]``: kind ``f`` function,
 ``b`` C-bound function (declared in an extension's stub), ``c`` class, ``m`` module, ``a`` other attribute; signatures are in
@@ -48,9 +55,12 @@ class Sym:
     kind: str  # "f" function, "b" C-bound function, "c" class, "m" module, "a" other attribute
     sigs: tuple[str, ...] | None = None  # None: not callable or signature unknown
     deprecated: str | None = None
+    # the decorator that wrote a class's __init__ from its fields (``pydantic.dataclasses.dataclass``):
+    # what it does with a keyword it has no field for is its own (api_hints.toml [generated_init])
+    init: str | None = None
 
     def key(self) -> tuple:
-        return (self.kind, self.sigs, self.deprecated)
+        return (self.kind, self.sigs, self.deprecated, self.init)
 
 
 @dataclass
@@ -62,6 +72,7 @@ class Namespace:
     # names put in without evidence for this release: one introspected neighbour showed them, and no
     # static reading of the releases between says when they came or went (introspection.between)
     unsure: frozenset[str] = frozenset()
+    is_class: bool = False  # the namespace of a class (its members), not of a module
 
 
 # -- ranges ------------------------------------------------------------------------
@@ -123,14 +134,18 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
         # present: the releases whose namespace for mod is not None
         open_ = [i for i in present if cast(Namespace, snapshots[i][mod]).open]
         lines += ["", f"[module.{_q(mod)}]", f"in = {_q(encode_ranges(present))}"]
+        if any(cast(Namespace, snapshots[i][mod]).is_class for i in present):
+            lines.append("class = true")
         if open_:
             lines.append(f"open = {_q(encode_ranges(open_))}")
         names = sorted({n for i in present for n in cast(Namespace, snapshots[i][mod]).names})
         entries: list[str] = []
         deprecated: list[str] = []
+        generated: list[str] = []
         for name in names:
             by_value: dict[tuple, list[int]] = {}
             by_msg: dict[str, list[int]] = {}
+            by_init: dict[str, list[int]] = {}
             for i in present:
                 sym = cast(Namespace, snapshots[i][mod]).names.get(name)
                 if sym is None:
@@ -138,13 +153,19 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
                 by_value.setdefault((sym.kind, sym.sigs), []).append(i)
                 if sym.deprecated:
                     by_msg.setdefault(sym.deprecated, []).append(i)
+                if sym.init:
+                    by_init.setdefault(sym.init, []).append(i)
             for (kind, sigs), idx in sorted(by_value.items(), key=lambda kv: kv[1][0]):
                 entries.append(_entry(name, encode_ranges(idx), kind, sigs))
             for msg, idx in sorted(by_msg.items(), key=lambda kv: kv[1][0]):
                 deprecated.append(f"{name} {encode_ranges(idx)} {msg}")
+            for deco, idx in sorted(by_init.items(), key=lambda kv: kv[1][0]):
+                generated.append(f"{name} {encode_ranges(idx)} {deco}")
         lines.append("names = " + _block(entries))
         if deprecated:
             lines.append("deprecated = " + _block(deprecated))
+        if generated:
+            lines.append("init = " + _block(generated))
         lazy: dict[str, list[int]] = {}
         for i in present:
             for n in cast(Namespace, snapshots[i][mod]).lazy or ():
@@ -225,6 +246,8 @@ class ModuleApi:
     raw_deprecated: str = ""
     raw_lazy: str = ""  # child modules a bare import of the package does not load, per release
     raw_unsure: str = ""  # releases a name is in on no evidence (introspection.between)
+    raw_init: str = ""  # classes whose __init__ a decorator wrote (dataclasses), per release
+    is_class: bool = False  # a class's namespace (an enum's members)
     _names: dict[str, list] | None = None
     _deprecated: dict[str, list] | None = None
 
@@ -276,6 +299,14 @@ class ModuleApi:
             if n == name:
                 return decode_ranges(rng)
         return frozenset()
+
+    def init_generator(self, name: str, indices) -> str | None:
+        """The decorator that wrote ``name``'s ``__init__`` in one of ``indices`` (a dataclass's), or None."""
+        for line in self.raw_init.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == name and decode_ranges(parts[1]) & set(indices):
+                return parts[2]
+        return None
 
     def all_names(self) -> list[str]:
         if self._names is None:
@@ -342,5 +373,6 @@ def load_package(path: Path) -> PackageApi:
     for name, m in data.get("module", {}).items():
         modules[name] = ModuleApi(present=decode_ranges(m.get("in", "")), open=decode_ranges(m.get("open", "")),
                                   raw_names=m.get("names", ""), raw_deprecated=m.get("deprecated", ""),
-                                  raw_lazy=m.get("lazy", ""), raw_unsure=m.get("unsure", ""))
+                                  raw_lazy=m.get("lazy", ""), raw_unsure=m.get("unsure", ""),
+                                  raw_init=m.get("init", ""), is_class=bool(m.get("class", False)))
     return PackageApi(meta.get("package", path.stem), releases, list(meta["releases"]), modules, list(meta["files"]))

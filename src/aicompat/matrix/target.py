@@ -58,6 +58,10 @@ class World:
     # parameters are whatever a caller passes, not their defaults (core/engine.py; rules see
     # the closed world, and rules/policy.toml says which rules take a caller's choice).
     open: bool = False
+    # Releases of other packages this world is asked under: the API rules ask whether a statement
+    # runs with one release of a pinned package (``hasattr(recipe, "MXFP8BlockScaling")`` is
+    # then known), as ``(package, release)`` pairs; the worlds the engine walks carry none.
+    releases: tuple[tuple[str, Version], ...] = ()
 
 
 @dataclass

@@ -24,6 +24,10 @@ from ..matrix.api_tables import Namespace, Sym
 _DEPRECATED_DECORATORS = {"deprecated", "_deprecated", "deprecate"}
 _WARNING_CATEGORIES = {"FutureWarning", "DeprecationWarning", "PendingDeprecationWarning"}
 # Class decorators and bases whose generated __init__ we do not model.
+# Decorators that write a class's __init__ from its annotated fields (PEP 557; pydantic's takes the
+# same parameters: pydantic/dataclasses.py builds on the standard library's).
+_DATACLASS_DECORATORS = {"dataclasses.dataclass", "pydantic.dataclasses.dataclass"}
+_ENUM_BASES = {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"}
 _OPAQUE_CLASS_MARKERS = {"dataclass", "dataclasses.dataclass", "NamedTuple", "TypedDict", "Enum", "IntEnum",
                          "Protocol", "attr.s", "attrs.define", "total_ordering"}
 
@@ -474,6 +478,36 @@ class ApiReader:
             self._ns[mod] = ns
         return self._ns[mod]
 
+    def class_namespace(self, qualname: str) -> Namespace | None:
+        """The names a class's body binds (``pkg.mod.Format``: an enum's members), found where
+        ``pkg.mod`` gets the class; None where the module or the class is missing. Closed only
+        for an enum, whose members are all in its own body; another class inherits names."""
+        mod, _, cls = qualname.rpartition(".")
+        found = self._find_class(mod, cls) if self.has_module(mod) else None
+        if found is None:
+            return None
+        cmod, node = found
+        ns = Namespace(is_class=True)
+        for stmt in node.body:
+            targets: list = []
+            if isinstance(stmt, ast.Assign):
+                targets = stmt.targets
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                targets = [stmt.target]  # an annotation alone binds nothing on the class
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        ns.names[n.id] = Sym("a")
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                ns.names[stmt.name] = self._function([stmt], stub=False, drop_first=True) \
+                    if _decorator_names(stmt.decorator_list) & {"classmethod", "staticmethod"} else Sym("f")
+            elif isinstance(stmt, ast.ClassDef):
+                ns.names[stmt.name] = Sym("c")
+        bases = [self._qualify(cmod, _dotted(b) or "?") for b in node.bases]
+        enum = any(b in _ENUM_BASES for b in bases)
+        ns.open = not enum or any(b not in _ENUM_BASES | {"str", "int", "object"} for b in bases)
+        return ns
+
     def names(self, mod: str) -> set[str] | None:
         """The names ``mod`` binds (not yet followed); None if it cannot be read."""
         if mod in self._names:
@@ -690,40 +724,154 @@ class ApiReader:
 
     def _class(self, mod: str, node: ast.ClassDef, stub: bool, depth: int = 0) -> Sym:
         deprecated = _decorator_deprecation(node.decorator_list)
-        sigs = self._init_sigs(mod, node, stub, depth)
+        sigs, generator = self._init(mod, node, stub, depth)
         init = [s for s in node.body if isinstance(s, ast.FunctionDef) and s.name in ("__init__", "__new__")]
         for d in init:
             deprecated = deprecated or _decorator_deprecation(d.decorator_list) or _body_deprecation(d.body)
-        return Sym("c", sigs, deprecated)
+        return Sym("c", sigs, deprecated, generator if sigs is not None else None)
 
     def _init_sigs(self, mod: str, node: ast.ClassDef, stub: bool, depth: int) -> tuple[str, ...] | None:
-        if depth > 6 or (_decorator_names(node.decorator_list) & _OPAQUE_CLASS_MARKERS):
-            return None
-        if node.decorator_list or any(k.arg == "metaclass" for k in node.keywords):
-            return None
+        return self._init(mod, node, stub, depth)[0]
+
+    def _init(self, mod: str, node: ast.ClassDef, stub: bool, depth: int) -> tuple[tuple[str, ...] | None, str | None]:
+        """The call signatures of a class, and the decorator that generated its ``__init__`` (a dataclass's)."""
+        if depth > 6:
+            return None, None
         inits = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and s.name == "__init__"]
         news = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and s.name == "__new__"]
+        found = self._dataclass_decorator(mod, node)
+        if found is not None and not inits and not news and not stub:
+            # PEP 557: the decorator writes __init__ from the fields (a class that defines its
+            # own keeps it: read below if nothing else decorates it)
+            return self._dataclass_sigs(mod, node, found[1], depth), found[0]
+        if _decorator_names(node.decorator_list) & _OPAQUE_CLASS_MARKERS:
+            return None, None
+        if node.decorator_list or any(k.arg == "metaclass" for k in node.keywords):
+            return None, None
         if inits or news:
             if inits and news:
-                return None  # both shape the call; do not guess
+                return None, None  # both shape the call; do not guess
             sym = self._function(inits or news, stub=stub, drop_first=True)
-            return sym.sigs if sym.kind == "f" else None
+            return (sym.sigs if sym.kind == "f" else None), None
         if not node.bases:
-            return ("",)
+            return ("",), None
         if len(node.bases) != 1:
-            return None
+            return None, None
         base = _dotted(node.bases[0])
         if base in ("object",):
-            return ("",)
+            return ("",), None
         if base is None or (base.rsplit(".", 1)[-1] in _OPAQUE_CLASS_MARKERS):
+            return None, None
+        found_base = self._find_class(mod, base)
+        if found_base is None:
+            return None, None
+        bmod, bnode = found_base
+        return self._init(bmod, bnode, self.sources[bmod][1], depth + 1)
+
+    # -- dataclasses ------------------------------------------------------------------
+    def _qualify(self, mod: str, dotted: str) -> str:
+        """What a dotted name in ``mod`` stands for when its head is imported
+        (``dataclass`` after ``from pydantic.dataclasses import dataclass``)."""
+        head, _, rest = dotted.partition(".")
+        raw = self._parse(mod)
+        for name, how, what in reversed(raw.order if raw else ()):
+            if name != head:
+                continue
+            if how in ("from", "stubfrom") and what[0]:
+                full = f"{what[0]}.{what[1]}"
+            elif how in ("import", "stubimport"):
+                full = what
+            else:
+                return dotted  # defined here: not the library's decorator
+            return f"{full}.{rest}" if rest else full
+        return dotted
+
+    def _dataclass_decorator(self, mod: str, node: ast.ClassDef) -> tuple[str, ast.expr] | None:
+        """(the decorator's qualified name, its node) for a dataclass, else None."""
+        for d in node.decorator_list:
+            name = _dotted(d.func if isinstance(d, ast.Call) else d)
+            if name is not None and self._qualify(mod, name) in _DATACLASS_DECORATORS:
+                return self._qualify(mod, name), d
+        return None
+
+    def _dataclass_sigs(self, mod: str, node: ast.ClassDef, deco: ast.expr, depth: int) -> tuple[str, ...] | None:
+        opts = {k.arg: k.value for k in deco.keywords} if isinstance(deco, ast.Call) else {}
+        if isinstance(deco, ast.Call) and (deco.args or None in opts):
             return None
-        found = self._find_class(mod, base)
+        if "config" in opts or _constant(opts.get("init"), True) is not True:
+            return None  # pydantic's config decides what an unknown keyword does; init=False writes none
+        class_kw_only = _constant(opts.get("kw_only"), False)
+        if not isinstance(class_kw_only, bool):
+            return None
+        fields = self._fields(mod, node, class_kw_only, depth)
+        if fields is None:
+            return None
+        positional = [n + ("=" if d else "") for n, (d, kw) in fields.items() if not kw]
+        keyword = [n + ("=" if d else "") for n, (d, kw) in fields.items() if kw]
+        return (", ".join(positional + (["*"] + keyword if keyword else [])),)
+
+    def _fields(self, mod: str, node: ast.ClassDef, kw_only: bool, depth: int) -> dict[str, tuple[bool, bool]] | None:
+        """``{field: (has a default, keyword-only)}`` of a dataclass in ``__init__`` order: the
+        fields of its dataclass ancestors first (a field redefined keeps its place), then its own.
+        None where a base cannot be read (outside the package: a dataclass or not)."""
+        out: dict[str, tuple[bool, bool]] = {}
+        for b in reversed(node.bases):
+            got = self._ancestor_fields(mod, b, depth + 1)
+            if got is None:
+                return None
+            out.update(got)
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            ann = _annotation_name(stmt.annotation)
+            if ann == "ClassVar":
+                continue
+            if ann == "KW_ONLY":  # `_: KW_ONLY`: the fields after it are keyword-only
+                kw_only = True
+                continue
+            default, kw, init = stmt.value is not None, kw_only, True
+            if isinstance(stmt.value, ast.Call) and \
+                    (_dotted(stmt.value.func) or "").rsplit(".", 1)[-1] in ("field", "Field"):
+                call = stmt.value
+                kws = {k.arg: k.value for k in call.keywords}
+                if None in kws:
+                    return None
+                default = "default" in kws or "default_factory" in kws or bool(
+                    call.args and not (isinstance(call.args[0], ast.Constant) and call.args[0].value is Ellipsis))
+                init = _constant(kws.get("init"), True)
+                got_kw = _constant(kws.get("kw_only"), kw_only)
+                if not isinstance(init, bool) or not isinstance(got_kw, bool):
+                    return None
+                kw = got_kw
+            if not init:
+                out.pop(stmt.target.id, None)
+                continue
+            out[stmt.target.id] = (default, kw)  # a redefined field keeps its place
+        return out
+
+    def _ancestor_fields(self, mod: str, base: ast.expr, depth: int) -> dict[str, tuple[bool, bool]] | None:
+        """The dataclass fields a base class brings: its own if it is a dataclass, else its bases'."""
+        name = _dotted(base)
+        if name in ("object", "abc.ABC", "ABC"):
+            return {}
+        found = self._find_class(mod, name) if name is not None and depth < 8 else None
         if found is None:
             return None
         bmod, bnode = found
-        return self._init_sigs(bmod, bnode, self.sources[bmod][1], depth + 1)
+        deco = self._dataclass_decorator(bmod, bnode)
+        if deco is not None:
+            opts = {k.arg: k.value for k in deco[1].keywords} if isinstance(deco[1], ast.Call) else {}
+            kw_only = _constant(opts.get("kw_only"), False)
+            return self._fields(bmod, bnode, kw_only, depth) if isinstance(kw_only, bool) else None
+        out: dict[str, tuple[bool, bool]] = {}
+        for b in reversed(bnode.bases):
+            got = self._ancestor_fields(bmod, b, depth + 1)
+            if got is None:
+                return None
+            out.update(got)
+        return out
 
     def _find_class(self, mod: str, dotted: str) -> tuple[str, ast.ClassDef] | None:
         """The ClassDef a base-class expression names, followed through imports."""
@@ -749,6 +897,23 @@ class ApiReader:
             module = ".".join([target, *parts[:-1]])
             return self._find_class(module, parts[-1]) if module in self.sources else None
         return None
+
+
+def _constant(node, default):
+    """A keyword's literal value (``kw_only=True``), ``default`` when it is not passed, and the
+    node itself when it is not a literal (the caller then knows nothing)."""
+    if node is None:
+        return default
+    return node.value if isinstance(node, ast.Constant) else node
+
+
+def _annotation_name(node) -> str:
+    """``ClassVar`` for ``ClassVar[int]``, ``typing.ClassVar``, ``"ClassVar[int]"``; the last dotted part."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split("[", 1)[0].rsplit(".", 1)[-1].strip()
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return (_dotted(node) or "").rsplit(".", 1)[-1]
 
 
 _TYPE_FACTORIES = {"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"}

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,9 +47,24 @@ class PackageSpec:
     # For a package without releases: versions are git refs, labelled
     # ``<__version__ read from this file>+<ref>`` (a PEP 440 local version).
     version_file: str | None = None
-    # Wheels to download: (platform tags, Python version) tried in turn.
-    platforms: tuple[tuple[tuple[str, ...], str], ...] = (
-        (("macosx_11_0_arm64",), "3.11"), (("macosx_14_0_arm64",), "3.12"))
+    # The tag of a release when ``git_tag`` cannot spell it (Transformer Engine: v2.9 for 2.9.0);
+    # None: the release has no tag and is read from its wheel.
+    tag_of: Callable[[str], str | None] | None = None
+    # Classes whose members are recorded as a namespace of their own (an enum's: Format.HYBRID).
+    classes: list[str] = field(default_factory=list)
+    # The PyPI names whose wheels carry the package's Python, tried in order, and the platform
+    # and Python asked for (a package with no macOS wheels: Transformer Engine's manylinux ones).
+    wheels: tuple[str, ...] = ()
+    platforms: tuple[tuple[str, str], ...] = (("macosx_11_0_arm64", "3.11"), ("macosx_14_0_arm64", "3.12"))
+
+
+def _te_tag(version: str) -> str | None:
+    """Transformer Engine tags a final release vMAJOR.MINOR (v2.9 for 2.9.0), a patch release in
+    full (v2.14.1); a post release (2.6.0.post1) has no tag."""
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version)
+    if m is None:
+        return None
+    return f"v{m[1]}.{m[2]}" if m[3] == "0" else f"v{version}"
 
 
 PACKAGES: dict[str, PackageSpec] = {
@@ -91,6 +107,27 @@ PACKAGES: dict[str, PackageSpec] = {
         note="hopper/flash_attn_interface.py at tags of Dao-AILab/flash-attention (no PyPI release); "
              "'releases' here are those repository tags",
     ),
+    # Transformer Engine: its PyTorch modules and recipes. TE imports only where its CUDA build
+    # loads (a GPU machine), so every release is read from its source: the release tag of
+    # NVIDIA/TransformerEngine (v2.9 for 2.9.0), else the wheel that carries its Python.
+    "transformer-engine": PackageSpec(
+        dist="transformer-engine",
+        roots=("transformer_engine",),
+        modules=[
+            "transformer_engine", "transformer_engine.common", "transformer_engine.common.recipe",
+            "transformer_engine.pytorch", "transformer_engine.pytorch.fp8", "transformer_engine.pytorch.quantization",
+            "transformer_engine.pytorch.distributed", "transformer_engine.pytorch.attention",
+            "transformer_engine.pytorch.module", "transformer_engine.pytorch.optimizers",
+            "transformer_engine.pytorch.transformer", "transformer_engine.pytorch.utils",
+        ],
+        classes=["transformer_engine.common.recipe.Format"],
+        tag_of=_te_tag,
+        wheels=("transformer_engine_cu12", "transformer-engine"),
+        platforms=(("manylinux_2_28_x86_64", "3.12"),),
+        note="read statically from the release's source (TE needs a GPU build to import): the release tag of "
+             "NVIDIA/TransformerEngine (v2.9 for 2.9.0), or, for a release without one, the PyPI wheel that "
+             "carries its Python (transformer_engine_cu12; 1.9.0.post1: the transformer-engine wheel itself)",
+    ),
     # Triton publishes Linux wheels only; every release 2.0.0-3.9.0 has one for CPython 3.11, the
     # wheel tools/triton_introspect.py imports (the runtime decides every name and signature).
     "triton": PackageSpec(
@@ -101,8 +138,7 @@ PACKAGES: dict[str, PackageSpec] = {
             "triton.language.extra", "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
             "triton.language.extra.libdevice", "triton.testing", "triton.runtime",
         ],
-        platforms=((("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
-                     "manylinux2014_x86_64"), "3.11"),),
+        platforms=(("manylinux_2_28_x86_64", "3.11"), ("manylinux2014_x86_64", "3.11")),  # 3.3.0 on; before
         note="one CPython 3.11 manylinux x86_64 wheel per release (Triton has no macOS wheels); every release "
              "imported in a throwaway environment (tools/triton_introspect.py), whose names and signatures "
              "the table holds",
@@ -148,13 +184,22 @@ def git_files(repo: Path, ref: str, spec: PackageSpec) -> tuple[dict[str, str], 
         commit = git("rev-parse", f"{ref}^{{commit}}").strip()
     except subprocess.CalledProcessError:
         return None
-    out = {}
+    wanted = {}
     for path in sorted(git("ls-tree", "-r", "--name-only", commit).splitlines()):
         rel = spec.git_paths.get(path)
         if rel is None and path.split("/")[0] in spec.roots and path.endswith((".py", ".pyi")):
             rel = path
         if rel is not None:
-            out[rel] = git("show", f"{commit}:{path}")
+            wanted[path] = rel
+    # one `git cat-file --batch` for every file: "<sha> blob <size>\n<bytes>\n" each
+    data = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], check=True, capture_output=True,
+                          input="".join(f"{commit}:{path}\n" for path in wanted).encode()).stdout
+    out, pos = {}, 0
+    for path, rel in wanted.items():
+        head_end = data.index(b"\n", pos)
+        size = int(data[pos:head_end].split()[2])
+        out[rel] = data[head_end + 1:head_end + 1 + size].decode("utf-8", "replace")
+        pos = head_end + 1 + size + 1
     return out, commit
 
 
@@ -173,6 +218,8 @@ def snapshot(files: dict[str, str], spec: PackageSpec) -> tuple[dict, dict[str, 
     snap = {}
     for mod in modules:
         snap[mod] = reader.namespace(mod) if reader.has_module(mod) else None
+    for cls in spec.classes:
+        snap[cls] = reader.class_namespace(cls)
     return snap, dict(reader.why_open)
 
 
@@ -186,25 +233,26 @@ def find_archive(directory: Path, dist: str, version: str) -> Path | None:
 
 
 def download(spec: PackageSpec, version: str, directory: Path) -> Path:
-    found = find_archive(directory, spec.dist, version)
-    if found:
-        return found
+    for dist in spec.wheels or (spec.dist,):
+        found = find_archive(directory, dist, version)
+        if found:
+            return found
     if spec.sdist:
         # `pip download` of an sdist prepares its metadata, which runs the package's setup.py
         # (in this interpreter, with --no-build-isolation): take the file from PyPI instead and
         # check it against the digest PyPI publishes. Nothing of the package is run.
         return _pypi_sdist(spec.dist, version, directory)
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull)
-    base = [sys.executable, "-m", "pip", "download", f"{spec.dist}=={version}", "--no-deps", "-q", "-d", str(directory)]
-    attempts = [base + ["--only-binary=:all:", *(a for p in plats for a in ("--platform", p)), "--python-version", py]
-                for plats, py in spec.platforms]
     errors = []
-    for cmd in attempts:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        found = find_archive(directory, spec.dist, version)
-        if found:
-            return found
-        errors.append(proc.stderr.strip().splitlines()[-1:] or ["?"])
+    for dist in spec.wheels or (spec.dist,):
+        base = [sys.executable, "-m", "pip", "download", f"{dist}=={version}", "--no-deps", "-q", "-d", str(directory)]
+        for plat, py in spec.platforms:
+            cmd = base + ["--only-binary=:all:", "--platform", plat, "--python-version", py]
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            found = find_archive(directory, dist, version)
+            if found:
+                return found
+            errors.append(proc.stderr.strip().splitlines()[-1:] or ["?"])
     raise RuntimeError(f"could not download {spec.dist}=={version}: {errors}")
 
 
@@ -257,7 +305,10 @@ def build(package: str, versions: list[str], archives: Path, out: Path, git: Pat
     for v in versions:
         found, tag = None, None
         # A .postN on PyPI that has no tag of its own: the tag of its base release.
-        for tag in dict.fromkeys([spec.git_tag.format(version=v), spec.git_tag.format(version=v.split(".post")[0])]):
+        tags = [spec.git_tag.format(version=v), spec.git_tag.format(version=v.split(".post")[0])]
+        if spec.tag_of is not None:
+            tags = [t for t in [spec.tag_of(v)] if t]
+        for tag in dict.fromkeys(tags):
             found = git_files(git, tag, spec) if git else None
             if found is not None:
                 break

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import libcst as cst
@@ -106,6 +106,16 @@ def _runs_with_world_release(fc, version) -> bool:
         or not any(w.torch is None for w in fc.ctx.worlds)
 
 
+def runs_with_release(fc, package: str, version) -> bool:
+    """Can the current statement run with ``version`` of ``package`` (not the world package) on
+    some world that reaches it? The guards' ``hasattr`` of the package's names is then answered
+    from its table. True where the context cannot tell (no flow model)."""
+    if not hasattr(fc, "reachable"):
+        return True
+    return any(fc.reachable(replace(w, releases=(*w.releases, (package, version)))) for w in fc.ctx.worlds) \
+        or not fc.ctx.worlds
+
+
 def span(versions) -> str:
     """``2.3.0–2.5.1`` (first–last) for a list of releases."""
     versions = sorted(versions)
@@ -134,10 +144,15 @@ def judged_releases(fc, package: str, releases: list[Version]) -> tuple[list[int
     if not versions:
         if package == WORLD_PACKAGE and not _runs_with_world_release(fc, releases[newest]):
             return None  # e.g. the else of `if torch_version() >= (2, 4):`: not judged against the newest
+        if package != WORLD_PACKAGE and not runs_with_release(fc, package, releases[newest]):
+            return None  # the else of `if hasattr(te, "autocast"):`: does not run with the newest
         return [newest], False
     # A pin newer than the table (torch==2.99) is judged as its newest release (config says so).
     at = {v: i for i, v in enumerate(releases)}
     indices = sorted({i for i in (at.get(v) if v <= releases[-1] else newest for v in versions) if i is not None})
+    if package != WORLD_PACKAGE:
+        # the releases the statement can run with: `if hasattr(recipe, "MXFP8BlockScaling"):` holds in some
+        indices = [i for i in indices if runs_with_release(fc, package, releases[i])]
     return (indices, how) if indices else None
 
 
@@ -150,6 +165,18 @@ def pin_text(package: str, label: str, pinned: bool | str) -> str:
     if not pinned:
         return f"{package} unpinned: judged on the newest release {label}"
     return f"pins allow {package} {label}"
+
+
+def unpinned_note(sc: Scope, notes: list[str]) -> None:
+    """Say once per run that an unpinned package was judged on its newest release, so a clean
+    run is not read as clean on the release in use (the world package's is said by run/config.py)."""
+    if sc.pinned or sc.package == WORLD_PACKAGE:
+        return
+    note = (f"no {sc.package} pin: the API rules judged {sc.package} {sc.api.labels[-1]}, the newest release "
+            f"aicompat knows (pin the one you run: --pin {sc.package}==X.Y, or {sc.package} in [project] "
+            "dependencies or a requirements file)")
+    if note not in notes:
+        notes.append(note)
 
 
 def scope(fc, package: str) -> Scope | None:

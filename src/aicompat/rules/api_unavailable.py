@@ -28,6 +28,8 @@ import libcst as cst
 
 from ..core.ruleapi import Example, Finding, Qual, Rule, dotted
 from ..core.ruleapi import api_query as q
+from ._shared import config_keys
+from ._shared.getattr_names import by_name
 
 _TRITON_GELU = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef gelu(x):\n"
                 "    return 0.5 * x * (1.0 + {tanh}(0.7978845608 * x))\n")
@@ -42,8 +44,10 @@ class ApiUnavailable(Rule):
     code = "AIC201"
     worlds_monotone = True
     name = "api-unavailable"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton")  # names resolve only through imports
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton",
+              b"transformer_engine")  # names resolve only through imports
     attr_tails = frozenset({"*"})
+    call_tails = frozenset({"getattr", "setattr", "patch"})
 
     VALID = [
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n", pins={"torch": "2.4.0"}),
@@ -77,6 +81,20 @@ class ApiUnavailable(Rule):
         # torch.cuda.FloatTensor and torch.uint4 are made in C++ at import; torch.supa is a device plugin.
         Example("import torch\nbuf = torch.cuda.FloatTensor(3)\npacked = torch.empty(4, dtype=torch.uint4)\n"
                 "ok = hasattr(torch, \"supa\") and torch.supa.is_available()\n", pins={"torch": "2.13.0"}),
+        Example("import torch._inductor.config as inductor_config\ninductor_config.freezing = True\n",
+                pins={"torch": "2.1.0"}),
+        Example("import torch._inductor.config as inductor_config\nif hasattr(inductor_config, \"freezing\"):\n"
+                "    inductor_config.freezing = True\n", pins={"torch": "2.0.1"}),
+        Example("import torch\nimport torch.nn.functional as F\nnorm = getattr(F, \"rms_norm\", None)\n"
+                "if norm is not None:\n    y = F.rms_norm(x, (8,))\n", pins={"torch": "2.3.1"}),
+        # Transformer Engine, read from each release's source: the fixed twins of the TE findings below
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3, amax_history_len=16)\n"),
+        Example("import transformer_engine.pytorch as te\nwith te.fp8_autocast(enabled=True, fp8_recipe=r):\n"
+                "    y = model(x)\n", pins={"transformer-engine": "2.4.0"}),
+        Example("from transformer_engine.common import recipe\n\n\ndef make_recipe(block):\n"
+                "    if block and hasattr(recipe, \"MXFP8BlockScaling\"):\n        return recipe.MXFP8BlockScaling()\n"
+                "    return recipe.DelayedScaling()\n", pins={"transformer-engine": "1.13.0"}),
     ]
     INVALID = [
         # ColossalAI colossalai/utils/common.py before 01066152: torch._six went in torch 2.0.
@@ -96,7 +114,7 @@ class ApiUnavailable(Rule):
         Example("from torch.nn.attention import sdpa_kernel\n", pins={"torch": "2.2.2"},
                 findings=[
                     (1, 32, "torch.nn.attention.sdpa_kernel is not in torch 2.2.2 (added in 2.3.0); pins allow "
-                            "torch 2.2.2"),
+                            "torch 2.2.2; before 2.3.0 use torch.backends.cuda.sdp_kernel, the name it replaces"),
                 ]),
         Example("import torch.nn.functional as F\nF.flash_attention(q, k, v)\n",
                 findings=[
@@ -133,6 +151,40 @@ class ApiUnavailable(Rule):
                            "module 'torch.nn.utils' has no attribute 'prune'); add `import torch.nn.utils.prune`; "
                            "pins allow torch 2.13.0"),
                 ]),
+        # a config module refuses a key its release lacks (version_matrix/config/torch.toml)
+        Example("import torch._inductor.config as inductor_config\ninductor_config.freezing = True\n",
+                pins={"torch": "2.0.1"},
+                findings=[
+                    (2, 1, "torch._inductor.config.freezing is not a config key in torch 2.0.1 (added in 2.1.0): "
+                           "setting it raises AttributeError: torch._inductor.config.freezing does not exist; pin "
+                           "torch>=2.1.0; pins allow torch 2.0.1"),
+                ]),
+        Example("import torch\nimport torch.nn.functional as F\nnorm = getattr(F, \"rms_norm\")\n", pins={"torch": "2.3.1"},
+                findings=[
+                    (3, 8, "torch.nn.functional.rms_norm is not in torch 2.3.1 (added in 2.4.0); pins allow torch 2.3.1"),
+                ]),
+        # Transformer Engine: no FP8 format E4M3FN (that is torch's dtype name); te.autocast arrived in 2.9.0
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3FN, amax_history_len=16)\n",
+                pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 40, "transformer_engine.common.recipe.Format.E4M3FN does not exist in any transformer-engine "
+                            "release (1.9.0–2.20.2); did you mean transformer_engine.common.recipe.Format.E4M3?"),
+                ]),
+        Example("import transformer_engine.pytorch as te\nwith te.autocast(enabled=True, recipe=r):\n"
+                "    y = model(x)\n", pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 6, "transformer_engine.pytorch.autocast is not in transformer-engine 2.4.0 (added in 2.9.0); "
+                           "pins allow transformer-engine 2.4.0; before 2.9.0 use "
+                           "transformer_engine.pytorch.fp8_autocast, the name it replaces"),
+                ]),
+        Example("from transformer_engine.common import recipe\n\n\ndef make_recipe(block):\n"
+                "    if block:\n        return recipe.MXFP8BlockScaling()\n"
+                "    return recipe.DelayedScaling()\n", pins={"transformer-engine": "1.13.0"},
+                findings=[
+                    (6, 16, "transformer_engine.common.recipe.MXFP8BlockScaling is not in transformer-engine 1.13.0 "
+                            "(added in 2.1.0); pins allow transformer-engine 1.13.0"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
@@ -142,15 +194,64 @@ class ApiUnavailable(Rule):
         self.hints = matrix.section("api_hints.toml", "name")
         self.runtime = {f"{pkg}.{n}" for pkg, e in matrix.section("api_hints.toml", "runtime").items()
                         for n in e["names"]}
+        # a name that arrived as the replacement of a deprecated one: the old name, for the releases before it
+        self.predecessors: dict[str, list[str]] = {}
+        for section in (matrix.section("deprecations.toml", "call"), matrix.section("te_deprecations.toml", "call")):
+            for old, e in section.items():
+                if "replacement" in e:
+                    self.predecessors.setdefault(e["replacement"].split("(", 1)[0], []).append(old)
 
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         done = fc.state.setdefault(self.code, set())
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
         if id(node) in done or _caught(fc) or cast(int, getattr(fc, "unevaluated", 0)):
             return []  # (an annotation that never runs names nothing at run time)
+        cfg = config_keys.split(fc.matrix, qualname)
+        if cfg is not None:  # a config module refuses a key it lacks, read or set
+            how = "set" if _assigned(node, fc) else "read"
+            found = config_keys.judge(config_keys.Use(node, cfg[0].name, cfg[1], how), fc)
+            if found:
+                return found
         if _assigned(node, fc) and _shimmed(node, fc):
             return []  # ``if not hasattr(F, "List"): F.List = list``: a shim for the releases without it
         return self._judge(node, qualname, fc)
+
+    def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        """``getattr(torch.nn.functional, "rms_norm")`` as ``torch.nn.functional.rms_norm``;
+        ``setattr``/``getattr``/``patch`` of a config module's keys."""
+        if _caught(fc):
+            return []
+        if qualname.endswith(".patch"):
+            mod = config_keys.is_config(fc, qualname.rsplit(".", 1)[0])
+            if mod is None or fc.ctx.caught("KeyError"):
+                return []
+            module, prefix = config_keys.owner(fc, mod)
+            out = []
+            for use in config_keys.patch_uses(site, module, fc):
+                out += config_keys.judge(config_keys.Use(use.node, module, prefix + use.key, "patch"), fc)
+            return out
+        call = by_name(site, fc)
+        if call is None or call.owner is None or call.names is None:
+            return []  # the object or the name unknown: not judged
+        out = []
+        mod = config_keys.is_config(fc, call.owner)
+        if mod is not None:
+            module, prefix = config_keys.owner(fc, mod)
+            how = "set" if call.builtin == "setattr" else "read"
+            for n, worlds in call.names.items():
+                out += config_keys.judge(config_keys.Use(site.node, module, prefix + n, how), fc, worlds)
+            return out
+        if call.builtin == "setattr":
+            return []  # setting a name a module lacks creates it
+        for n in call.names:
+            full = f"{call.owner}.{n}"
+            if full not in self.owned:  # FP8 dtypes: AIC102's
+                out += self._judge(site.node, full, fc)
+        return out
+
+    def attr_exists(self, qualname: str, world):
+        """``hasattr(torch._inductor.config, "X")`` in one world (version_matrix/config/)."""
+        return config_keys.attr_exists(self.matrix, qualname, world)
 
     def check_import(self, node, fc) -> list[Finding]:
         out: list[Finding] = []
@@ -270,6 +371,7 @@ class ApiUnavailable(Rule):
         scope = q.scope(fc, package)
         if scope is None:
             return []
+        q.unpinned_note(scope, self.notes)
         api = scope.api
         where = q.split(api, qualname)
         if where is None:
@@ -331,10 +433,23 @@ class ApiUnavailable(Rule):
             else:
                 why = f"present in {api.label(ever)}"
             msg = f"{full} is not in {package} {api.label(lack)} ({why}); {scope.pin_text()}"
-            if moved:
-                msg += f"; {moved}"
+            before = self._predecessor(api, full, lack, first) if all(i < first for i in lack) else ""
+            msg += before or (f"; {moved}" if moved else "")
         return [Finding(node, msg, extra_targets=scope.targets(lack))]
 
+
+    def _predecessor(self, api, full: str, lack, first: int) -> str:
+        """``; before 2.9.0 use transformer_engine.pytorch.fp8_autocast, the name it replaces``: the
+        deprecated name ``full`` replaces (deprecations.toml, te_deprecations.toml), where every
+        release that lacks ``full`` has it; one of the same module first."""
+        home = full.rsplit(".", 1)[0]
+        for old in sorted(self.predecessors.get(full, ()), key=lambda o: (o.rsplit(".", 1)[0] != home, len(o), o)):
+            where = q.split(api, old)
+            if where is None or len(where[1]) != 1:
+                continue
+            if not q.presence(api, where[0], where[1][0], lack).lack:
+                return f"; before {api.labels[first]} use {old}, the name it replaces"
+        return ""
 
     def _not_loaded(self, node, qualname: str, scope, fc) -> list[Finding]:
         parts = qualname.split(".")

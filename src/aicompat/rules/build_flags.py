@@ -35,7 +35,8 @@ from ..cuda.api import (
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
 # Calls whose keyword carries nvcc flags: cpp_extension.load/load_inline(extra_cuda_cflags=[...]),
 # CUDAExtension(extra_compile_args={"nvcc": [...]}). Not CuPy's options=(...): CuPy appends
-# -arch=sm_<the running GPU> after them and NVRTC keeps the last (rules/inline_cuda.py MECHANISMS).
+# -arch=sm_<the running GPU> after them, and what NVRTC makes of the two is AIC301's
+# (cuda_jit.toml [nvrtc_arch.*], rules/inline_cuda.py _cupy_plan).
 FLAG_CALLS = {
     "torch.utils.cpp_extension.load_inline": "extra_cuda_cflags",
     "torch.utils.cpp_extension.load": "extra_cuda_cflags",

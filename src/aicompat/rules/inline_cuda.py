@@ -18,9 +18,11 @@ from ..cuda.api import (
     UNKNOWN_VALUE,
     Build,
     CudaSource,
+    Nvrtc,
     Resolved,
     Verdict,
     Verifier,
+    arch_values,
     candidates,
     code_for,
     context_for,
@@ -33,11 +35,13 @@ from ..cuda.api import (
     host_gate,
     load_features,
     nvcc_defines,
+    nvrtc_worlds,
     parse_nvcc_flags,
     parse_torch_arch_list,
     read_files,
     resolve_text,
     string_list,
+    target_for,
     tu,
 )
 from ..cuda.api import Context as PPContext
@@ -57,7 +61,20 @@ class Mechanism:
     ptx: bool = False  # the source is PTX itself, not CUDA C++ (Triton's inline asm)
     unit: bool = True  # the source is a whole translation unit nvcc can compile (exact mode)
     constraints: tuple[int, str] | None = None  # Triton's asm constraints: exact mode wraps the PTX in a kernel
-    device_arch: bool = False  # CuPy: its own -arch for the running GPU comes last and wins
+    device_arch: bool = False  # CuPy: its own -arch for the running GPU comes after the options
+
+
+@dataclass(frozen=True)
+class _CupyPlan:
+    """A CuPy call whose options name an -arch: what each NVRTC in scope makes of it beside
+    CuPy's own (cuda/build/cupy_nvrtc.py)."""
+
+    options: tuple[str, ...]  # the options that name it, as written
+    suffix: str  # the 'a'/'f' NVRTC 12.9+ keeps, or ""
+    refused: tuple[Nvrtc, ...]  # NVRTC ranges that refuse a second -arch
+    kept: tuple[Nvrtc, ...]  # NVRTC ranges that build the GPU's number with the suffix
+    targets: dict  # arch -> the target the kept ranges build there
+    invalid: dict  # arch -> NVRTC's error where that target does not exist
 
 
 @dataclass(frozen=True)
@@ -88,9 +105,8 @@ MECHANISMS = {
                                                        torch_env=True),
     "torch.utils.cpp_extension.load": Mechanism("load", (1, "sources"), (3, "extra_cuda_cflags"), files=True,
                                                 torch_env=True),
-    # CuPy 12.3-14.2 cupy/cuda/compiler.py: _compile_using_nvrtc_no_warning appends
-    # _get_arch_for_options_for_nvrtc() (-arch=sm_<device cc>, plain) after the user's options and
-    # NVRTC keeps the last -arch (an options=("-arch=sm_100",) kernel ran on an H200).
+    # CuPy 12.0-14.2 cupy/cuda/compiler.py appends -arch=sm_<device cc> after the user's options;
+    # what NVRTC makes of two -arch is cuda_jit.toml [nvrtc_arch.*] (cuda/build/cupy_nvrtc.py).
     "cupy.RawKernel": Mechanism("cupy.RawKernel", (0, "code"), (2, "options"), device_arch=True),
     "cupy.RawModule": Mechanism("cupy.RawModule", (0, "code"), (2, "options"), device_arch=True),
     "cupy.ElementwiseKernel": Mechanism("cupy.ElementwiseKernel", (2, "operation"), (None, "options"), unit=False,
@@ -189,13 +205,14 @@ class InlineCudaArch(Rule):
                 gpus=["H100", "B200"],
                 findings=[
                     (4, 17, "cupy.RawModule: 'tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned' (tcgen05, "
-                           "CUDA line 3) is rejected when built for sm_90, sm_100 (CuPy adds -arch=sm_XY of the "
-                           "GPU it runs on after the options, and that one wins): \"Instruction "
+                           "CUDA line 3) is rejected when built for sm_90, sm_100 (no -arch option: CuPy builds the "
+                           "plain sm_XY of the GPU it runs on): \"Instruction "
                            "'tcgen05.relinquish_alloc_permit' not supported on .target 'sm_100'\"; "
-                           "fails on sm_90 (H100), sm_100 (B200). CuPy builds only the plain target of the GPU, "
-                           "whatever -arch its options say: build sm_100a with nvcc (-gencode "
-                           "arch=compute_XY,code=sm_XY) and load the cubin with cupy.RawModule(path=...); no compile "
-                           "target for sm_90 supports it: guard it and dispatch to a fallback kernel there."),
+                           "fails on sm_90 (H100), sm_100 (B200). Pass '-arch=sm_100a' in options on sm_100 only "
+                           "(CuPy with NVRTC 12.9 or later builds the GPU's own sm_XY with the option's suffix; "
+                           "before 12.9 NVRTC refuses a second -arch: load an nvcc-built cubin with "
+                           "cupy.RawModule(path=...) there); no compile target for sm_90 supports it: guard it and "
+                           "dispatch to a fallback kernel there."),
                 ]),
         Example("from pycuda.compiler import SourceModule\n"
                 "mod = SourceModule('__global__ void k() { " + _WGMMA.replace('"', '\\"') + " }', arch='sm_90')\n",
@@ -330,6 +347,9 @@ class InlineCudaArch(Rule):
         build = self._build(site, mech, flags, fc) if unknown is None else None
         if build is not None and build[1] is None:
             unknown, build = "its backend adds -gencode flags of its own", None
+        plan = self._cupy_plan(site, flags, fc) if mech.device_arch and build is not None else None
+        if isinstance(plan, str):
+            unknown, build, plan = plan, None, None
         ver = self.verifier if (mech.unit or mech.constraints) and unknown is None else None
         # Everything the call's names say is read here, where its scopes are; only the
         # judgement may wait for the module's TORCH_CUDA_ARCH_LIST.
@@ -348,13 +368,86 @@ class InlineCudaArch(Rule):
         if build is None:  # torch's JIT without arch flags builds what TORCH_CUDA_ARCH_LIST says
             fc.later(lambda: self._judge_call(call, self._env_build(mech, fc), fc))
             return []
+        if plan is not None:
+            return self._judge_cupy(call, plan, fc)
         return self._judge_call(call, build, fc)
 
-    def _judge_call(self, call: _Call, build: tuple, fc) -> list[Finding]:
+    def _judge_call(self, call: _Call, build: tuple, fc, per_arch: dict | None = None) -> list[Finding]:
         out = []
         for res, src in call.units:
-            out.extend(self._judge_python(call, res, src, build[0], build[1], fc))
+            out.extend(self._judge_python(call, res, src, build[0], build[1], fc, per_arch))
         return out
+
+    def _cupy_plan(self, site, flags: list[str], fc) -> _CupyPlan | str | None:
+        """What a CuPy call's -arch options make with each NVRTC in scope; None without one (the
+        GPU's plain sm_XY in every release), a reason when that is not known."""
+        values = arch_values(flags)
+        if values is None:
+            return "its options name targets with -gencode/-code, which NVRTC's reading of is not modelled"
+        if not values:
+            return None
+        jit = site.kw.get("jitify")
+        if jit is not None and not (isinstance(jit, cst.Name) and jit.value == "False"):
+            return "jitify rewrites the options"
+        worlds = nvrtc_worlds(self.matrix, fc.target.pins, fc.target.releases, fc.target.cuda)
+        if worlds is None:
+            return "the CuPy or CUDA release it runs with is not one modelled"
+        refused = tuple(w for w in worlds if w.resolves == "refused")
+        kept = tuple(w for w in worlds if w.resolves != "refused")
+        targets: dict[str, str] = {}
+        invalid: dict[str, str] = {}
+        if kept:
+            for arch in self._judged(sorted({w.arch for w in fc.ctx.worlds}), fc.target):
+                t, err = target_for(arch, values, kept[0], self.matrix.targets)
+                if t is not None:
+                    targets[arch] = t
+                elif err is not None:
+                    invalid[arch] = err
+                else:
+                    return "its options name both an 'a' and an 'f' target"
+        suffix = next((t[-1] for t in targets.values() if t[-1] in "af"), "")
+        shown = tuple(f for f in flags if "arch" in f or f in values)
+        return _CupyPlan(shown, suffix, refused, kept, targets, invalid)
+
+    def _judge_cupy(self, call: _Call, plan: _CupyPlan, fc) -> list[Finding]:
+        """A CuPy call with an -arch option: where NVRTC refuses the options (before 12.9, or a
+        GPU without the target they ask for), then the kernel text against what it builds."""
+        site: Any = call.site  # a CallSite
+        mech = call.mech
+        fleet = self._judged(sorted({w.arch for w in fc.ctx.worlds}), fc.target)
+        fexpr = site.arg(*mech.flags) if mech.flags is not None else None
+        node = fexpr if fexpr is not None else site.node
+        opts = ", ".join(repr(o) for o in plan.options)
+        out = []
+        if plan.refused and fleet:
+            labels = ", ".join(n.label for n in plan.refused)
+            out.append(Finding(node, f"{mech.label}: options {opts} fail to compile with NVRTC {labels} (CuPy appends "
+                                     f"-arch=sm_XY of the GPU after the options and NVRTC before 12.9 takes one -arch "
+                                     f"only: \"{plan.refused[0].error}\"); fails on {fc.describe(fleet)}. Use CUDA 12.9 "
+                                     f"or later, or drop the -arch option (CuPy builds the GPU's plain sm_XY), or "
+                                     f"build the cubin with nvcc and load it with cupy.RawModule(path=...).",
+                               frozenset(fleet)))
+        if plan.invalid:
+            archs = [a for a in fleet if a in plan.invalid]
+            wanted = ", ".join(f"{a}{plan.suffix or 'a'}" for a in archs)
+            out.append(Finding(node, f"{mech.label}: options {opts} fail to compile on {fc.describe(archs)} with NVRTC "
+                                     f"{', '.join(n.label for n in plan.kept)}: CuPy appends -arch=sm_XY of the GPU "
+                                     f"and NVRTC builds that number with the option's '{plan.suffix or 'a'}', {wanted}, "
+                                     f"a target that does not exist: \"{plan.invalid[archs[0]]}\". Pass that option "
+                                     f"only on the GPUs it names a target of (options chosen by the GPU's compute "
+                                     f"capability).", frozenset(archs)))
+        if plan.targets:
+            out.extend(self._judge_call(call, (None, self._cupy_how(plan)), fc, plan.targets))
+        return out
+
+    @staticmethod
+    def _cupy_how(plan: _CupyPlan) -> str:
+        labels = ", ".join(n.label for n in plan.kept)
+        opts = ", ".join(repr(o) for o in plan.options)
+        if plan.suffix:
+            return (f"CuPy appends -arch=sm_XY of the GPU after the options; NVRTC {labels} builds that number with "
+                    f"the '{plan.suffix}' of {opts}")
+        return f"CuPy appends -arch=sm_XY of the GPU after the options; NVRTC {labels} builds that one, not {opts}"
 
     def _judge_unknown(self, call: _Call, why: str, fc) -> list[Finding]:
         """A call whose build is not known: what it compiles fails on a GPU whatever its flags say
@@ -440,7 +533,7 @@ class InlineCudaArch(Rule):
             if backend is not None and (named is None or named.text != "nvrtc") \
                     and any("arch" in f or "code" in f for f in flags):
                 return None, None  # backend="nvcc" adds -gencode for the GPU beside the user's: not modelled
-            return None, "CuPy adds -arch=sm_XY of the GPU it runs on after the options, and that one wins"
+            return None, "no -arch option: CuPy builds the plain sm_XY of the GPU it runs on"
         if mech.arch_kw is not None:
             a = site.arg(*mech.arch_kw)
             r = resolve_text(a, fc) if a is not None else None
@@ -491,7 +584,7 @@ class InlineCudaArch(Rule):
         r = resolve_text(value, fc)
         fc.state.setdefault("torch_arch_list", {})[id(node)] = r.text if r is not None else None
 
-    def _judge_python(self, call: _Call, res, src, build, how, fc):
+    def _judge_python(self, call: _Call, res, src, build, how, fc, per_arch: dict | None = None):
         ver: Any  # a Verifier with a toolkit where the messages below name its release
         site, mech, ver = call.site, call.mech, call.ver
         chosen: dict[str, str] = {}
@@ -500,6 +593,8 @@ class InlineCudaArch(Rule):
             target = arch if build is None else code_for(arch, build, self.matrix)
             if build is None and mech.a_from is not None:
                 target = _triton_target(arch, mech, self.matrix)
+            if per_arch is not None:  # CuPy: what NVRTC builds beside its own -arch
+                target = per_arch.get(arch)
             if target is not None:  # else no kernel image at all: AIC302's finding, not this one
                 chosen[arch] = target
         # nvcc compiles every target of the build, and one that ptxas rejects fails the
@@ -600,15 +695,7 @@ class InlineCudaArch(Rule):
     def _fix_built(self, occ, failing: dict, build: Build | None, mech: Mechanism) -> str:
         """The fix, first dropping PTX the build embeds unasked when that is what fails."""
         if mech.device_arch:
-            ok = self._capable(occ, failing)
-            able = sorted({v[0] for v in ok.values() if v}, key=_tnum)
-            if able:
-                rest = [a for a, v in ok.items() if not v]
-                guard = (f"; no compile target for {', '.join(rest)} supports it: guard it and dispatch to a "
-                         f"fallback kernel there") if rest else ""
-                return (f"CuPy builds only the plain target of the GPU, whatever -arch its options say: build "
-                        f"{', '.join(able)} with nvcc (-gencode arch=compute_XY,code=sm_XY) and load the cubin with "
-                        f"cupy.RawModule(path=...){guard}.")
+            return self._fix_cupy(occ, failing)
         if mech.a_from is not None:
             return self._fix_triton(occ, mech)
         implied = [t for t in {v[1] for v in failing.values()} if build is not None and t in build.implied]
@@ -621,6 +708,29 @@ class InlineCudaArch(Rule):
         text = f"Build with {gencode} instead, which embeds no {', '.join(_shown(t, build) for t in implied)} PTX"
         tail = f"; {self._fix(occ, own)}" if own else "."  # not ``rest``: a list above
         return text + tail
+
+    def _fix_cupy(self, occ, failing: dict) -> str:
+        """CuPy builds the GPU's own number: an 'a'/'f' -arch option gets that GPU's own 'a'/'f'
+        target with NVRTC 12.9+ (cuda_jit.toml [nvrtc_arch.*]); else an nvcc-built cubin."""
+        ok = self._capable(occ, failing)
+        own = {a: [t for t in v if t[:-1] == a and t[-1] in "af"] for a, v in ok.items()}
+        able = [a for a in failing if own[a]]
+        other = sorted({v[0] for a, v in ok.items() if v and not own[a]}, key=_tnum)
+        rest = sorted((a for a, v in ok.items() if not v), key=_tnum)
+        parts = []
+        if able:
+            opts = ", ".join(f"'-arch={t}'" for t in sorted({own[a][0] for a in able}, key=_tnum))
+            parts.append(f"pass {opts} in options on {', '.join(able)} only (CuPy with NVRTC 12.9 or later builds the "
+                         f"GPU's own sm_XY with the option's suffix; before 12.9 NVRTC refuses a second -arch: load an "
+                         f"nvcc-built cubin with cupy.RawModule(path=...) there)")
+        if other:
+            parts.append(f"build {', '.join(other)} with nvcc (-gencode arch=compute_XY,code=sm_XY) and load the cubin "
+                         f"with cupy.RawModule(path=...)")
+        if rest:
+            parts.append(f"no compile target for {', '.join(rest)} supports it: guard it and dispatch to a fallback "
+                         f"kernel there")
+        text = "; ".join(parts)
+        return text[:1].upper() + text[1:] + "."
 
     def _fix_triton(self, occ, mech: Mechanism) -> str:
         """Triton builds the running GPU's own target and its inline PTX has no #if: the guard

@@ -22,6 +22,7 @@ from packaging.version import Version
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
 from ..core.ruleapi import api_query as q
+from ._shared import transformers_kwargs as tk
 
 _TRITON_SOFTMAX = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
                    "def softmax(out_ptr, in_ptr, n, BLOCK: tl.constexpr):\n"
@@ -35,7 +36,8 @@ class UnknownArgument(Rule):
     code = "AIC202"
     worlds_monotone = True
     name = "unknown-argument"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"import triton", b"from triton")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"from_pretrained",
+              b"transformer_engine", b"import triton", b"from triton")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -55,6 +57,16 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModel\n"
                 "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
                 pins={"transformers": ">=4.54,<4.58"}),
+        Example("from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', quantization_config=BitsAndBytesConfig(load_in_8bit=True))\n",
+                pins={"transformers": "5.0.0"}),
+        # Transformer Engine: a recipe's dataclass fields are its keywords (the twin of the finding below)
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, amax_compute_algo=\"max\")\n",
+                pins={"transformer-engine": "2.4.0"}),
+        Example("import torch\nimport transformer_engine.pytorch as te\n"
+                "proj = te.Linear(1024, 1024, bias=True, params_dtype=torch.bfloat16)\n",
+                pins={"transformer-engine": "2.4.0"}),
     ]
     VALID += [
         Example(_TRITON_SOFTMAX.format(pid="axis=0", cache='cache_modifier=".ca"', keep="keep_dims=True")),
@@ -75,7 +87,8 @@ class UnknownArgument(Rule):
                 findings=[
                     (2, 7, "flash_attn.flash_attn_func: no flash-attn release (2.0.0.post1–2.8.3.post2) accepts "
                            "keyword 'qk_headdim'; head dims come from the tensor shapes: q, k (batch, seqlen, "
-                           "nheads, headdim) and v (batch, seqlen, nheads_k, headdim_v)"),
+                           "nheads, headdim) and v (batch, seqlen, nheads_k, headdim_v); also 'v_headdim' (no "
+                           "release accepts it)"),
                 ]),
         Example("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v, enable_flash=True)\n",
                 findings=[
@@ -115,6 +128,26 @@ class UnknownArgument(Rule):
                     (2, 36, "AutoModel.from_pretrained: attn_implementation='flash2' is not a value any "
                             "transformers release accepts (an implementation name or a Hub kernel 'org/repo')"),
                 ]),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', load_in_8bit=True)\n",
+                pins={"transformers": "5.0.0"},
+                findings=[
+                    (2, 47, "AutoModelForCausalLM.from_pretrained: transformers 5.0.0 does not read load_in_8bit (read "
+                            "in 4.30.0–4.57.6): it is handed to the model class, whose __init__ raises TypeError "
+                            "(unexpected keyword argument 'load_in_8bit'); use "
+                            "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"),
+                ]),
+        # TE removed DelayedScaling's `interval` in 2.2; its recipes are pydantic dataclasses
+        Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
+                "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, interval=1)\n",
+                pins={"transformer-engine": "2.4.0"},
+                findings=[
+                    (2, 5, "transformer_engine.common.recipe.DelayedScaling: keyword 'interval' is not accepted by "
+                           "transformer-engine 2.4.0 (accepted in transformer-engine 1.9.0–2.1.0); pins allow "
+                           "transformer-engine 2.4.0; a pydantic dataclass: pydantic >= 1.10 drops a keyword that "
+                           "names no field without a word (the setting has no effect), pydantic < 1.10 raises "
+                           "TypeError; the releases that took it warned it was \"deprecated and unused\": drop it"),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
@@ -123,13 +156,21 @@ class UnknownArgument(Rule):
         self.aliases = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "alias").items()}
         # another library's spelling of a keyword the package spells its own way (torch's dim=, triton's axis=)
         self.synonyms = {pkg: e["names"] for pkg, e in matrix.section("api_hints.toml", "synonym").items()}
+        # what a class whose __init__ a decorator wrote (a pydantic dataclass) does with an unknown keyword
+        self.generated = matrix.section("api_hints.toml", "generated_init")
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
+        self.tk = tk.Table(matrix)
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
-        if qualname.startswith("transformers.") and "attn_implementation" in site.kw:
-            return self._attn_implementation(site, qualname, fc)
+        if qualname.startswith("transformers."):
+            if "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
+                return []
+            out = self._attn_implementation(site, qualname, fc) if "attn_implementation" in site.kw else []
+            if qualname.endswith(".from_pretrained") and (site.kw or site.has_star):
+                out += self._unread(site, qualname, fc)
+            return out
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
             return []
@@ -139,6 +180,7 @@ class UnknownArgument(Rule):
             return []
         module, (name,) = where
         assert scope is not None  # ``where`` is None when it is
+        q.unpinned_note(scope, self.notes)
         api = scope.api
         m = api.module(module)
         entries = m.entries(name) if m else None
@@ -175,7 +217,7 @@ class UnknownArgument(Rule):
             return []
         problem, failing = max(failures.items(), key=lambda kv: len(kv[1]))
         full = f"{module}.{name}"
-        msg = self._message(full, problem, failing, scope, module, name)
+        msg = self._message(full, problem, failing, scope, module, name, tuple(site.kw))
         return [Finding(site.node, msg, extra_targets=scope.targets(failing))]
 
     def _keyword_sets(self, site, fc, package: str, api) -> dict:
@@ -204,11 +246,21 @@ class UnknownArgument(Rule):
                         sets.append(c)
         return out
 
-    def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str) -> str:
+    def _message(self, full: str, problem: q.Problem, failing: list[int], scope: q.Scope, module: str, name: str,
+                 keywords: tuple[str, ...] = ()) -> str:
         api, package = scope.api, scope.package
         every = f"{api.labels[0]}–{api.labels[-1]}"
         hint = self.hints.get(f"{full}:{problem.name}", {}).get("hint")
+        also = ""
         if problem.kind == "keyword" and problem.detail.startswith("unexpected"):
+            # the call's other keywords those releases do not take either: each is the same fault
+            more = []
+            for k in keywords:
+                taken = q.accepts_keyword(api, module, name, k)
+                if k != problem.name and set(failing) - taken:
+                    more.append(f"'{k}' (accepted in {package} {api.label(taken)})" if taken else
+                                f"'{k}' (no release accepts it)")
+            also = f"; also {', '.join(more)}" if more else ""
             accepted = q.accepts_keyword(api, module, name, problem.name)
             if not accepted:
                 msg = f"{full}: no {package} release ({every}) accepts keyword '{problem.name}'"
@@ -217,11 +269,15 @@ class UnknownArgument(Rule):
             else:
                 msg = (f"{full}: keyword '{problem.name}' is not accepted by {package} {api.label(failing)} "
                        f"(accepted in {package} {api.label(accepted)}); {scope.pin_text()}")
+            m = api.module(module)
+            generator = m.init_generator(name, failing) if m is not None else None
+            if generator in self.generated:
+                msg += f"; {self.generated[generator]['unknown_keyword']}"
         else:
             msg = f"{full}: {problem.detail} in {package} {api.label(failing)}"
             if scope.pinned is not True:  # unpinned, or chosen by the torch release that requires it
                 msg += f" ({scope.pin_text()})"
-        return f"{msg}; {hint}" if hint else msg
+        return (f"{msg}; {hint}" if hint else msg) + also
 
     def _attn_implementation(self, site, qualname: str, fc) -> list[Finding]:
         """``from_pretrained(..., attn_implementation="flash_attention_3")`` on a transformers that lacks it."""
@@ -244,11 +300,25 @@ class UnknownArgument(Rule):
             return [Finding(node, f"{call}: transformers {q.span(too_old)} has no attn_implementation keyword "
                                   f"(accepted from {kw_added}); the pins allow {q.span(releases)}",
                             extra_targets=tuple(f"transformers=={v}" for v in too_old))]
-        if not (isinstance(value, cst.SimpleString) and value.prefix == ""):
-            return []
-        text = value.evaluated_value
-        if not isinstance(text, str):
-            return []
+        for text in self._texts(value, fc):
+            found = self._judge_attn(text, node, call, releases, table)
+            if found:
+                return found
+        return []
+
+    @staticmethod
+    def _texts(value, fc) -> list[str]:
+        """The strings the keyword may pass: a literal, else what the value model gives it on
+        any path (``CFG["attn_implementation"]`` of a module-level dict, a default parameter)."""
+        if isinstance(value, cst.SimpleString) and value.prefix == "":
+            text = value.evaluated_value
+            return [text] if isinstance(text, str) else []
+        out: list[str] = []
+        for v in fc.eval_in(value, may=True).values():
+            out += [o for o in options(v) if isinstance(o, str) and o not in out]
+        return out
+
+    def _judge_attn(self, text: str, node, call: str, releases, table) -> list[Finding]:
         entry = table.get("value", {}).get(text)
         if entry is not None:
             lo, hi = Version(entry["added"]), Version(entry["removed"]) if "removed" in entry else None
@@ -271,6 +341,50 @@ class UnknownArgument(Rule):
         msg = (f"{call}: attn_implementation={text!r} is not accepted by transformers {q.span(failing)} "
                f"(accepted from {span}); {failing[0]} takes {', '.join(repr(v) for v in valid)}")
         return [Finding(node, msg, extra_targets=tuple(f"transformers=={v}" for v in failing))]
+
+    def _unread(self, site, qualname: str, fc) -> list[Finding]:
+        """``from_pretrained(use_auth_token=...)`` on a transformers that no longer reads the keyword:
+        it reaches the model class's ``__init__`` (version_matrix/transformers_kwargs.toml)."""
+        keywords = tk.passed(site, fc)
+        if "trust_remote_code" in keywords and (keywords["trust_remote_code"] is None
+                                                or tk.literal(keywords["trust_remote_code"]) is not False):
+            return []  # the model class is the checkpoint's own code: what its __init__ takes is unknown
+        table = self.tk
+        out: list[Finding] = []
+        got = None
+        for name in keywords:
+            kw = table.keywords.get(name)
+            cls = tk.receiver(qualname, kw) if kw is not None else None
+            if kw is None or cls is None:
+                continue
+            got = got or table.judged(fc, self.notes)
+            if got is None:
+                return []
+            indices, pinned = got
+            lack = [i for i in indices if i not in kw.read and i not in kw.dropped
+                    and cls not in table.kwargs_classes.get(table.labels[i], ())]
+            if not lack:
+                continue
+            newest = table.labels[max(lack)]
+            # behind an Auto class, the checkpoint picks the class: a few take **kwargs
+            others = sorted(table.kwargs_classes.get(newest, ())) if cls.startswith("Auto") else []
+            unless = (f", unless it takes **kwargs (in {newest} only {', '.join(others)} "
+                      f"{'do' if len(others) > 1 else 'does'})") if others else ""
+            read = f"read in {table.label(kw.read)}" if kw.read else "never read"
+            pin = "" if pinned else f"; transformers unpinned: judged on the newest release {table.labels[-1]}"
+            # not read yet: the fix is the release that reads it; no longer read: its replacement
+            early = bool(kw.read) and max(lack) < min(kw.read)
+            instead = f"pin transformers>={table.labels[min(kw.read)]}" if early else f"use {kw.replacement}"
+            msg = (f"{cls}.from_pretrained: transformers {table.label(lack)} does not read {name} ({read}): it is "
+                   f"handed to the model class, whose __init__ raises TypeError (unexpected keyword argument "
+                   f"'{name}'){unless}; {instead}{pin}")
+            node = tk.at(site, name)
+            value = keywords[name]
+            fix = tk.keyword_fix(node, value, kw.fix, kw.fix_value, fc, site) \
+                if isinstance(node, cst.Arg) and kw.fix and value is not None and not early else None
+            out.append(Finding(node, msg, extra_targets=tuple(f"transformers=={table.labels[i]}" for i in lack),
+                               fix=fix))
+        return out
 
     def _suggest(self, api, package: str, module: str, name: str, keyword: str, failing: list[int]) -> str | None:
         """``did you mean 'axis'?`` from the parameters of the failing releases; else from those of

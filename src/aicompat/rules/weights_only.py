@@ -7,7 +7,10 @@ From torch 2.6 ``torch.load`` unpickles only tensors, containers and an
 allow-list of types unless ``weights_only=False`` is passed. A training script
 that saves ``{"model": model.state_dict(), "args": args}`` and resumes from it
 then fails on resume. The save is found in the same file, by the value of the
-path both calls use; an unknown path or object says nothing.
+path both calls use; an unknown path or object says nothing. numpy values (an
+RNG state from ``np.random.get_state()``, ``np.float64`` scalars, arrays) are
+known by the calls that make them (returns_self.toml [result.*]); no release
+2.4.0-2.15.0 allows a numpy global by default (pickle.toml ``releases``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ _TRAIN = ("import argparse\n\nimport torch\n\n\n"
           "    resume(model, \"ckpt.pt\")\n")
 
 
+_NUMPY = ("import numpy as np\nimport torch\n\nCKPT = 'ckpt/last.pt'\n\n\ndef save(model, step):\n"
+          "    rng = np.random.get_state()%s\n"
+          "    torch.save({'model': model.state_dict(), 'step': step, 'numpy_rng': rng}, CKPT)\n\n\n"
+          "def resume(model):\n    ckpt = torch.load(CKPT)\n    model.load_state_dict(ckpt['model'])\n"
+          "    return ckpt['step']\n")
+
+
 class LoadWeightsOnly(Rule):
     code = "AIC105"
     name = "load-weights-only"
@@ -45,6 +55,9 @@ class LoadWeightsOnly(Rule):
         Example(_TRAIN % ("vars(args)", ""), pins={"torch": "2.6.0"}),
         Example(_TRAIN % ("args", ", weights_only=False"), pins={"torch": "2.6.0"}),
         Example(_TRAIN % ("args", ""), pins={"torch": "2.5.1"}),
+        # The twin of the numpy example below: its own checkpoint, trusted.
+        Example((_NUMPY % "").replace("torch.load(CKPT)", "torch.load(CKPT, weights_only=False)"),
+                pins={"torch": "2.13.0"}),
     ]
     INVALID = [
         Example(_TRAIN % ("args", ""), pins={"torch": ">=2.5,<2.8"},
@@ -79,6 +92,17 @@ class LoadWeightsOnly(Rule):
                             "fails with torch 2.5.1. Save plain values (vars(args), dataclasses.asdict(cfg), "
                             "model.state_dict()), or allow the class with "
                             "torch.serialization.add_safe_globals([...])"),
+                ]),
+        Example(_NUMPY % "", pins={"torch": "2.13.0"},
+                findings=[
+                    (13, 12, "torch.load: 'ckpt/last.pt' is saved at line 9 holding a numpy.ndarray "
+                             "(np.random.get_state()) (via ['numpy_rng']), which the default weights_only=True "
+                             "refuses from torch 2.6.0: \"UnpicklingError: Weights only load failed ... Unsupported "
+                             "global: GLOBAL numpy._core.multiarray._reconstruct was not an allowed global by "
+                             "default\"; fails with torch 2.13.0. Save plain values (arr.tolist(), x.item()), pass "
+                             "weights_only=False for a file you trust, or allow numpy's globals around the load "
+                             "with torch.serialization.safe_globals([...]) (torch 2.5+; the error names each) or "
+                             "add_safe_globals([...])"),
                 ]),
     ]
 
@@ -126,11 +150,12 @@ class LoadWeightsOnly(Rule):
                 else "weights_only=True refuses"
             shown = repr(path) if isinstance(path, str) else repr(str(path)) if isinstance(path, PathValue) \
                 else fc.module.code_for_node(path_expr)
+            fix = next((f for prefix, f in e.get("fixes", {}).items() if glob.startswith(prefix)),
+                       "Save plain values (vars(args), dataclasses.asdict(cfg), model.state_dict()), or allow the "
+                       "class with torch.serialization.add_safe_globals([...])")
             msg = (f"{qualname}: {shown} is saved at line {{line:save}} holding {what}"
                    f"{f' (via {where})' if where else ''}, which {reason}: "
-                   f"\"{e['error'].format(**{'global': glob})}\"; fails with torch {label}. Save plain values "
-                   f"(vars(args), dataclasses.asdict(cfg), model.state_dict()), or allow the class with "
-                   f"torch.serialization.add_safe_globals([...])")
+                   f"\"{e['error'].format(**{'global': glob})}\"; fails with torch {label}. {fix}")
             return [Finding(site.node, msg, extra_targets=tuple(f"torch=={v}" for v in failing),
                             refs={"save": call})]
         return []
@@ -180,7 +205,7 @@ class LoadWeightsOnly(Rule):
         loc = (owner, stmt)
         if _storage(ev.at(loc, {}, lambda: ev.eval(where)), where, owner, fc, e) != storage:
             return None
-        return _refused(ev.at(loc, {}, lambda: ev.eval(obj)), e["refused"], "", 0)
+        return _refused(ev.at(loc, {}, lambda: ev.eval(obj)), e, "", 0, fc.module.code_for_node)
 
 
 def _storage(value, expr, owner, fc, e: dict):
@@ -204,7 +229,20 @@ def _storage(value, expr, owner, fc, e: dict):
     return None
 
 
-def _refused(v, refused: list[str], path: str, depth: int):
+def _made_by(o, code) -> str:
+    """`` (np.random.get_state())``: the library call a value was made by, where it is not the
+    type's own name (a call whose result holds the object, returns_self.toml [result.*])."""
+    call = o.origin
+    if not isinstance(call, cst.Call):
+        return ""
+    func = code(call.func)
+    if func.rsplit(".", 1)[-1] == o.qualname.rsplit(".", 1)[-1]:
+        return ""  # the type's own constructor (torch.optim.AdamW(...))
+    return f" ({func}({'...' if call.args else ''}))"
+
+
+def _refused(v, e: dict, path: str, depth: int, code):
+    refused = e["refused"]
     if depth > _MAX_DEPTH:
         return None
     for o in options(v):
@@ -217,16 +255,18 @@ def _refused(v, refused: list[str], path: str, depth: int):
             o = LibObject(f"torch.nn.{o.kind}")  # a layer the shape model knows (nn.Linear(...))
         if isinstance(o, LibObject) and any(o.qualname == r or (r.endswith(".") and o.qualname.startswith(r))
                                             for r in refused):
-            # The error names the defining module (torch.nn.modules.linear.Linear), not the alias.
-            return f"a {o.qualname}", o.qualname if o.qualname in refused else "…", path
+            # The error names the defining module (torch.nn.modules.linear.Linear), not the alias;
+            # [globals] the GLOBAL the pickle of a library type holds (numpy.ndarray's _reconstruct).
+            glob = e.get("globals", {}).get(o.qualname) or (o.qualname if o.qualname in refused else "…")
+            return f"a {o.qualname}{_made_by(o, code)}", glob, path
         if isinstance(o, (tuple, Seq)):
             for i, x in enumerate(o if isinstance(o, tuple) else o.items):
-                hit = _refused(x, refused, f"{path}[{i}]", depth + 1)
+                hit = _refused(x, e, f"{path}[{i}]", depth + 1, code)
                 if hit:
                     return hit
         elif isinstance(o, DictValue):
             for k, x in o.items:
-                hit = _refused(x, refused, f"{path}[{k!r}]", depth + 1)
+                hit = _refused(x, e, f"{path}[{k!r}]", depth + 1, code)
                 if hit:
                     return hit
     return None

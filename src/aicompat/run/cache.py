@@ -61,7 +61,7 @@ def code_digest() -> str:
     if _CODE_DIGEST is None:
         h = hashlib.blake2b(digest_size=16)
         h.update(__version__.encode())
-        _tree_digest(h, Path(__file__).resolve().parent, "*.py")
+        _tree_digest(h, Path(__file__).resolve().parent.parent, "*.py")  # the package (this file is in run/)
         for name in ("rules", "version_matrix"):
             _tree_digest(h, data_dir(name), "*.toml")
         _CODE_DIGEST = h.hexdigest()

@@ -351,7 +351,7 @@ def build_settings(
     declared_notes: list[str] = []
     for name, spec in list(pins.items()):
         where = sources.get(f"pin:{name}", "")
-        if where in ("--pin", "api") or where.startswith("pyproject.toml [tool"):  # aicompat's own config
+        if _explicit(where):  # aicompat's own config
             if where.startswith("pyproject.toml [tool"):
                 where = f"{pyproject}: [tool.aicompat] pins"
             releases[name] = releases_for(name, spec, matrix, where)
@@ -541,15 +541,37 @@ def _environments(found: list) -> list[tuple[SpecifierSet, str]]:
 
 def _rename_pins(pins: dict, sources: dict, alternatives: dict, matrix) -> None:
     """A pin of a package under its earlier name (``sgl-kernel==0.3.16``; releases.toml
-    ``renamed_from``) pins the one release line it shares with the current name."""
+    ``renamed_from``) pins the one release line it shares with the current name; a pin of one
+    of its parts built at the same version (``transformer_engine_cu12==2.4.0``; ``components``)
+    pins that line too, together with any pin of the package itself."""
     for new, entry in matrix.section("releases.toml", "package").items():
-        for old in entry.get("renamed_from", []):
-            if old in pins and new not in pins:
-                pins[new] = pins.pop(old)
-                if f"pin:{old}" in sources:
-                    sources[f"pin:{new}"] = sources.pop(f"pin:{old}")
-                if old in alternatives:
-                    alternatives[new] = alternatives.pop(old)
+        for old in entry.get("renamed_from", []) + entry.get("components", []):
+            if old not in pins:
+                continue
+            if new in pins:
+                if old not in entry.get("components", []):
+                    continue
+                mine, theirs = sources.get(f"pin:{new}", ""), sources.pop(f"pin:{old}", "")
+                spec = pins.pop(old)
+                if _explicit(theirs) and not _explicit(mine):
+                    pins[new], sources[f"pin:{new}"] = spec, theirs  # aicompat's own pin is the last word
+                    alternatives.pop(new, None)
+                elif _explicit(mine) == _explicit(theirs):
+                    pins[new] = pins[new] & spec  # installed together: both hold
+                    sources[f"pin:{new}"] = ", ".join(dict.fromkeys(w for w in (mine, theirs) if w))
+                    alternatives.pop(new, None)  # the intersection is the one source now
+                alternatives.pop(old, None)
+                continue
+            pins[new] = pins.pop(old)
+            if f"pin:{old}" in sources:
+                sources[f"pin:{new}"] = sources.pop(f"pin:{old}")
+            if old in alternatives:
+                alternatives[new] = alternatives.pop(old)
+
+
+def _explicit(where: str) -> bool:
+    """A pin given to aicompat itself (--pin, the API, [tool.aicompat] pins), not the project's."""
+    return where in ("--pin", "api") or where.startswith("pyproject.toml [tool")
 
 
 def _declared_releases(name: str, options: list[tuple[SpecifierSet, str]], matrix) -> tuple[list | None, str, bool]:

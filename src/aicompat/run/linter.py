@@ -30,12 +30,12 @@ if TYPE_CHECKING:
 _WORLD_PREFIX = WORLD_PACKAGE + "."  # the names whose presence a world's release decides
 
 
-def api_has(matrix: Matrix, qualname: str, version) -> bool | None:
+def api_has(matrix: Matrix, qualname: str, version, package: str = WORLD_PACKAGE) -> bool | None:
     """``hasattr(torch.nn, "attention")`` in one release of the package a world carries
-    (``WORLD_PACKAGE``), from its generated API table."""
+    (``WORLD_PACKAGE``, or another the world is asked under), from its generated API table."""
     from ..model import api_query as apiquery
 
-    api = matrix.api(WORLD_PACKAGE) if version is not None else None
+    api = matrix.api(package) if version is not None else None
     i = api.index_of(version) if api else None
     # i is not None only with a table, so every use of api below has one
     where = apiquery.split(cast("PackageApi", api), qualname) if i is not None else None
@@ -158,6 +158,12 @@ class Linter:
             if known is not None:
                 return known
             known = api_has(self.matrix, qualname, world.torch)
+            if known is not None:
+                return known
+        elif world.releases:
+            package = self.matrix.api_package(qualname)
+            version = dict(world.releases).get(package) if package else None
+            known = api_has(self.matrix, qualname, version, package) if package and version is not None else None
             if known is not None:
                 return known
         for r in self._attr_sources:

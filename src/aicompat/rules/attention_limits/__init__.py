@@ -12,8 +12,10 @@ from .._shared.attention_spans import accepts as _accepts
 from .._shared.attention_spans import q_values as _q_values
 from .._shared.attention_spans import releases_in_scope
 from .._shared.attention_spans import span_of as _span
-from .cudnn import sdpa_cudnn_head_dim
+from .builds import build_targets
+from .cudnn import sdpa_cudnn_gate, sdpa_cudnn_head_dim
 from .heads import backward_head_dim, sdpa_capability, sdpa_head_dim
+from .transformers import TransformersFlash
 
 _FA2 = "from flash_attn import flash_attn_func\n\n\n"
 
@@ -64,7 +66,7 @@ _FA2_TRAIN = ("import torch\nfrom flash_attn import flash_attn_func\n\n"
 class AttentionKernelLimits(Rule):
     code = "AIC106"
     name = "attention-kernel-limits"
-    tokens = (b"flash_attn", b"scaled_dot_product_attention")
+    tokens = (b"flash_attn", b"scaled_dot_product_attention", b"attn_implementation", b"use_flash_attention_2")
 
     VALID = [
         Example(_FA2 + "def attend(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n",
@@ -241,6 +243,8 @@ class AttentionKernelLimits(Rule):
     ]
 
     # SDPA forced onto cuDNN: its head-dim maximum per release and GPU ([limit.sdpa_cudnn_head_dim]).
+    # (_ENV: torch 2.3/2.4 run the cuDNN backend only with TORCH_CUDNN_SDPA_ENABLED=1.)
+    _ENV = "import os\n\nos.environ.setdefault(\"TORCH_CUDNN_SDPA_ENABLED\", \"1\")\n"
     _SDPA_CUDNN = ("import contextlib\n\nimport torch\nimport torch.nn.functional as F\n"
                    "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
                    "@contextlib.contextmanager\ndef cudnn_only():\n"
@@ -275,10 +279,10 @@ class AttentionKernelLimits(Rule):
                              "sm_100 (B200). Also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH"),
                 ]),
         # torch 2.4.0: 256 on every GPU with the cuDNN its wheel pins (9.1.0.70), its own text
-        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2112), gpus=["A100"],
+        Example(_ENV + _SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=2112), gpus=["A100"],
                 pins={"torch": "2.4.0"},
                 findings=[
-                    (17, 16, "scaled_dot_product_attention: head dim 264 is more than the 256 the cuDNN backend of "
+                    (20, 16, "scaled_dot_product_attention: head dim 264 is more than the 256 the cuDNN backend of "
                              "torch 2.4.0 accepts on sm_80 (A100) with the cuDNN its Linux wheel pins "
                              "(nvidia-cudnn-cu12==9.1.0.70), and no other SDPA backend is enabled: \"head_dim should be "
                              "a multiple of 8 and no more than 256\"; then \"No available kernel. Aborting "
@@ -320,6 +324,131 @@ class AttentionKernelLimits(Rule):
                 ]),
     ]
 
+    # torch 2.3/2.4: the cuDNN backend is off unless TORCH_CUDNN_SDPA_ENABLED=1; 2.4 refuses it when
+    # an input requires grad ([limit.sdpa_cudnn_gates]).
+    _CUDNN_OFF = ("scaled_dot_product_attention: the cuDNN backend of torch 2.4.0 runs only when the environment "
+                  "sets TORCH_CUDNN_SDPA_ENABLED=1, which this file does not, and no other SDPA backend is enabled: "
+                  "\"The CuDNN backend needs to be enabled by setting the enviornment variable"
+                  "`TORCH_CUDNN_SDPA_ENABLED=1`\"; then \"No available kernel. Aborting execution.\"; fails on "
+                  "sm_90 (H100) unless the environment sets it. Set os.environ[\"TORCH_CUDNN_SDPA_ENABLED\"] = \"1\" "
+                  "before the first attention call, also allow SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH, or "
+                  "use torch >= 2.5.0")
+    VALID += [
+        Example(_ENV + _SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["A100", "H100"],
+                pins={"torch": "2.4.0"}),
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["H100"],
+                pins={"torch": "2.5.0"}),
+        Example(_ENV + _SDPA_CUDNN_TRAIN.format(decorator="@torch.no_grad()\n", tail="    return out"), gpus=["H100"],
+                pins={"torch": "2.4.0"}),
+    ]
+    INVALID += [
+        Example(_SDPA_CUDNN.format(backends="SDPBackend.CUDNN_ATTENTION", width=1024), gpus=["H100"],
+                pins={"torch": "2.4.0"}, findings=[(17, 16, _CUDNN_OFF)]),
+        Example(_ENV + _SDPA_CUDNN_TRAIN.format(decorator="", tail="    out.float().mean().backward()"),
+                gpus=["H100"], pins={"torch": "2.4.0"},
+                findings=[(12, 15, "scaled_dot_product_attention: the cuDNN backend of torch 2.4.0 refuses inputs "
+                                   "that require grad, and no other SDPA backend is enabled: \"CuDNN does not currently "
+                                   "support inputs with requires_grad=True.\"; then \"No available kernel. Aborting "
+                                   "execution.\"; fails on sm_90 (H100) where this trains. Also allow "
+                                   "SDPBackend.FLASH_ATTENTION or SDPBackend.EFFICIENT_ATTENTION, or use torch >= 2.5.0")]),
+    ]
+
+    # FlashAttention 3's default build has sm_80 and sm_90a code only ([limit.fa3_kernels]): Blackwell
+    # passes the device check and finds no kernel; the CUDA check exits, so no ``except`` falls back.
+    _FA3_MODULE = ("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+                   "try:\n    from flash_attn_interface import flash_attn_func as fa3_func\n    HAS_FA3 = True\n"
+                   "except ImportError:\n    HAS_FA3 = False\n\n"
+                   "IS_HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9\n\n\n"
+                   "class Attention(nn.Module):\n"
+                   "    def __init__(self, dim, heads):\n        super().__init__()\n        self.heads = heads\n"
+                   "        self.qkv = nn.Linear(dim, 3 * dim)\n        self.use_fa3 = HAS_FA3 and {cond}\n\n"
+                   "    def forward(self, x):\n        b, s, d = x.shape\n"
+                   "        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads).unbind(2)\n"
+                   "        if self.use_fa3:\n{call}\n"
+                   "        out = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))\n"
+                   "        return out.transpose(1, 2)\n")
+    _FA3_CALL = "            return fa3_func(q, k, v, causal=True)"
+    _FA3_TRY = ("            try:\n                return fa3_func(q, k, v, causal=True)\n"
+                "            except RuntimeError:\n                pass")
+    _FA3_NO_KERNEL = ("flash_attn_func: FlashAttention 3 (flash-attn-3 3.0.0+g0251105a2) has no kernel for sm_100 (B200): "
+                      "its default build compiles sm_80 and sm_90a machine code only, no PTX; the first launch fails "
+                      "with \"no kernel image is available for execution on the device\" and exits the process (its "
+                      "CUDA check calls exit(1)); fails on sm_100 (B200). Run FlashAttention 3 only where "
+                      "torch.cuda.get_device_capability() is 8.x or (9, 0), and "
+                      "torch.nn.functional.scaled_dot_product_attention elsewhere")
+    VALID += [
+        Example(_FA3_MODULE.format(cond="IS_HOPPER", call=_FA3_CALL), gpus=["A100", "H100", "B200"]),
+        Example(_FA3_MODULE.format(cond="torch.cuda.is_available()", call=_FA3_CALL), gpus=["A100", "L4", "H100"]),
+    ]
+    INVALID += [
+        Example(_FA3_MODULE.format(cond="torch.cuda.is_available()", call=_FA3_CALL), gpus=["H100", "B200"],
+                findings=[(25, 20, _FA3_NO_KERNEL)]),
+        Example(_FA3_MODULE.format(cond="torch.cuda.is_available()", call=_FA3_TRY), gpus=["H100", "B200"],
+                findings=[(26, 24, _FA3_NO_KERNEL)]),
+    ]
+
+    # transformers models told to use FlashAttention run its kernels at the first forward
+    # (transformers_attn.toml [kernels.*]); the value is followed through argparse and config dicts.
+    _HF_LOAD = ("import argparse\n\nimport torch\nfrom transformers import AutoModelForCausalLM\n\n\n"
+                "def parse_args():\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument(\"--model\", default=\"meta-llama/Llama-3.2-1B\")\n"
+                "    parser.add_argument(\"--attn\", default=\"flash_attention_2\")\n"
+                "    return parser.parse_args()\n\n\n"
+                "def load_model(name, attn):\n{guard}"
+                "    return AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16, attn_implementation=attn)\n\n\n"
+                "args = parse_args()\nmodel = load_model(args.model, args.attn).cuda()\n")
+    _HF_GUARD = ("    if attn == \"flash_attention_2\" and torch.cuda.get_device_capability()[0] < 8:\n"
+                 "        attn = \"sdpa\"\n")
+    _HF_CFG = ("import torch\nfrom transformers import AutoConfig, AutoModelForCausalLM, MistralForCausalLM\n\n"
+               "CFG = {{\"model\": \"mistralai/Mistral-7B-v0.1\", \"attn_implementation\": \"{impl}\"}}\n\n\n"
+               "def build(cfg):\n    config = AutoConfig.from_pretrained(cfg[\"model\"])\n"
+               "    config._attn_implementation = cfg[\"attn_implementation\"]\n"
+               "    model = AutoModelForCausalLM.from_config(config)\n"
+               "    model.set_attn_implementation(cfg[\"attn_implementation\"])\n    return model\n\n\n"
+               "build(CFG)\n")
+    _HF_FA2 = (" runs FlashAttention 2 (flash-attn 2.8.3.post2) at the first forward, whose device check refuses "
+               "sm_75 (T4): \"FlashAttention only supports Ampere GPUs or newer.\"; fails on sm_75 (T4); use "
+               "attn_implementation=\"sdpa\" there")
+    VALID += [
+        Example(_HF_LOAD.format(guard=_HF_GUARD), gpus=["T4", "A100"]),
+        Example(_HF_LOAD.format(guard=""), gpus=["A100", "H100", "B200"]),
+        Example(_HF_CFG.format(impl="sdpa"), gpus=["T4", "A100"]),
+        Example("from transformers import AutoModelForCausalLM\n\n"
+                "model = AutoModelForCausalLM.from_pretrained(\"Qwen/Qwen3-8B\", attn_implementation=\"flash_attention_3\")\n",
+                gpus=["A100", "H100"]),
+        Example("import torch\nfrom transformers import MistralForCausalLM\n\n"
+                "m = MistralForCausalLM.from_pretrained(\"x\", use_flash_attention_2=True, torch_dtype=torch.bfloat16)\n",
+                gpus=["A100"], pins={"transformers": "4.36.0"}),
+        # transformers 4.53-4.57 hand DeepSeek's V to FA3 unpadded: its V head dim check raises first (AIC101)
+        Example("from transformers import DeepseekV3ForCausalLM\n\n"
+                "m = DeepseekV3ForCausalLM.from_pretrained(\"x\", attn_implementation=\"flash_attention_3\")\n",
+                gpus=["H100", "B200"], pins={"transformers": "4.57.1"}),
+    ]
+    INVALID += [
+        Example(_HF_LOAD.format(guard=""), gpus=["T4", "A100"],
+                findings=[(15, 12, "AutoModelForCausalLM.from_pretrained: attn_implementation=\"flash_attention_2\"" + _HF_FA2)]),
+        Example(_HF_CFG.format(impl="flash_attention_2"), gpus=["T4", "A100"],
+                findings=[(9, 5, "config._attn_implementation = \"flash_attention_2\"" + _HF_FA2),
+                          (11, 5, "model.set_attn_implementation(\"flash_attention_2\")" + _HF_FA2)]),
+        Example("from transformers import AutoModelForCausalLM\n\n"
+                "model = AutoModelForCausalLM.from_pretrained(\"Qwen/Qwen3-8B\", attn_implementation=\"flash_attention_3\")\n",
+                gpus=["H100", "B200"],
+                findings=[(3, 9, "AutoModelForCausalLM.from_pretrained: attn_implementation=\"flash_attention_3\" runs "
+                                 "FlashAttention 3 (flash-attn-3 3.0.0+g0251105a2) at the first forward, whose default "
+                                 "build has no kernel for sm_100 (B200) (sm_80 and sm_90a machine code only): \"no "
+                                 "kernel image is available for execution on the device\", and the process exits; fails "
+                                 "on sm_100 (B200); use attn_implementation=\"sdpa\" there")]),
+        # transformers 4.34-4.36 raise on a dtype other than fp16/bf16 with FlashAttention 2 (later ones warn)
+        Example("import torch\nfrom transformers import MistralForCausalLM\n\n"
+                "m = MistralForCausalLM.from_pretrained(\"x\", use_flash_attention_2=True, torch_dtype=torch.float32)\n",
+                gpus=["A100"], pins={"transformers": "4.36.0"},
+                findings=[(4, 5, "MistralForCausalLM.from_pretrained: use_flash_attention_2=True with "
+                                 "torch_dtype=torch.float32 raises ValueError in transformers 4.36.0: \"Flash Attention "
+                                 "2.0 only supports torch.float16 and torch.bfloat16 dtypes. You passed torch.float32, "
+                                 "this might lead to unexpected behaviour.\"; fails on sm_80 (A100). Load it with "
+                                 "torch_dtype=torch.bfloat16 (or torch.float16); later releases only warn")]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.limits: dict[str, list[dict]] = {}
@@ -331,24 +460,36 @@ class AttentionKernelLimits(Rule):
         self.aliases = Aliases(matrix)
         self.call_tails = self.call_tails | frozenset(q.rsplit(".", 1)[-1] for q in self.aliases.names())
         self._as_release: dict = {}  # package -> release, while a wrapper's call is checked
+        self.transformers = TransformersFlash(matrix, self.limits)
+        self.call_tails = self.call_tails | self.transformers.tails()
         training: dict = next(iter(matrix.section("attention.toml", "training").values()), {})
         self.no_grad = frozenset(training.get("no_grad", ()))
 
     def known_names(self) -> set[str]:
         return set(self.limits) | self.no_grad | self.aliases.names()
 
+    def check_assign(self, node, fc):
+        return self.transformers.check_assign(node, fc)
+
     def check_call(self, site, qualname, fc):
-        if site.has_star or fc.ctx.caught("RuntimeError"):
+        if (qualname or dotted(site.node.func) or "").rsplit(".", 1)[-1] in self.transformers.tails():
+            return self.transformers.check_call(site, qualname, fc)  # the model's forward runs the kernels
+        if site.has_star:
             return []
+        # a failure that raises is handled by an ``except RuntimeError``; one that exits is not
+        caught = fc.ctx.caught("RuntimeError")
         aliased = self.aliases.resolve(site, qualname, fc)
         qualname = qualname or (dotted(site.node.func) or "")  # ``from .vendored import f``: named as called
         own = [] if self.aliases.foreign(qualname, aliased) else self.limits.get(qualname, [])
+        own = [e for e in own if e.get("exits") or not caught]
         out = self._check(site, qualname, own, fc)  # the wrapper's own checks
         for canonical, as_release, worlds in aliased:
-            if canonical == qualname or not worlds:
+            if canonical == qualname or not worlds or caught:
                 continue
-            # a wrapper: the limits of the kernels it calls, with their release; they have no backward
-            entries = [e for e in self.limits.get(canonical, []) if e["kind"] != "backward_head_dim"]
+            # a wrapper: the limits of the kernels it calls, with their release; they have no backward,
+            # and their kernels are the wrapper's own build
+            entries = [e for e in self.limits.get(canonical, []) if e["kind"] not in ("backward_head_dim",
+                                                                                       "build_targets")]
             self._as_release = as_release or {}
             try:
                 out += narrowed(fc, worlds, lambda: self._check(site, qualname, entries, fc))
@@ -361,11 +502,14 @@ class AttentionKernelLimits(Rule):
         for e in entries:
             kind = e["kind"]
             found = self._capability(site, qualname, e, fc) if kind == "capability" else \
+                build_targets(site, qualname, e, fc, self._releases(fc, e["package"]), self._refused(entries, e, fc)) \
+                if kind == "build_targets" else \
                 self._head_dim(site, qualname, e, fc) if kind == "head_dim_max" else \
                 self._dtype_capability(site, qualname, e, fc) if kind == "dtype_capability" else \
                 sdpa_head_dim(site, qualname, e, fc) if kind == "sdpa_head_dim" else \
                 sdpa_capability(site, qualname, e, fc) if kind == "sdpa_capability" else \
                 sdpa_cudnn_head_dim(site, qualname, e, fc) if kind == "sdpa_cudnn_head_dim" else \
+                sdpa_cudnn_gate(site, qualname, e, fc) if kind == "sdpa_gate" else \
                 backward_head_dim(site, qualname, e, fc, self._refused(entries, e, fc)) \
                 if kind == "backward_head_dim" else None
             if found is not None:
@@ -399,8 +543,8 @@ class AttentionKernelLimits(Rule):
         if not failing:
             return None
         v, span = next(iter(failing.values()))
-        accepts = "compute capability 8.x and 9.0 only" if "==9.0" in span["accept"] else \
-            "compute capability " + _accepted(span)
+        accepts = "compute capability " + _exact_words(span["accept"]) if all(a.startswith("==") for a in span["accept"]) \
+            else "compute capability " + _accepted(span)
         archs = frozenset(failing)
         label = e["package"] if v is None else f"{e['package']} {v}"
         # a span without a device check of its own says why the GPU fails (no kernel built for it)
@@ -448,3 +592,10 @@ class AttentionKernelLimits(Rule):
                f"fails on {fc.describe(failing)}")
         return Finding(site.node, msg, frozenset(failing))
 
+
+def _exact_words(accept: list[str]) -> str:
+    """["==8.0", "==8.6", "==9.0"] -> '8.x and 9.0 only' (a major with several minors listed is 'M.x')."""
+    by_major: dict[str, list[str]] = {}
+    for a in accept:
+        by_major.setdefault(a[2:].split(".")[0], []).append(a[2:])
+    return " and ".join(f"{m}.x" if len(v) > 1 else v[0] for m, v in by_major.items()) + " only"

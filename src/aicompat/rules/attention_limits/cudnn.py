@@ -6,8 +6,8 @@ a span is not judged; a GPU outside the span's `gpus` is left to the backend-ran
 from __future__ import annotations
 
 from ...core.ruleapi import UNKNOWN, Finding, Tensor
-from .._shared.attention_spans import matches
-from .heads import only_backend, q_spans, trains
+from .._shared.attention_spans import matches, span_of
+from .heads import only_backend, q_spans, trains, world_span
 
 
 def _dim(val):
@@ -88,3 +88,49 @@ def _backward_refused(rule, arch, d: int, d_v, fc) -> bool:
     if d_v is None:
         return d > rule["max"] and all(d != p[0] for p in pairs)
     return not (d <= rule["max"] and d_v <= rule["max"]) and (d, d_v) not in pairs
+
+
+def sdpa_cudnn_gate(site, qualname, e, fc):
+    """SDPA with only the cuDNN backend enabled in a release whose cuDNN backend is off unless an
+    environment variable is set (the file does not name it), or refuses inputs that require grad
+    (where the file trains)."""
+    if fc.ctx.facts.get("sdpa_backends") is None:
+        return None
+    failing, shown = set(), None
+    training = trains(fc) and not fc.ctx.facts.get("no_grad")
+    for w in fc.ctx.worlds:
+        rel, span = world_span(e, w, fc)
+        arch = fc.matrix.archs.get(w.arch)
+        if span is None or arch is None or not only_backend(e, fc, rel) or not _in_range(e["backend"], rel, arch, fc):
+            continue
+        why = "training" if training and "training" in span else "env" if span["env"] not in fc.text else None
+        if why is not None:
+            failing.add(w.arch)
+            shown = shown or (rel, span, why)
+    if not failing:
+        return None
+    rel, span, why = shown
+    short = qualname.rsplit(".", 1)[-1]
+    if why == "training":
+        msg = (f"{short}: the cuDNN backend of torch {rel} refuses inputs that require grad, and no other SDPA "
+               f"backend is enabled: \"{span['training']}\"; then \"{e['error']}\"; fails on {fc.describe(failing)} "
+               f"where this trains. Also allow SDPBackend.FLASH_ATTENTION or SDPBackend.EFFICIENT_ATTENTION, or use "
+               f"torch >= {e['fixed_in']}")
+    else:
+        msg = (f"{short}: the cuDNN backend of torch {rel} runs only when the environment sets {span['env']}=1, "
+               f"which this file does not, and no other SDPA backend is enabled: \"{span['said']}\"; then "
+               f"\"{e['error']}\"; fails on {fc.describe(failing)} unless the environment sets it. Set "
+               f"os.environ[\"{span['env']}\"] = \"1\" before the first attention call, also allow "
+               f"SDPBackend.EFFICIENT_ATTENTION or SDPBackend.MATH, or use torch >= {e['fixed_in']}")
+    return Finding(site.node, msg, frozenset(failing))
+
+
+def _in_range(backend: str, rel, arch, fc) -> bool:
+    """Does the backend's GPU range in this torch release take the GPU? (Outside it the
+    backend-range entry, kind sdpa_capability, reports the call.)"""
+    for e in fc.matrix.section("attention.toml", "limit").values():
+        span = span_of(e, rel) if e["kind"] == "sdpa_capability" else None
+        if span is not None and backend in span["ranges"]:
+            lo, hi = (tuple(int(x) for x in c.split(".")) for c in span["ranges"][backend])
+            return lo <= tuple(arch.capability) <= hi
+    return True
