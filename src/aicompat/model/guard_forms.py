@@ -352,7 +352,8 @@ def handler_worlds(handler: cst.ExceptHandler, body: cst.BaseSuite, fc):
     types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
     names = set()
     for t in types:
-        d = dotted(t.value if isinstance(t, cst.Element) else t)
+        e = t.value if isinstance(t, (cst.Element, cst.StarredElement)) else t
+        d = dotted(e) if isinstance(e, cst.BaseExpression) else None
         if d is None:
             return None
         names.add(d.rsplit(".", 1)[-1])
