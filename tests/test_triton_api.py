@@ -207,3 +207,16 @@ def test_bitcasts_and_releases_without_the_dtype_are_left_alone():
     assert fp8(code, ["A100"], {"triton": "2.1.0"}) == []
     assert [(d.code, d.line) for d in lint(code, gpus=["A100"], pins={"triton": "2.1.0"}) if d.code == "AIC201"] \
         == [("AIC201", 8)]
+
+
+def test_a_triton_version_test_through_a_module_flag_is_not_judged():
+    # lmdeploy pytorch/kernels/cuda/pagedattention.py: the version parsed once into a module constant
+    code = ("import triton\nimport triton.language as tl\nfrom packaging import version\n\n"
+            "TRITON_VERSION = version.parse(triton.__version__)\nVERSION_300 = version.parse('3.0.0')\n\n"
+            "if TRITON_VERSION >= VERSION_300:\n    tanh = tl.extra.cuda.libdevice.tanh\n"
+            "else:\n    tanh = tl.math.tanh\n")
+    assert found(code) == [] and found(code, {"torch": "2.4.0"}) == []
+    # the same module without the test: tl.math.tanh fails on the newest release
+    unguarded = code.replace("if TRITON_VERSION >= VERSION_300:\n    tanh = tl.extra.cuda.libdevice.tanh\nelse:\n    ",
+                             "")
+    assert [(c, line) for c, line, _, _ in found(unguarded)] == [("AIC201", 8)]

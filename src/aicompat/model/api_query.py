@@ -81,17 +81,36 @@ def _own_source(fc, package: str) -> bool:
 
 def under_version_test(fc, package: str) -> bool:
     """Does the statement sit in a branch of an ``if`` that tests the package's version
-    (``<root>.__version__``, ``version("<package>")``)?"""
+    (``<root>.__version__``, ``version("<package>")``), directly or through a name bound to one
+    (``TRITON_VERSION = version.parse(triton.__version__)``; ``if TRITON_VERSION >= V300:``)?"""
     stack = getattr(fc, "stmt_stack", ())
     if not stack:
         return False
     roots = {root for root, pkg in fc.matrix.api_roots.items() if pkg == package}
     roots |= {root for root, pkg in fc.matrix.import_roots.items() if pkg == package}
-    code = fc.module.code_for_node
-    for stmt in stack:
-        test = code(stmt.test) if isinstance(stmt, cst.If) else None
-        if test is not None and (any(f"{root}.__version__" in test for root in roots)
-                                 or f'"{package}"' in test or f"'{package}'" in test):
+    marks = [f"{root}.__version__" for root in roots] + [f'"{package}"', f"'{package}'"]
+    return any(isinstance(stmt, cst.If) and _names_version(stmt.test, fc, marks, 0) for stmt in stack)
+
+
+def _names_version(node, fc, marks: list[str], depth: int) -> bool:
+    if any(m in fc.module.code_for_node(node) for m in marks):
+        return True
+    if depth >= 2 or getattr(fc, "model", None) is None:
+        return False
+    names: list[str] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.append(n.value)
+
+    node.visit(_Names())
+    owner, here = fc.loc
+    for name in dict.fromkeys(names):
+        scope, at, defs = fc.model.scope(owner), here, None
+        while scope is not None and defs is None:
+            defs = scope.defs_at(name, at)
+            scope, at = scope.parent, None
+        if any(d.kind == "expr" and _names_version(d.node, fc, marks, depth + 1) for d in defs or ()):
             return True
     return False
 
