@@ -241,6 +241,16 @@ class Matrix:
     modules_dir: Path | None = None  # version_matrix/modules: the modules each release ships
     import_roots: dict[str, str] = field(default_factory=dict)  # import root -> package (releases.toml)
     _inventories: dict[str, Any] = field(default_factory=dict)
+    model_classes_dir: Path | None = None  # version_matrix/model_classes: a package's model classes per release
+    _model_classes: dict[str, Any] = field(default_factory=dict)
+
+    def model_classes(self, package: str) -> dict[str, Any] | None:
+        """version_matrix/model_classes/<package>.toml (a self-described file, loaded and checked on
+        first use: it is large, and only a file that loads a model class asks for it), or None."""
+        if package not in self._model_classes:
+            path = self.model_classes_dir / f"{package}.toml" if self.model_classes_dir else None
+            self._model_classes[package] = _self_described(path, f"model_classes/{package}.toml") if path is not None and path.is_file() else None
+        return self._model_classes[package]
 
     def module_inventory(self, package: str):
         """The module inventory of ``package`` (loaded on first use), or None."""
@@ -363,6 +373,8 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     m = _index(files)
     if (directory / "modules").is_dir():
         m.modules_dir = directory / "modules"
+    if (directory / "model_classes").is_dir():
+        m.model_classes_dir = directory / "model_classes"
     for package, e in files["releases.toml"].get("package", {}).items():
         for root in e.get("import") or [package]:
             m.import_roots.setdefault(root, package)
@@ -380,9 +392,9 @@ def load_matrix(directory: Path | None = None) -> Matrix:
 _TYPES = {"str": str, "list": list, "bool": bool, "int": int, "float": float, "table": dict}
 
 
-def _self_described(path: Path) -> dict[str, Any] | None:
+def _self_described(path: Path, fname: str | None = None) -> dict[str, Any] | None:
     """A data file with its own [schema.*] tables, checked by them; None for one without."""
-    fname = path.name
+    fname = fname or path.name
     try:
         with open(path, "rb") as fh:
             doc = tomllib.load(fh)
