@@ -22,6 +22,7 @@ from packaging.version import Version
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
 from ..core.ruleapi import api_query as q
+from .model_attn_support import ModelAttnSupport
 
 
 class UnknownArgument(Rule):
@@ -48,6 +49,13 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModel\n"
                 "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
                 pins={"transformers": ">=4.54,<4.58"}),
+        # the twin of the model-class finding below: Mistral declares sdpa from 4.37.0
+        Example("from transformers import LlamaForCausalLM, MistralForCausalLM\n\n"
+                "MODELS = {\"llama\": LlamaForCausalLM, \"mistral\": MistralForCausalLM}\n\n\n"
+                "def load(kind, path, attn=\"sdpa\"):\n"
+                "    return MODELS[kind].from_pretrained(path, attn_implementation=attn)\n\n\n"
+                "model = load(\"mistral\", \"mistralai/Mistral-7B-v0.1\")\n",
+                pins={"transformers": "4.37.0"}),
         # Transformer Engine: a recipe's dataclass fields are its keywords (the twin of the finding below)
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, amax_compute_algo=\"max\")\n",
@@ -103,6 +111,20 @@ class UnknownArgument(Rule):
                     (2, 36, "AutoModel.from_pretrained: attn_implementation='flash2' is not a value any "
                             "transformers release accepts (an implementation name or a Hub kernel 'org/repo')"),
                 ]),
+        # a model class that does not declare the implementation in the pinned release
+        Example("from transformers import LlamaForCausalLM, MistralForCausalLM\n\n"
+                "MODELS = {\"llama\": LlamaForCausalLM, \"mistral\": MistralForCausalLM}\n\n\n"
+                "def load(kind, path, attn=\"sdpa\"):\n"
+                "    return MODELS[kind].from_pretrained(path, attn_implementation=attn)\n\n\n"
+                "model = load(\"mistral\", \"mistralai/Mistral-7B-v0.1\")\n",
+                pins={"transformers": "4.36.2"},
+                findings=[
+                    (7, 47, "MistralForCausalLM.from_pretrained: attn_implementation=\"sdpa\" raises ValueError in "
+                            "transformers 4.36.2: \"MistralForCausalLM does not support an attention implementation "
+                            "through torch.nn.functional.scaled_dot_product_attention yet.\" (pins allow transformers "
+                            "4.36.2); use transformers>=4.37.0 (where MistralForCausalLM declares sdpa), or "
+                            "attn_implementation=\"flash_attention_2\" or \"eager\""),
+                ]),
         # TE removed DelayedScaling's `interval` in 2.2; its recipes are pydantic dataclasses
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, interval=1)\n",
@@ -125,10 +147,17 @@ class UnknownArgument(Rule):
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
+        # an attention implementation the named model class does not declare in the release
+        self.model_attn = ModelAttnSupport(matrix)
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
         if qualname.startswith("transformers.") and "attn_implementation" in site.kw:
-            return self._attn_implementation(site, qualname, fc)
+            # a value the release refuses outright, else one the model class does not declare
+            return self._attn_implementation(site, qualname, fc) or self.model_attn.check(site, qualname, fc, self.notes)
+        if not qualname or qualname.startswith("transformers."):  # ``MODELS[kind].from_pretrained(...)``
+            found = self.model_attn.check(site, qualname, fc, self.notes)
+            if found:
+                return found
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
             return []
