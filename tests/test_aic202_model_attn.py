@@ -65,7 +65,7 @@ def test_registry_keyed_by_a_literal():
                              'transformers 4.36.2: "MistralForCausalLM does not support an attention implementation '
                              'through torch.nn.functional.scaled_dot_product_attention yet." (pins allow transformers '
                              '4.36.2); use transformers>=4.37.0 (where MistralForCausalLM declares sdpa), or '
-                             'attn_implementation="flash_attention_2" or "eager"')]
+                             'attn_implementation="eager" or "flash_attention_2"')]
     # fixed: the release that declares it; or Llama, which declares sdpa in 4.36.2
     assert aic202(REGISTRY, pins={"transformers": "4.37.0"}) == []
     assert aic202(REGISTRY.replace('build_model("mistral"', 'build_model("llama"'),
@@ -114,7 +114,7 @@ def test_cli_argparse_default():
     assert got == [(20, 9, 'Gemma2ForCausalLM.from_pretrained: attn_implementation="sdpa" raises ValueError in '
                            'transformers 5.21.0: "Gemma2ForCausalLM does not support an attention implementation '
                            'through torch.nn.functional.scaled_dot_product_attention yet." (pins allow transformers '
-                           '5.21.0); use attn_implementation="flash_attention_2" or "flex_attention" or "eager"')]
+                           '5.21.0); use attn_implementation="eager" or "flash_attention_2" or "flex_attention"')]
     assert aic202(CLI.replace('default="sdpa"', 'default="eager"'), pins={"transformers": "5.21.0"}) == []
     assert aic202(CLI, pins={"transformers": "5.20.2"}) == []  # before 5.21.0 Gemma 2 declared sdpa
 
@@ -157,7 +157,7 @@ def test_flex_attention_one_release_early():
         'LlamaForCausalLM.from_pretrained: attn_implementation="flex_attention" raises ValueError in transformers '
         '4.47.1: "LlamaForCausalLM does not support an attention implementation through torch\'s flex_attention." '
         '(pins allow transformers 4.47.1); use transformers>=4.48.0 (where LlamaForCausalLM declares flex_attention), '
-        'or attn_implementation="sdpa" or "flash_attention_2" or "eager"']
+        'or attn_implementation="eager" or "sdpa" or "flash_attention_2"']
     assert aic202(code, pins={"transformers": "4.48.0"}) == []
 
 
@@ -178,7 +178,7 @@ def test_unpinned_is_judged_on_the_newest_release():
     got = aic202(code)
     assert len(got) == 1
     assert "(transformers unpinned: judged on the newest release 5.24.0)" in got[0][2]
-    assert got[0][2].endswith('use attn_implementation="sdpa" or "flex_attention" or "eager"')
+    assert got[0][2].endswith('use attn_implementation="eager" or "sdpa" or "flex_attention"')
     assert aic202(code.replace("flash_attention_2", "sdpa")) == []
 
 
@@ -217,3 +217,22 @@ def test_a_value_the_release_refuses_is_said_once():
             'model = MistralForCausalLM.from_pretrained("x", attn_implementation="flash_attention_3")\n')
     got = aic202(code, pins={"transformers": "4.45.0"})
     assert len(got) == 1 and "is not accepted by transformers 4.45.0 (accepted from 4.53.0 on)" in got[0][2]
+
+
+CAPABILITY = '''\
+import torch
+from transformers import MistralForCausalLM
+
+ATTN = "flash_attention_2" if torch.cuda.get_device_capability()[0] >= 8 else "sdpa"
+model = MistralForCausalLM.from_pretrained("mistralai/Mistral-7B-v0.1", torch_dtype=torch.float16, attn_implementation=ATTN)
+'''
+
+
+def test_a_choice_by_gpu_fails_where_it_picks_the_implementation():
+    diags = [d for d in lint(CAPABILITY, gpus=("sm_75", "sm_80"), pins={"transformers": "4.36.2"}) if d.code == "AIC202"]
+    assert len(diags) == 1
+    assert 'attn_implementation="sdpa" raises ValueError in transformers 4.36.2, where the code picks it on ' \
+           'sm_75:' in diags[0].message
+    assert "sm_75" in " ".join(diags[0].targets) and "sm_80" not in " ".join(diags[0].targets)
+    fixed = CAPABILITY.replace('else "sdpa"', 'else "eager"')
+    assert aic202(fixed, gpus=("sm_75", "sm_80"), pins={"transformers": "4.36.2"}) == []

@@ -97,21 +97,25 @@ class ModelAttnSupport:
         if not isinstance(func, cst.Attribute) or func.attr.value not in self.calls:
             return []
         tail = func.attr.value
+        t = self.table()
+        if t is None or qualname and (not qualname.startswith(PACKAGE + ".")
+                                      or qualname.rsplit(".", 2)[-2] not in t.classes):
+            return []  # a named receiver that is no model class of the table (AutoModel, another library)
         keywords = ("attn_implementation", *self.flags)
         splats = [a for a in site.node.args if a.star == "**"]
         if not (splats or any(k in site.kw for k in keywords)) or fc.ctx.caught("ValueError"):
             return []
-        t = self.table()
-        got = api_query.judged_releases(fc, PACKAGE, t.versions) if t is not None else None
-        if t is None or got is None:
+        got = api_query.judged_releases(fc, PACKAGE, t.versions)
+        if got is None:
             return []
         indices, pinned = got
         out = []
-        for (cls, impl, keyword), node in sorted(self._requests(site, func.value, keywords, splats, fc).items(),
-                                                 key=lambda kv: kv[0]):
+        requests, every = self._requests(site, func.value, keywords, splats, fc)
+        for (cls, impl, keyword), (node, archs) in sorted(requests.items(), key=lambda kv: kv[0]):
             failing = [i for i in indices if self._refused(t, cls, impl, keyword, i)]
             if failing:
-                out.append(self._finding(node, t, cls, tail, impl, keyword, failing, indices, pinned))
+                where = archs if archs != every else frozenset()  # a choice made by the GPU: there only
+                out.append(self._finding(node, t, cls, tail, impl, keyword, failing, indices, pinned, where, fc))
                 if not pinned:
                     note = (f"no {PACKAGE} pin: AIC202 judged the model classes' attention implementations on "
                             f"{PACKAGE} {t.labels[-1]}, the newest release aicompat read")
@@ -119,14 +123,17 @@ class ModelAttnSupport:
                         notes.append(note)
         return out
 
-    def _requests(self, site, receiver, keywords, splats, fc) -> dict[tuple[str, str, str], Any]:
-        """(class name, implementation, keyword) -> the node that passes it, per scenario and world:
-        a keyword argument, or a ``**`` dict the value model knows (its key there)."""
-        found: dict[tuple[str, str, str], Any] = {}
+    def _requests(self, site, receiver, keywords, splats, fc) -> tuple[dict, frozenset]:
+        """(class name, implementation, keyword) -> (the node that passes it: a keyword argument, or
+        a ``**`` dict the value model knows; the GPUs of the worlds where the call makes it), and
+        the GPUs of every world that reaches the call."""
+        found: dict[tuple[str, str, str], tuple[Any, frozenset]] = {}
+        reached: set[str] = set()
         for _caller, bindings in fc.scenarios():
             for w in fc.ctx.worlds:
                 if not fc.reachable(w, bindings):
                     continue
+                reached.add(w.arch)
                 cls = fc.value_of(receiver, w, bindings)
                 if not isinstance(cls, Module) or not cls.name.startswith(PACKAGE + "."):
                     continue
@@ -143,8 +150,10 @@ class ModelAttnSupport:
                     if k in self.flags:
                         value = self.flags[k]["means"] if value is True else None
                     if isinstance(value, str):  # a Union (one of several) is not judged
-                        found.setdefault((cls.name.rsplit(".", 1)[-1], value, k), node)
-        return found
+                        key = (cls.name.rsplit(".", 1)[-1], value, k)
+                        first, archs = found.get(key, (node, frozenset()))
+                        found[key] = (first, archs | {w.arch})
+        return found, frozenset(reached)
 
     def _refused(self, t: _Table, cls: str, impl: str, keyword: str, i: int) -> bool:
         v = t.versions[i]
@@ -154,7 +163,7 @@ class ModelAttnSupport:
         return t.check(impl, i) is not None and t.declares(cls, impl, i) is False
 
     def _finding(self, node, t: _Table, cls: str, call: str, impl: str, keyword: str, failing: list[int],
-                 indices: list[int], pinned: bool) -> Finding:
+                 indices: list[int], pinned: bool, archs: frozenset, fc) -> Finding:
         shown = f'{keyword}="{impl}"' if keyword == "attn_implementation" else f"{keyword}=True"
         first = failing[0]
         check = t.check(impl, first)
@@ -172,12 +181,13 @@ class ModelAttnSupport:
         if t.versions[first] >= self.keyword_added:
             others = [o for o in ("sdpa", "flash_attention_2", "flex_attention") if o != impl and o in self.values
                       and Version(self.values[o]["added"]) <= t.versions[first] and t.declares(cls, o, first)]
-            fix.append("attn_implementation=" + " or ".join(f'"{o}"' for o in others + ["eager"]))
+            fix.append("attn_implementation=" + " or ".join(f'"{o}"' for o in ["eager", *others]))
         else:
             fix.append(f"drop {shown} (eager attention)")
-        msg = (f"{cls}.{call}: {shown} raises ValueError in {PACKAGE} {rels}: \"{error}\" "
+        chosen = f", where the code picks it on {fc.describe(archs)}" if archs else ""
+        msg = (f"{cls}.{call}: {shown} raises ValueError in {PACKAGE} {rels}{chosen}: \"{error}\" "
                f"({api_query.pin_text(PACKAGE, label, pinned)}); use {', or '.join(fix)}")
-        return Finding(node, msg, extra_targets=tuple(f"{PACKAGE}=={t.labels[i]}" for i in failing))
+        return Finding(node, msg, archs, extra_targets=tuple(f"{PACKAGE}=={t.labels[i]}" for i in failing))
 
 
 def _first_sentence(text: str) -> str:

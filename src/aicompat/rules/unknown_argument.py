@@ -123,7 +123,7 @@ class UnknownArgument(Rule):
                             "transformers 4.36.2: \"MistralForCausalLM does not support an attention implementation "
                             "through torch.nn.functional.scaled_dot_product_attention yet.\" (pins allow transformers "
                             "4.36.2); use transformers>=4.37.0 (where MistralForCausalLM declares sdpa), or "
-                            "attn_implementation=\"flash_attention_2\" or \"eager\""),
+                            "attn_implementation=\"eager\" or \"flash_attention_2\""),
                 ]),
         # TE removed DelayedScaling's `interval` in 2.2; its recipes are pydantic dataclasses
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
