@@ -52,6 +52,9 @@ OUT = ROOT / "version_matrix" / "model_classes" / "transformers.toml"
 HAND = Path(__file__).resolve().parent / "transformers_attn_support_hand.toml"
 FLAG = re.compile(r"^_supports_(sdpa|flash_attn(_2|_3)?|flex_attn)$")
 BASE = ("transformers.modeling_utils", "PreTrainedModel")
+# PreTrainedModel's methods that route a request to the checks: a model class that overrides one of
+# them (or a check itself) decides on its own (Falcon, Gemma 2 in 4.42-4.47, ModernBERT 5.x): unknown.
+ROUTERS = {"_autoset_attn_implementation", "_check_and_adjust_attn_implementation", "get_correct_attn_implementation"}
 IMPLS = ("eager", "sdpa", "flash_attention_2", "flash_attention_3", "flash_attention_4", "flex_attention")
 
 
@@ -83,6 +86,7 @@ class ClassInfo:
     line: int
     bases: list[tuple[str, str] | None]  # (module, name); None: not a name this reader follows
     flags: dict[str, tuple[bool | None, int]]  # flag -> (value, line); None: not a literal bool
+    methods: set[str] = field(default_factory=set)  # the methods its body defines
 
 
 @dataclass
@@ -141,7 +145,8 @@ def read_module(source: bytes, module: str) -> ModuleInfo:
             bases: list[tuple[str, str] | None] = []
             for b in node.bases:
                 bases.append(("", b.id) if isinstance(b, ast.Name) else None)
-            info.classes[node.name] = ClassInfo(node.name, node.lineno, bases, flags)
+            methods = {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            info.classes[node.name] = ClassInfo(node.name, node.lineno, bases, flags, methods)
     # a flag set on a class from outside its body (``X._supports_sdpa = True``) is not followed: unknown
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
@@ -347,8 +352,15 @@ class Release:
                 if mro is None or BASE not in mro:
                     continue
                 out = {}
+                own = set().union(*(self.modules[k[0]].classes[k[1]].methods for k in mro
+                                    if k != BASE and k[0] in self.modules and k[1] in self.modules[k[0]].classes))
                 for impl, check in impls.items():
                     values = [self.flag(mro, f) for f in check.flags]
+                    if own & (ROUTERS | {check.function}) and not any(v[0] is True for v in values):
+                        where = next(k for k in mro if own & (ROUTERS | {check.function}) &
+                                     self.modules[k[0]].classes[k[1]].methods)
+                        out[impl] = (None, where, self.modules[where[0]].classes[where[1]].line)
+                        continue  # the class's own routing decides
                     if any(v[0] is True for v in values):
                         out[impl] = next(v for v in values if v[0] is True)
                     elif any(v[0] is None for v in values):
