@@ -509,3 +509,87 @@ def test_a_save_bound_by_functools_partial(state, found):
     assert [x.line for x in d] == ([12] if found else [])
     if found:
         assert d[0].message.startswith("torch.save: the saved object holds a CUDA graph")
+
+
+# An object kept unless a resumed checkpoint replaces it: ``timer`` is a Timer on the path
+# that starts fresh and unknown on the one that resumes. Pickling fails on the first path, so
+# the value the object *may* have is asked (Evaluator ``may``), not the merged UNKNOWN.
+_RESUME = """
+import os
+import torch
+
+
+class Timer:
+    def __init__(self):
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+        self.stream = torch.cuda.Stream()
+
+    def elapsed_ms(self):
+        self.end.synchronize()
+        return self.start.elapsed_time(self.end)
+STATE_HOOK
+
+def load_checkpoint(path):
+    ckpt = torch.load(path, weights_only=False)
+    return ckpt["step"], ckpt["timer"]
+
+
+def train(model, opt, path="ckpt.pt", steps=100):
+    step = 0
+    timer = Timer()
+    RESUME
+    while step < steps:
+        timer.start.record()
+        opt.step()
+        timer.end.record()
+        step += 1
+    torch.save({"step": step, "model": model.state_dict(), "timer": SAVED}, path)
+"""
+_IF_RESUME = "if os.path.exists(path):\n        step, timer = load_checkpoint(path)"
+_GETSTATE = """
+    def __getstate__(self):
+        return {"elapsed": self.elapsed_ms()}
+"""
+
+
+@pytest.mark.parametrize("resume, hook, saved, found", [
+    (_IF_RESUME, "", "timer", True),
+    # the same Timer reached through a helper that picks it or the loaded one
+    ("timer = timer if not os.path.exists(path) else load_checkpoint(path)[1]", "", "timer", True),
+    # fixes: save the number, or let the class pickle plain values
+    (_IF_RESUME, "", "timer.elapsed_ms()", False),
+    (_IF_RESUME, _GETSTATE, "timer", False),
+    # replaced on every path: only the unknown loaded object is saved
+    ("step, timer = load_checkpoint(path)", "", "timer", False),
+])
+def test_an_object_merged_with_an_unknown_by_a_resume(resume, hook, saved, found):
+    code = _RESUME.replace("RESUME", resume).replace("STATE_HOOK", hook).replace("SAVED", saved)
+    d = aic104(code, pins={"torch": "2.1.2"})
+    at = code.split("\n").index('    torch.save({"step": step, "model": model.state_dict(), "timer": %s}, path)' % saved) + 1
+    assert [(x.line, x.column) for x in d] == ([(at, 5)] if found else []), [x.message for x in d]
+    if found:
+        assert d[0].message.startswith("torch.save: the saved object holds a CUDA event (via obj['timer'].start) "
+                                       "created at line 8")
+
+
+@pytest.mark.parametrize("test, found", [(">= 8", True), ("< 8", False)])
+def test_a_branch_the_world_rules_out_stays_out_of_what_may_be(test, found):
+    # ``may`` keeps the known values of the paths that run, and no others: where the GPU
+    # rules the Timer's branch out (sm_80 is not < 8), nothing that may be saved holds one.
+    code = """
+import torch
+
+
+class Timer:
+    def __init__(self):
+        self.start = torch.cuda.Event(enable_timing=True)
+
+
+def checkpoint(step, path, load):
+    timer = load(path)
+    if torch.cuda.get_device_capability()[0] TEST:
+        timer = Timer()
+    torch.save({"step": step, "timer": timer}, path)
+"""
+    assert [x.line for x in aic104(code.replace("TEST", test))] == ([14] if found else [])

@@ -201,7 +201,7 @@ def test_deprecated_keyword_spliced_from_a_kwargs_dict_is_reported_at_the_splat(
     got = [(d.code, d.line, d.column, d.message, d.fix) for d in lint(code.replace("{kw}", "torch_dtype"), gpus=["H100"],
                                                                        pins={"transformers": "4.57.6"})]
     assert got == [("AIC203", 7, 57, 'from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 '
-                    '(warns: "`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...', None)]
+                    '(warns in 4.57.6: "`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...', None)]
     assert lint(code.replace("{kw}", "dtype"), gpus=["H100"], pins={"transformers": "4.57.6"}) == []
 
 

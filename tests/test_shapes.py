@@ -20,6 +20,8 @@ from aicompat.libmodels.torch_shapes import (
     index,
     layer,
     matmul,
+    method_size_args,
+    size_args,
     tensor_method,
 )
 from aicompat.values import UNKNOWN, Module, Seq, Tensor
@@ -428,6 +430,31 @@ class TestLayers:
         assert layer("torch.nn.Conv2d", (3, 8, 3), {}) is NotImplemented
         assert layer("torch.nn.Linear", (1, 2, 3, 4, 5, 6), {}) is NotImplemented
         assert apply_layer(layer("torch.nn.Linear", (D, 4), {}), Tensor(None)).shape is None
+
+    def test_layers_on_inputs_not_known_to_be_tensors(self):
+        # a layer's output is a tensor whatever went in; its shape is unknown then
+        assert apply_layer(layer("torch.nn.Linear", (D, 4), {}), UNKNOWN) == Tensor(None)
+        assert apply_layer(layer("torch.nn.Embedding", (100, D), {}), UNKNOWN) == Tensor(None, "torch.float32")
+
+    def test_lazy_linear_and_parameter(self):
+        lazy = layer("torch.nn.LazyLinear", (H * D,), {"bias": False})
+        assert apply_layer(lazy, Tensor((B, S, 7))).shape == (B, S, H * D)
+        w = Tensor((H * D, D), "torch.bfloat16")
+        assert layer("torch.nn.Parameter", (w,), {"requires_grad": False}) is w  # the parameter is its data
+        assert function("torch.nn.functional.linear", (Tensor((B, S, D)), w), {}).shape == (B, S, H * D)
+        assert layer("torch.nn.Parameter", (UNKNOWN,), {}) is NotImplemented
+
+    def test_which_arguments_are_sizes(self):
+        # one size each: the value model may name an unknown one
+        assert {0, 1, "in_features", "out_features"} <= set(size_args("torch.nn.Linear").ints)
+        assert size_args("torch.nn.Embedding").ints == (0, 1, "num_embeddings", "embedding_dim")
+        assert size_args("einops.rearrange").all_keywords
+        # a size or a sequence of them: only what is written out item by item
+        assert method_size_args("view").varargs and method_size_args("view").shapes == ("size",)
+        assert method_size_args("unflatten").shapes == (1, "sizes")
+        assert 0 in method_size_args("split").shapes and not method_size_args("split").varargs
+        assert method_size_args("swapaxes") == method_size_args("transpose") == size_args("torch.nn.ReLU") \
+            == size_args("torch.nn.functional.linear")
 
 
 # ---------------------------------------------------------------- DeepSeek-V2/V3 multi-head latent attention

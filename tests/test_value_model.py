@@ -1,5 +1,6 @@
 """The value model through the rules, on code written the way repositories write it:
 each failing case beside its fixed twin, which must be clean."""
+import pytest
 from conftest import lint
 
 
@@ -445,3 +446,343 @@ def test_flags_built_by_a_loop_over_a_constant_list():
     # Items the model does not know (read at run time): no finding, not a guess.
     unknown = GENCODE.format(archs='["8.0", "8.9"]').replace("arch_flags(ARCHS)", "arch_flags(open('archs').read().split())")
     assert messages(unknown, ["A100", "H100"]) == []
+
+
+# A value read through a config dict (issue 27's tune misses): a module-level ``dict(...)`` or
+# ``{...}``, or one given as a default parameter, read by key in a loader helper. AIC202 asks
+# the value model for the keyword's value, as it judges a literal.
+LOADER = '''from transformers import AutoModelForCausalLM
+
+MODEL_CFG = CONFIG
+
+
+def load_model(name, cfg=MODEL_CFG, **overrides):
+    kwargs = {"torch_dtype": cfg["torch_dtype"], "attn_implementation": cfg["attn_implementation"]}
+    kwargs.update(overrides)
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=cfg["attn_implementation"],
+                                                torch_dtype=kwargs["torch_dtype"])
+
+
+def load_default(name):
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=MODEL_CFG["attn_implementation"])
+'''
+def _not_accepted(value, added):
+    return (f"AIC202 AutoModelForCausalLM.from_pretrained: attn_implementation={value!r} is not accepted by "
+            f"transformers 4.46.3 (accepted from {added} on); 4.46.3 takes 'eager', 'flash_attention_2', 'sdpa'")
+
+
+_NOT_ACCEPTED = _not_accepted("flash_attention_3", "4.53.0")
+
+
+def _loader(config):
+    return messages(LOADER.replace("CONFIG", config), ["H100"], pins={"transformers": "4.46.3"})
+
+
+def test_a_config_dict_call_read_by_key():
+    got = _loader('dict(attn_implementation="flash_attention_3", torch_dtype="bfloat16")')
+    assert got == [f"9:{_NOT_ACCEPTED}", f"14:{_NOT_ACCEPTED}"]
+
+
+def test_a_config_dict_literal_read_by_key():
+    got = _loader('{"attn_implementation": "flex_attention", "torch_dtype": "bfloat16"}')
+    flex = _not_accepted("flex_attention", "4.47.0")
+    assert got == [f"9:{flex}", f"14:{flex}"]
+
+
+def test_a_config_dict_with_a_value_the_release_takes_is_clean():
+    assert _loader('dict(attn_implementation="sdpa", torch_dtype="bfloat16")') == []
+    assert _loader('{"attn_implementation": "flash_attention_2", "torch_dtype": "bfloat16"}') == []
+
+
+def test_a_config_dict_judged_on_a_release_that_takes_it_is_clean():
+    code = LOADER.replace("CONFIG", 'dict(attn_implementation="flash_attention_3")')
+    assert messages(code, ["H100"], pins={"transformers": "4.53.0"}) == []
+
+
+def test_a_config_value_chosen_by_a_flag_is_judged_on_the_path_that_passes_it():
+    code = '''import os
+from transformers import AutoModelForCausalLM
+
+ATTN = {"fast": "flash_attention_3", "safe": "sdpa"}
+
+
+def load(name, fast):
+    impl = ATTN["fast"] if fast else ATTN["safe"]
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=impl)
+
+
+load("m", fast=os.environ.get("FAST") == "1")
+'''
+    assert messages(code, ["H100"], pins={"transformers": "4.46.3"}) == [f"9:{_NOT_ACCEPTED}"]
+    fixed = code.replace('"fast": "flash_attention_3"', '"fast": "flash_attention_2"')
+    assert messages(fixed, ["H100"], pins={"transformers": "4.46.3"}) == []
+
+
+# Head dims through nn.Module attributes, nn.Linear outputs and head splits (issue 27 item 2):
+# the number of heads is unknown (a config read, a tensor-parallel world size), yet splitting
+# ``heads * 192`` into ``heads`` gives 192 whatever it is (model/dims.py names the unknown).
+_FA3_HOPPER_ONLY = ("flash_attn_func: V head dim 128 != QK head dim 192 is Hopper-only (FlashAttention 3: \"Only "
+                    "Hopper supports different V headdim\"); fails on sm_80 (A100), sm_100 (B200); pad V to 192 and "
+                    "slice the output to 128 there")
+_FLEET = ["A100", "H100", "B200"]
+
+
+def v_headdim(code, gpus=tuple(_FLEET), **kw):
+    """AIC101's findings alone: the head dims are what these cases are about (another rule may
+    also speak of the kernel on one GPU)."""
+    return messages(code, list(gpus), select=["AIC101"], **kw)
+
+MLA_CFG_DICT = '''import torch
+import torch.nn as nn
+from flash_attn_interface import flash_attn_func
+
+
+class MLA(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.n_heads = cfg["n_heads"]
+        self.qk_nope = 128
+        self.qk_rope = 64
+        self.qk_head_dim = self.qk_nope + self.qk_rope
+        self.v_head_dim = V_HEAD_DIM
+        self.wq = nn.Linear(cfg["dim"], self.n_heads * self.qk_head_dim)
+        self.wkv = nn.Linear(cfg["dim"], self.n_heads * (self.qk_nope + self.v_head_dim))
+        self.wk_rope = nn.Linear(cfg["dim"], self.qk_rope)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.wq(x).view(b, s, self.n_heads, -1)
+        kv = self.wkv(x).view(b, s, self.n_heads, -1)
+        k_nope, v = kv.split([self.qk_nope, self.v_head_dim], dim=-1)
+        k_rope = self.wk_rope(x).view(b, s, 1, -1).expand(-1, -1, self.n_heads, -1)
+        k = torch.cat([k_nope, k_rope], dim=-1)
+        return flash_attn_func(q, k, v, causal=True)
+'''
+
+
+def test_mla_module_with_heads_from_a_config_dict():
+    assert v_headdim(MLA_CFG_DICT.replace("V_HEAD_DIM", "128"), _FLEET) == [f"25:AIC101 {_FA3_HOPPER_ONLY}"]
+
+
+def test_mla_module_with_equal_head_dims_is_clean():
+    assert v_headdim(MLA_CFG_DICT.replace("V_HEAD_DIM", "192"), _FLEET) == []
+
+
+def test_mla_module_that_pads_v_is_clean():
+    padded = MLA_CFG_DICT.replace("V_HEAD_DIM", "128").replace(
+        "        return flash_attn_func(q, k, v, causal=True)",
+        "        v = nn.functional.pad(v, [0, self.qk_head_dim - self.v_head_dim])\n"
+        "        return flash_attn_func(q, k, v, causal=True)[..., :self.v_head_dim]")
+    assert v_headdim(padded, _FLEET) == []
+
+
+DEEPSEEK_MLA = '''from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from einops import rearrange
+from flash_attn_interface import flash_attn_func
+
+world_size = dist.get_world_size() if dist.is_initialized() else 1
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 2048
+    n_heads: int = 16
+    kv_lora_rank: int = 512
+    qk_nope_head_dim: int = 128
+    qk_rope_head_dim: int = 64
+    v_head_dim: int = V_HEAD_DIM
+
+
+class MLA(nn.Module):
+    def __init__(self, args: ModelArgs):
+        super().__init__()
+        self.n_local_heads = args.n_heads // world_size
+        self.kv_lora_rank = args.kv_lora_rank
+        self.qk_nope_head_dim = args.qk_nope_head_dim
+        self.qk_rope_head_dim = args.qk_rope_head_dim
+        self.qk_head_dim = args.qk_nope_head_dim + args.qk_rope_head_dim
+        self.v_head_dim = args.v_head_dim
+        self.wq = nn.Linear(args.dim, self.n_local_heads * self.qk_head_dim, bias=False)
+        self.wkv_a = nn.Linear(args.dim, self.kv_lora_rank + self.qk_rope_head_dim, bias=False)
+        self.wkv_b = nn.Linear(self.kv_lora_rank, self.n_local_heads * (self.qk_nope_head_dim + self.v_head_dim),
+                               bias=False)
+        self.softmax_scale = self.qk_head_dim ** -0.5
+
+    def forward(self, x: torch.Tensor):
+        bsz, seqlen, _ = x.size()
+        q = SPLIT_Q
+        q_nope, q_pe = torch.split(q, [self.qk_nope_head_dim, self.qk_rope_head_dim], dim=-1)
+        kv, k_pe = torch.split(self.wkv_a(x), [self.kv_lora_rank, self.qk_rope_head_dim], dim=-1)
+        kv = SPLIT_KV
+        k_nope, v = torch.split(kv, [self.qk_nope_head_dim, self.v_head_dim], dim=-1)
+        k = torch.cat([k_nope, k_pe.unsqueeze(2).expand(-1, -1, self.n_local_heads, -1)], dim=-1)
+        q = torch.cat([q_nope, q_pe], dim=-1)
+        out = flash_attn_func(q, k, v, softmax_scale=self.softmax_scale, causal=True)
+        return out.flatten(2)
+'''
+# Each way the code splits a projection into heads, applied to q and to kv alike.
+_HEAD_SPLITS = [
+    "{p}.view(bsz, seqlen, self.n_local_heads, -1)",
+    "{p}.reshape(bsz, seqlen, self.n_local_heads, -1)",
+    "{p}.unflatten(-1, (self.n_local_heads, -1))",
+    'rearrange({p}, "b s (h d) -> b s h d", h=self.n_local_heads)',
+    "{p}.view(bsz, seqlen, -1, HEAD_DIM)",
+]
+
+
+def _deepseek(split, v_head_dim="128"):
+    q = split.format(p="self.wq(x)").replace("HEAD_DIM", "self.qk_head_dim")
+    kv = split.format(p="self.wkv_b(kv)").replace("HEAD_DIM", "self.qk_nope_head_dim + self.v_head_dim")
+    return DEEPSEEK_MLA.replace("SPLIT_Q", q).replace("SPLIT_KV", kv).replace("V_HEAD_DIM", v_head_dim)
+
+
+@pytest.mark.parametrize("split", _HEAD_SPLITS)
+def test_deepseek_style_mla_with_tensor_parallel_heads(split):
+    assert v_headdim(_deepseek(split), _FLEET) == [f"47:AIC101 {_FA3_HOPPER_ONLY}"]
+
+
+@pytest.mark.parametrize("split", _HEAD_SPLITS)
+def test_deepseek_style_mla_with_equal_head_dims_is_clean(split):
+    assert v_headdim(_deepseek(split, v_head_dim="192"), _FLEET) == []
+
+
+SDPA_MLA = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+class LatentAttention(nn.Module):
+    def __init__(self, dim, n_heads, qk_head_dim=192, v_head_dim=128):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qk_head_dim = qk_head_dim
+        self.v_head_dim = v_head_dim
+        self.q_proj = nn.Linear(dim, n_heads * qk_head_dim, bias=False)
+        self.k_proj = nn.Linear(dim, n_heads * qk_head_dim, bias=False)
+        self.v_weight = nn.Parameter(torch.empty(n_heads * v_head_dim, dim))
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.q_proj(x).view(b, s, self.n_heads, -1).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.n_heads, -1).transpose(1, 2)
+        v = F.linear(x, self.v_weight).view(b, s, self.n_heads, -1).transpose(1, 2)
+        FIX
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return out.transpose(1, 2).reshape(b, s, -1)
+'''
+
+
+def test_sdpa_layout_after_transpose_and_a_functional_linear():
+    # SDPA takes (batch, heads, seq, head_dim): the head dim is the last one after transpose(1, 2).
+    got = v_headdim(SDPA_MLA.replace("FIX", "pass"), ["H100"], pins={"torch": "2.5.0"})
+    assert got == ['24:AIC101 scaled_dot_product_attention: V head dim 128 != QK head dim 192 with only the flash '
+                   'backend enabled, which needs equal head dims ("Flash attention requires q,k,v to have the same '
+                   'last dimension and to be less than or equal to 256."; then "No available kernel"); fails on '
+                   'sm_90 (H100); pad V to 192 and slice the output to 128 there']
+
+
+def test_sdpa_layout_with_v_padded_is_clean():
+    fixed = SDPA_MLA.replace("FIX", "v = F.pad(v, [0, self.qk_head_dim - self.v_head_dim])")
+    assert v_headdim(fixed, ["H100"], pins={"torch": "2.5.0"}) == []
+
+
+LLAMA_GQA = '''from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from flash_attn import flash_attn_func
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 8192
+    n_heads: int = N_HEADS
+    n_kv_heads: int = 8
+
+
+class Attention(nn.Module):
+    def __init__(self, args: ModelArgs):
+        super().__init__()
+        tp = dist.get_world_size()
+        self.n_local_heads = args.n_heads // tp
+        self.n_local_kv_heads = args.n_kv_heads // tp
+        self.head_dim = args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.n_heads // tp * self.head_dim, bias=False)
+        self.wk = nn.Linear(args.dim, self.n_local_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(args.dim, self.n_local_kv_heads * self.head_dim, bias=False)
+
+    def forward(self, x):
+        bsz, seqlen, _ = x.shape
+        q = self.wq(x).view(bsz, seqlen, self.n_local_heads, -1)
+        k = self.wk(x).view(bsz, seqlen, self.n_local_kv_heads, -1)
+        v = self.wv(x).view(bsz, seqlen, self.n_local_kv_heads, -1)
+        return flash_attn_func(q, k, v, causal=True)
+'''
+
+
+def test_gqa_head_dim_from_dim_over_heads_split_per_rank():
+    got = messages(LLAMA_GQA.replace("N_HEADS", "16"), ["A100", "H100"], select=["AIC106"])
+    assert got == ['32:AIC106 flash_attn_func: head dim 512 is more than FlashAttention 2 supports (256): '
+                   '"FlashAttention forward only supports head dimension at most 256"; fails on sm_80 (A100), '
+                   'sm_90 (H100)']
+
+
+def test_gqa_head_dim_the_kernel_takes_is_clean():
+    assert messages(LLAMA_GQA.replace("N_HEADS", "64"), ["A100", "H100"], select=["AIC106"]) == []
+
+
+def test_leading_dims_not_read_from_the_input_are_not_assumed():
+    # ``bsz, seqlen = x.shape[:2]`` leaves the rank of x open: view(bsz, seqlen, h, -1) may
+    # fold other dims into the last one, so the head dim is not known and nothing is said.
+    code = MLA_CFG_DICT.replace("V_HEAD_DIM", "128").replace("b, s, _ = x.shape", "b, s = x.shape[:2]")
+    assert v_headdim(code, _FLEET) == []
+    # A name rebound before the unpack: the value unpacked is the new one.
+    code = MLA_CFG_DICT.replace("V_HEAD_DIM", "128").replace(
+        "        b, s, _ = x.shape\n", "        x = self.norm(x) if x.dim() == 3 else x\n        b, s, _ = x.shape\n")
+    assert v_headdim(code, _FLEET) == [f"26:AIC101 {_FA3_HOPPER_ONLY}"]
+
+
+def test_a_named_dim_compared_with_a_constant_stays_undecided():
+    # ``x.shape[-1] in (...)`` of a dim only named: the branch may run, so the call is judged.
+    code = MLA_CFG_DICT.replace("V_HEAD_DIM", "128").replace(
+        "        return flash_attn_func(q, k, v, causal=True)",
+        "        if x.shape[-1] in (2048, 4096):\n            return flash_attn_func(q, k, v, causal=True)\n"
+        "        return None")
+    assert v_headdim(code, _FLEET) == [f"26:AIC101 {_FA3_HOPPER_ONLY}"]
+
+
+HF_STYLE = '''import torch
+import torch.nn as nn
+from flash_attn_interface import flash_attn_func
+
+
+class DeepseekV2Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.q_proj = nn.Linear(config.hidden_size, config.num_attention_heads * 192, bias=False)
+        self.v_proj = nn.Linear(config.hidden_size, config.num_attention_heads * V_DIM, bias=False)
+
+    def forward(self, hidden_states):
+        bsz, q_len, _ = hidden_states.size()
+        cfg = self.config
+        q = self.q_proj(hidden_states).view(bsz, q_len, self.config.num_attention_heads, -1)
+        k = q
+        v = self.v_proj(hidden_states).view(bsz, q_len, cfg.num_attention_heads, -1)
+        return flash_attn_func(q, k, v)
+'''
+
+
+def test_heads_read_through_a_config_object_stored_on_the_module():
+    # ``config.num_attention_heads`` in __init__, ``self.config...`` and a local copy in forward:
+    # one value, read through the attribute that stores the config.
+    assert v_headdim(HF_STYLE.replace("V_DIM", "128"), _FLEET) == [f"19:AIC101 {_FA3_HOPPER_ONLY}"]
+    assert v_headdim(HF_STYLE.replace("V_DIM", "192"), _FLEET) == []

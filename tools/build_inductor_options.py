@@ -15,6 +15,9 @@ Nothing is imported or executed: each wheel is read as a zip and parsed with ``a
   in ``error`` with its replacement fields as written) and the line that builds the
   dict of known keys. 2.15 has no such line; its description comes from
   tools/inductor_options_hand.toml, which says where it was read.
+- Keys torch.compile takes out of ``options`` before the backend sees them
+  (``options.pop("guard_filter_fn", None)`` in torch/__init__.py ``compile``, 2.8+): accepted
+  whatever the backend, so they count as keys; the release's ``source`` lists them.
 - [keys]: each key with the first and last release holding it (more pairs when it
   left and came back). The count in ``source`` leaves out keys with a leading underscore.
 
@@ -141,9 +144,25 @@ def apply_options(source: str) -> dict | None:
     return None
 
 
+def compile_pops(source: str) -> dict[str, int]:
+    """Keys torch.compile itself pops from ``options`` (literal first arguments), with their lines."""
+    pops: dict[str, int] = {}
+    for fn in ast.parse(source).body:  # the @overload stubs come first, then the body
+        if isinstance(fn, ast.FunctionDef) and fn.name == "compile":
+            pops.update({node.args[0].value: node.lineno for node in ast.walk(fn)
+                         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                         and node.func.attr == "pop" and isinstance(node.func.value, ast.Name)
+                         and node.func.value.id == "options" and node.args
+                         and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)})
+    return pops
+
+
 def release_facts(wheel: Wheel, hand: dict) -> tuple[set[str], dict[str, str]]:
     """The keys of one wheel and its [release] entry."""
     keys = config_keys(wheel.text(CONFIG))
+    public = sum(1 for k in keys if not k.startswith("_"))
+    pops = compile_pops(wheel.text(INIT))
+    keys |= set(pops)
     ao = apply_options(wheel.text(INIT))
     if ao is None or "check" not in ao:
         raise SystemExit(f"{wheel.name}: no apply_options raising 'Unexpected optimization option' in {INIT}")
@@ -154,10 +173,12 @@ def release_facts(wheel: Wheel, hand: dict) -> tuple[set[str], dict[str, str]]:
             raise SystemExit(f"{wheel.name}: apply_options builds no current_config; say where its keys come from "
                              f"in {HAND.name} [release.\"{wheel.version}\"] key_source")
         keys_from = h["key_source"]
-    public = sum(1 for k in keys if not k.startswith("_"))
     source = (f"{wheel.name} {CONFIG} ({public} keys); apply_options at {INIT} L{ao['def']}; "
               f"check L{ao['check']} `{ao['check_text']}`; raise L{ao['raise_line']} `{ao['raise_text']}` + "
               f"{ao['msg_lines']}; key source: `{keys_from}`")
+    if pops:
+        source += "; torch.compile pops before the backend: " + ", ".join(
+            f"{k} (L{line})" for k, line in sorted(pops.items(), key=lambda kv: kv[1]))
     return keys, {"error": ao["error"], "source": source}
 
 

@@ -77,7 +77,7 @@ class FileContext:
         self.libs: Libraries = libraries(matrix)
         # The value model: built on demand, memoised per world for the whole file.
         self.model = FileModel(module, path, self._is_exit, self.libs.mutators)
-        self._memos: dict[tuple[World, bool, bool], dict] = {}  # (world, guard, half) -> memo
+        self._memos: dict[tuple[World, bool, bool, bool], dict] = {}  # (world, guard, half, may) -> memo
         self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
         self.synthesised: list[cst.CSTNode] = []
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
@@ -132,11 +132,12 @@ class FileContext:
                                     self.root, _modelled(self.known, self.matrix, self.libs))
         return self._project
 
-    def evaluator(self, world: World, loc=None, bindings=None, guard: bool = False) -> Evaluator:
+    def evaluator(self, world: World, loc=None, bindings=None, guard: bool = False, may: bool = False) -> Evaluator:
         # A rule that judges every branch (``open_mode``) reads values at the parameters'
         # defaults but asks the conditions a definition was made under with them unknown (the
         # open twin's evaluator): ``x = Timer()`` under ``if flag is not None:`` has its value.
         half = self.open_mode and not guard and not world.open
+        may = may and not guard
         ev = Evaluator(
             lookup=self.lookup,
             resolve=self.resolve,
@@ -149,14 +150,20 @@ class FileContext:
             loc=loc if loc is not None else self.loc,
             path=self.path,
             shadow=self.shadow() if loc is None else frozenset(),
-            memo=self._memos.setdefault((world, guard, half), {}),  # a guard's answers may know less
+            memo=self._memos.setdefault((world, guard, half, may), {}),  # a guard's answers may know less
             bindings=bindings,
             project=self.project,
             handlers=self.ctx.handlers,
             guard=guard,
             libs=self.libs,
+            may=may,
         )
-        if half:
+        if may:  # values that may be, conditions as they are: what decides them for the plain evaluator
+            def decider():
+                plain = self.evaluator(world, loc, bindings)
+                return plain.conds_by() if plain.conds_by is not None else plain
+            ev.conds_by = decider
+        elif half:
             ev.conds_by = lambda: self.evaluator(replace(world, open=True), loc, bindings)
         return ev
 
@@ -326,9 +333,9 @@ class FileContext:
                     return UNKNOWN
         return v
 
-    def eval_in(self, expr: cst.BaseExpression, worlds=None) -> dict[World, Any]:
+    def eval_in(self, expr: cst.BaseExpression, worlds=None, may: bool = False) -> dict[World, Any]:
         worlds = self.ctx.worlds if worlds is None else worlds
-        return {w: self.evaluator(w).eval(expr) for w in sorted(worlds, key=_world_key)}
+        return {w: self.evaluator(w, may=may).eval(expr) for w in sorted(worlds, key=_world_key)}
 
     def split(self, test: cst.BaseExpression) -> tuple[frozenset[World], frozenset[World]]:
         return split_worlds(test, self.ctx.worlds, self.guard_evaluator)
@@ -588,6 +595,10 @@ class Walker(cst.CSTVisitor):
                     names.add(d.rsplit(".", 1)[-1])
         if names:
             self._set(node.body, replace(self.fc.ctx, catches=self.fc.ctx.catches | names))
+        for h in node.handlers:
+            worlds = guard_forms.handler_worlds(h, node.body, self.fc)  # except AttributeError: the fallback
+            if worlds is not None:
+                self._set(h.body, self.fc.ctx.narrowed(worlds))
 
     def visit_With(self, node: cst.With) -> None:
         """``with cm(...):`` -- what the rules say ``cm`` means for the body (a later item

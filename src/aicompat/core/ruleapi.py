@@ -194,12 +194,19 @@ class FileContextProtocol(Protocol):
         """Qualified name of a Name/Attribute chain through imports and aliases."""
         ...
 
-    def evaluator(self, world: Any) -> Any:
-        """The symbolic evaluator for one world (``.eval(expr)`` -> an abstract value)."""
+    def evaluator(self, world: Any, *, may: bool = False) -> Any:
+        """The symbolic evaluator for one world (``.eval(expr)`` -> an abstract value). With
+        ``may``: where paths merge (branches, call sites, returns) it keeps the values known on
+        some path and drops the unknown ones, so a value that is X on one path and unknown on
+        another is X, not UNKNOWN: what the value may be. For a rule whose finding holds on
+        any path that reaches it with X (pickling X fails), never for "it is X"; the
+        conditions that decide which branches run are asked as without it."""
         ...
 
-    def eval_in(self, expr: cst.BaseExpression, worlds: Iterable[Any] | None = None) -> dict[Any, Any]:
-        """The abstract value of ``expr`` in each world (default: the worlds that reach here)."""
+    def eval_in(self, expr: cst.BaseExpression, worlds: Iterable[Any] | None = None,
+                may: bool = False) -> dict[Any, Any]:
+        """The abstract value of ``expr`` in each world (default: the worlds that reach here);
+        ``may`` as for ``evaluator``."""
         ...
 
     def split(self, test: cst.BaseExpression) -> tuple[frozenset[Any], frozenset[Any]]:

@@ -48,7 +48,7 @@ class Libraries:
     __slots__ = (
         # the tensor shape model
         "shape_model", "layer_type", "apply_layer", "tensor_attribute", "tensor_index", "index_slice",
-        "tensor_method", "shaping_methods", "binary", "matmul", "dtype_of",
+        "tensor_method", "shaping_methods", "binary", "matmul", "dtype_of", "size_args", "method_size_args",
         # the environment of one world
         "environment", "name_value", "call_value", "version_type", "version_method", "ordered_types",
         "value_attribute", "probe_names", "world_tokens",
@@ -78,6 +78,8 @@ class Libraries:
         self.binary = shapes.binary
         self.matmul = shapes.matmul
         self.dtype_of = shapes.dtype_of  # canonical dtype name of a value, or None
+        self.size_args = shapes.size_args  # which arguments of a call are sizes (read as dims)
+        self.method_size_args = shapes.method_size_args  # the same for a tensor method
         # -- one world's environment (environment.py, probes.py) --
         self.environment = environment.Env
         self.name_value = environment.name_value

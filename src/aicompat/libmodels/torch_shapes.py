@@ -1029,44 +1029,129 @@ def _einops(name: str, args, kwargs):
 
 # ---------------------------------------------------------------- torch.nn layers
 
-_IDENTITY_LAYERS = {
-    "LayerNorm", "RMSNorm", "Dropout", "GELU", "SiLU", "ReLU", "Identity", "Tanh", "Sigmoid", "Softmax",
-    "LeakyReLU", "Mish", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Hardswish", "ELU", "Softplus",
+@dataclass(frozen=True)
+class LayerSpec:
+    """What a ``torch.nn`` layer class is to the shape model: its constructor's parameters
+    (positional order, as ``inspect.signature`` lists them), those that are sizes, and how
+    its output follows from its input: ``last`` (the last dim becomes ``out``), ``append``
+    (``out`` is appended: an index lookup), ``same`` (the input's shape), ``value`` (the
+    object is its first argument: ``nn.Parameter(t)`` is ``t``'s shape)."""
+
+    params: tuple
+    sizes: tuple = ()
+    output: str = "same"
+    out: str = ""
+
+
+# Constructor parameters as version_matrix/api/torch.toml [module."torch.nn"] records them for every
+# release 2.0.0-2.15.0 (read from the wheels: Linear, LazyLinear, Embedding, Parameter).
+_LINEAR = LayerSpec(("in_features", "out_features", "bias", "device", "dtype"),
+                    ("in_features", "out_features"), "last", "out_features")
+LAYERS = {
+    "Linear": _LINEAR,
+    "LazyLinear": LayerSpec(("out_features", "bias", "device", "dtype"), ("out_features",), "last", "out_features"),
+    "Embedding": LayerSpec(("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+                            "scale_grad_by_freq", "sparse", "_weight", "_freeze", "device", "dtype"),
+                           ("num_embeddings", "embedding_dim"), "append", "embedding_dim"),
+    "Parameter": LayerSpec(("data", "requires_grad"), (), "value"),
+    **{name: LayerSpec(()) for name in (
+        "LayerNorm", "RMSNorm", "Dropout", "GELU", "SiLU", "ReLU", "Identity", "Tanh", "Sigmoid", "Softmax",
+        "LeakyReLU", "Mish", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Hardswish", "ELU", "Softplus")},
 }
 
 
+def _layer_spec(qualname: str) -> LayerSpec | None:
+    if not qualname.startswith(_LAYERS):
+        return None
+    return LAYERS.get(qualname.rsplit(".", 1)[1])
+
+
 def layer(qualname: str, args=(), kwargs=None):
-    """The Layer a ``torch.nn.X(...)`` call builds, or NotImplemented."""
+    """The Layer a ``torch.nn.X(...)`` call builds (its value, for ``nn.Parameter``), or NotImplemented."""
     kwargs = dict(kwargs or {})
-    if not qualname.startswith("torch.nn."):
+    spec = _layer_spec(qualname)
+    if spec is None:
         return NotImplemented
     kind = qualname.rsplit(".", 1)[1]
-    if kind == "Linear":
-        b = _bind(args, kwargs, ("in_features", "out_features", "bias", "device", "dtype"), {"bias": True})
-    elif kind == "Embedding":
-        b = _bind(args, kwargs, ("num_embeddings", "embedding_dim", "padding_idx"))
-    elif kind in _IDENTITY_LAYERS:
+    if spec.output == "value":
+        b = _bind(args, kwargs, spec.params)
+        data = None if b is None else b.get("data")
+        return data if isinstance(data, Tensor) else NotImplemented
+    if spec.output == "same":
         return Layer(kind, tuple(sorted((k, v) for k, v in kwargs.items() if k == "dtype")))
-    else:
-        return NotImplemented
+    b = _bind(args, kwargs, spec.params)
     if b is None:
         return NotImplemented
-    return Layer(kind, tuple((k, v) for k, v in b.items() if k not in ("device",)))
+    return Layer(kind, tuple(sorted((k, v) for k, v in b.items() if k != "device")))  # by name: one form per layer
 
 
 def apply_layer(lay: Layer, x):
-    """The output of calling a layer on ``x``."""
-    if not isinstance(x, Tensor):
+    """The output of calling a layer on ``x``: a tensor whatever ``x`` is (of unknown
+    shape when ``x`` is not a known tensor)."""
+    spec = LAYERS.get(lay.kind)
+    if spec is None:
         return NotImplemented
-    if lay.kind == "Linear":
+    if spec.output == "append":
+        dtype = dtype_of(lay.param("dtype", None)) or "torch.float32"
+        if not isinstance(x, Tensor) or x.shape is None:
+            return Tensor(None, dtype)
+        return Tensor(x.shape + (_dim(lay.param(spec.out)),), dtype)
+    if not isinstance(x, Tensor):
+        return Tensor(None)
+    if spec.output == "last":
         if x.shape is None or not x.shape:
             return _unknown_like(x)
-        return Tensor(x.shape[:-1] + (_dim(lay.param("out_features")),), x.dtype)
-    if lay.kind == "Embedding":
-        dtype = dtype_of(lay.param("dtype", None)) or "torch.float32"
-        if x.shape is None:
-            return Tensor(None, dtype)
-        return Tensor(x.shape + (_dim(lay.param("embedding_dim")),), dtype)
-    if lay.kind in _IDENTITY_LAYERS:
-        return x
-    return NotImplemented
+        return Tensor(x.shape[:-1] + (_dim(lay.param(spec.out)),), x.dtype)
+    return x
+
+
+# ---------------------------------------------------------------- which arguments are sizes
+
+@dataclass(frozen=True)
+class Sizes:
+    """The arguments of an operation that are sizes, so the value model reads them as dims: a
+    name it cannot evaluate becomes a symbol for that one value (values/symbolic.py), and
+    ``view(b, s, h, -1)`` of ``h * 192`` is 192 whatever ``h`` is. ``ints``: positions and
+    keywords that are one size; ``shapes``: those that are a size or a sequence of them (read
+    item by item only when written as a tuple or list: a name there may be either);
+    ``varargs``: every positional argument is one size when there are several, a shape when
+    there is one (``view(b, s, h, d)`` / ``view(shape)``); ``all_keywords``: every keyword is
+    one size (einops axis lengths). Positions and names as the operation's signature has them
+    (version_matrix/api/torch.toml; einops 0.8's ``rearrange(tensor, pattern, **axes_lengths)``)."""
+
+    ints: tuple = ()
+    shapes: tuple = ()
+    varargs: bool = False
+    all_keywords: bool = False
+
+
+NO_SIZES = Sizes()
+_VARARGS = Sizes(shapes=("size",), varargs=True)
+METHOD_SIZES = {
+    "view": _VARARGS, "reshape": Sizes(shapes=("shape",), varargs=True), "expand": _VARARGS,
+    "repeat": Sizes(shapes=("repeats",), varargs=True), "new_empty": _VARARGS, "new_zeros": _VARARGS,
+    "new_ones": _VARARGS, "new_full": Sizes(shapes=(0, "size")),
+    "split": Sizes(shapes=(0, "split_size", "split_size_or_sections")), "split_with_sizes": Sizes(shapes=(0, "split_sizes")),
+    "unflatten": Sizes(shapes=(1, "sizes")), "narrow": Sizes(ints=(2, "length")),
+}
+_EINOPS = Sizes(all_keywords=True)
+FUNCTION_SIZES = {
+    **{f"torch.{f}": _VARARGS for f in _FACTORIES},
+    "torch.full": Sizes(shapes=(0, "size")), "torch.reshape": Sizes(shapes=(1, "shape")),
+    "torch.split": Sizes(shapes=(1, "split_size_or_sections")), "torch.unflatten": Sizes(shapes=(2, "sizes")),
+    "torch.narrow": Sizes(ints=(3, "length")),
+    "einops.rearrange": _EINOPS, "einops.repeat": _EINOPS, "einops.reduce": _EINOPS,
+}
+
+
+def size_args(qualname: str) -> Sizes:
+    """Which arguments of a call of ``qualname`` are sizes (see Sizes)."""
+    spec = _layer_spec(qualname)
+    if spec is not None:
+        return Sizes(ints=tuple(i for i, p in enumerate(spec.params) if p in spec.sizes) + spec.sizes)
+    return FUNCTION_SIZES.get(qualname, NO_SIZES)
+
+
+def method_size_args(name: str) -> Sizes:
+    """Which arguments of the tensor method ``name`` are sizes."""
+    return METHOD_SIZES.get(_METHOD_ALIASES.get(name, name), NO_SIZES)

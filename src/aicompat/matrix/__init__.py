@@ -249,8 +249,23 @@ class Matrix:
         first use: it is large, and only a file that loads a model class asks for it), or None."""
         if package not in self._model_classes:
             path = self.model_classes_dir / f"{package}.toml" if self.model_classes_dir else None
-            self._model_classes[package] = _self_described(path, f"model_classes/{package}.toml") if path is not None and path.is_file() else None
+            doc = None
+            if path is not None and path.is_file():
+                doc = _self_described(path, f"model_classes/{package}.toml")
+            self._model_classes[package] = doc
         return self._model_classes[package]
+
+    config_dir: Path | None = None  # version_matrix/config: the keys of each release's config modules
+    _configs: dict[str, Any] = field(default_factory=dict)
+
+    def config_table(self, package: str):
+        """The config-module keys of ``package`` per release (loaded on first use), or None."""
+        if package not in self._configs:
+            from .config_keys import load_config_table
+
+            path = self.config_dir / f"{package}.toml" if self.config_dir else None
+            self._configs[package] = load_config_table(path) if path is not None and path.is_file() else None
+        return self._configs[package]
 
     def module_inventory(self, package: str):
         """The module inventory of ``package`` (loaded on first use), or None."""
@@ -375,6 +390,8 @@ def load_matrix(directory: Path | None = None) -> Matrix:
         m.modules_dir = directory / "modules"
     if (directory / "model_classes").is_dir():
         m.model_classes_dir = directory / "model_classes"
+    if (directory / "config").is_dir():
+        m.config_dir = directory / "config"
     for package, e in files["releases.toml"].get("package", {}).items():
         for root in e.get("import") or [package]:
             m.import_roots.setdefault(root, package)

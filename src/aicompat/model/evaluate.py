@@ -40,10 +40,13 @@ from ..values import (  # noqa: F401
     Union,
     bounds,
     join,
+    join_may,
     options,
 )
 from ..values.paths import os_join, os_path_fn, path_attr, path_join, path_method, path_new
 from ..values.strings import concat, flatten_parts, format_value, mkstr, str_format
+from ..values.symbolic import Sym
+from . import dims
 from .containers import (
     CONVERTERS,
     as_items,
@@ -177,8 +180,13 @@ class Evaluator:
         handlers: Mapping[str, Any] | None = None,
         guard: bool = False,
         libs=None,
+        may: bool = False,
     ) -> None:
         self.libs = libs  # the library table (libmodels/table.py): every library fact read here
+        # ``may``: where paths merge, the values known on some path (values.join_may), for a rule
+        # whose finding holds on any path with the value; its conditions are decided by ``conds_by``.
+        self.may = may
+        self._join = join_may if may else join
         self.lookup = lookup
         self.resolve = resolve
         self.project = project  # the project's own modules (model/project.py), followed on demand
@@ -261,7 +269,10 @@ class Evaluator:
         while scope is not None:
             defs = scope.defs_at(name, stmt)
             if defs is not None:
-                return self._defs_value(defs)
+                v = self._defs_value(defs)
+                if v is UNKNOWN and len(defs) == 1:  # ``b, s, _ = x.shape`` next: a tensor of rank 3
+                    return dims.shaped(self, name, defs[0]) or v
+                return v
             scope, stmt = scope.parent, None
         if name == "__file__" and self.path:
             return self.path
@@ -297,7 +308,7 @@ class Evaluator:
             if not self._feasible(d.conds, d.scope):
                 continue
             vals.append(self._def_value(d))
-        return join(vals) if vals else UNKNOWN
+        return self._join(vals) if vals else UNKNOWN
 
     def feasible(self, conds, scope) -> bool:
         """Can code under ``conds`` (flow conditions of ``scope``) run in this world?"""
@@ -770,7 +781,7 @@ class Evaluator:
             finally:
                 self._active.discard(key)
             vals.append(v)
-        return join(vals)
+        return self._join(vals)
 
     def _qual_value(self, q: str):
         if self.project is not None:
@@ -916,7 +927,7 @@ class Evaluator:
         if isinstance(node, cst.IfExp):
             t = truth(self.eval(node.test))
             if t is UNKNOWN:
-                return join([self.eval(node.body), self.eval(node.orelse)])
+                return self._join([self.eval(node.body), self.eval(node.orelse)])
             return self.eval(node.body if t else node.orelse)
         if isinstance(node, cst.Call):
             return self._call(node)
@@ -1099,7 +1110,7 @@ class Evaluator:
 
     def _value_attr(self, base, attr: str):
         if isinstance(base, Union):
-            return join([self._value_attr(o, attr) for o in base.options])
+            return self._join([self._value_attr(o, attr) for o in base.options])
         if isinstance(base, Tensor):
             v = self.libs.tensor_attribute(base, attr)
             return UNKNOWN if v is NotImplemented else v
@@ -1178,7 +1189,7 @@ class Evaluator:
                     finally:
                         self.bindings = saved
                 if vals:
-                    return join(vals)
+                    return self._join(vals)
             if attr in methods:
                 fn = methods[attr]
                 if any(isinstance(dd.decorator, cst.Name) and dd.decorator.value == "property" for dd in fn.decorators):
@@ -1328,7 +1339,7 @@ class Evaluator:
             if callee is NotImplemented or isinstance(callee, SourceModule):
                 callee = UNKNOWN
         if isinstance(callee, Union):
-            return join([self._call_option(o, node, func) for o in callee.options])
+            return self._join([self._call_option(o, node, func) for o in callee.options])
         v = self._call_value(callee, node, func)
         if v is not NotImplemented:
             return v
@@ -1462,7 +1473,7 @@ class Evaluator:
                     vals.append(self.at((node, stmt), self.bindings, lambda e=expr: self.eval(e)))
             if scope.falls_through and self._feasible(scope.final_conds, scope):
                 vals.append(None)
-            return join(vals) if vals else UNKNOWN
+            return self._join(vals) if vals else UNKNOWN
         return self._in_body(fn, call, key, b, value)
 
     def _in_body(self, fn: Function, call, key, b: Binding | None, read):
@@ -1481,7 +1492,7 @@ class Evaluator:
 
     def _method(self, base, method: str, call):
         if isinstance(base, Union):
-            return join([self._method(o, method, call) for o in base.options])
+            return self._join([self._method(o, method, call) for o in base.options])
         pos, kw = self._args(call)
         if pos is None:
             return UNKNOWN
@@ -1495,8 +1506,9 @@ class Evaluator:
         if base is UNKNOWN and method in libs.shaping_methods:
             base = Tensor(None)  # ``x.view(b, s, h, d)`` makes that shape whatever x was
         if isinstance(base, Tensor):
-            args = [seq_as_tuple(self.eval(a)) for a in pos]
-            kwargs = {k: seq_as_tuple(self.eval(v)) for k, v in kw.items()}
+            args, kwargs = dims.sized_args(self, libs.method_size_args(method), pos, kw)
+            args = [seq_as_tuple(a) for a in args]
+            kwargs = {k: seq_as_tuple(v) for k, v in kwargs.items()}
             v = libs.tensor_method(base, method, args, kwargs)
             return UNKNOWN if v is NotImplemented else v
         if isinstance(base, libs.version_type):  # before str: it is one
@@ -1593,9 +1605,9 @@ class Evaluator:
         return NotImplemented
 
     def _shape_call(self, model, q: str, pos, kw):
-        """A library call through the shape model's entry point ``model`` for it (libs.shape_model)."""
-        args = [self.eval(a) for a in pos]
-        kwargs = {k: self.eval(v) for k, v in kw.items()}
+        """A library call through the shape model's entry point ``model`` for it (libs.shape_model);
+        the arguments that are sizes read as dims (model/dims.py)."""
+        args, kwargs = dims.sized_args(self, self.libs.size_args(q), pos, kw)
         args = [seq_as_tuple(a) for a in args]
         kwargs = {k: seq_as_tuple(v) for k, v in kwargs.items()}
         return model(q, args, kwargs)
@@ -1615,6 +1627,12 @@ class Evaluator:
             attr = self.eval(pos[1])
             if isinstance(attr, str):
                 base = self.eval(pos[0])
+                if len(pos) == 3 and isinstance(base, Module):
+                    # getattr(torch, "float8_e8m0fnu", None): the default where the release lacks
+                    # the name, so `is not None` guards as hasattr does
+                    self.touched = True
+                    if self.attr_exists(f"{base.name}.{attr}", self.world) is False:
+                        return self.eval(pos[2])
                 v = self._value_attr(base, attr)
                 if v is UNKNOWN and len(pos) == 3 and not isinstance(base, (Instance, Module)):
                     return UNKNOWN
@@ -1727,6 +1745,8 @@ _BINOPS = {
 def _compare_one(op, left, right, libs):
     if left is UNKNOWN or right is UNKNOWN:
         return UNKNOWN
+    if op in _EQUALITY and (_holds_unknown(left) or _holds_unknown(right)):
+        return UNKNOWN  # ``(9, minor) == (9, 0)``, ``x.shape[-1] in (64, 128)``: Python's answer would be a guess
     if isinstance(left, Union) or isinstance(right, Union):
         results = {(_compare_one(op, a, b, libs)) for a in options(left) for b in options(right)}
         return results.pop() if len(results) == 1 else UNKNOWN
@@ -1768,6 +1788,19 @@ def _compare_one(op, left, right, libs):
     if not (_comparable(left, libs) and _comparable(right, libs)):
         return UNKNOWN
     return fn(left, right)
+
+
+_EQUALITY = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)
+
+
+def _holds_unknown(v, depth: int = 0) -> bool:
+    """A named dim (a Sym, which == says differs from every int), or a tuple holding one or
+    UNKNOWN: Python's == would answer for the unknown part (ordering raises instead)."""
+    if isinstance(v, Sym):
+        return True
+    if isinstance(v, tuple) and depth < 4:
+        return any(x is UNKNOWN or _holds_unknown(x, depth + 1) for x in v)
+    return False
 
 
 def _dtypes_compared(op, left, right, dtype_of):

@@ -123,6 +123,7 @@ class Scope:
     falls_through: bool = True  # can control reach the end of the body?
     final_conds: tuple = ()  # the conditions under which it does
     mutators: frozenset = MUTATORS  # the methods that change what they are called on (build_scope)
+    syntax: dict = field(default_factory=dict)  # facts read from the body once, for every world (model/dims.py)
 
     def defs_at(self, name: str, stmt) -> tuple | None:
         env = self.env_at.get(id(stmt)) if stmt is not None else None

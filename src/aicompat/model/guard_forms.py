@@ -295,6 +295,87 @@ def after_import(node: cst.Import | cst.ImportFrom, fc):
     return worlds if worlds != ctx.worlds else None
 
 
+# -- except handlers of a version probe ------------------------------------------------
+# A handler that catches only what a missing name raises (ImportError, AttributeError, and the
+# TypeError / NameError a fallback lists beside them) runs where a name its try body reads is
+# missing: ``try: d = torch.get_autocast_dtype("cuda") except (AttributeError, TypeError):
+# d = torch.get_autocast_gpu_dtype()`` -- as ``if hasattr(...)``'s else. A handler that also
+# catches Exception (or everything) may run anywhere and is left as it is.
+_NAME_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
+_FALLBACK_ERRORS = _NAME_ERRORS | {"TypeError", "NameError"}
+
+
+def _probed_names(body: cst.BaseSuite, imports: bool, attrs: bool, fc) -> list[str]:
+    """Library names a try body imports (``imports``) or reads as attributes (``attrs``)."""
+    from ..syntax.index import import_bindings
+
+    out: list[str] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False  # defined, not run, by the try body
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def visit_Import(self, node) -> bool:
+            if imports:
+                out.extend(d for d in (dotted(a.name) for a in node.names) if d)
+            return False
+
+        def visit_ImportFrom(self, node) -> bool:
+            if imports and not node.relative:
+                out.extend(q.name for n, q in import_bindings(node) if n != "*")
+            return False
+
+        def visit_Attribute(self, node) -> bool:
+            if attrs:
+                q = fc.resolve(node)
+                if q and "." in q:
+                    out.append(q)
+                    return False  # the outermost chain: its prefixes exist where it does
+            return True
+
+    body.visit(_Names())
+    return out
+
+
+def handler_worlds(handler: cst.ExceptHandler, body: cst.BaseSuite, fc):
+    """The worlds an ``except`` handler of a version probe runs in: those where a name the
+    try body reads may be missing (a frozenset, a Lazy while the context is undecided, None:
+    not such a handler, unchanged)."""
+    if handler.type is None:
+        return None
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = set()
+    for t in types:
+        e = t.value if isinstance(t, (cst.Element, cst.StarredElement)) else t
+        d = dotted(e) if isinstance(e, cst.BaseExpression) else None
+        if d is None:
+            return None
+        names.add(d.rsplit(".", 1)[-1])
+    if not names <= _FALLBACK_ERRORS or not names & _NAME_ERRORS:
+        return None
+    probed = _probed_names(body, bool(names & {"ImportError", "ModuleNotFoundError"}),
+                           "AttributeError" in names, fc)
+    if not probed:
+        return None
+    ctx, attr_exists = fc.ctx, fc.attr_exists
+
+    def missing_somewhere():
+        return frozenset(w for w in ctx.worlds if any(attr_exists(q, w) is not True for q in probed))
+
+    if ctx.decided is None:
+        from .guards import Lazy
+
+        return Lazy(missing_somewhere)
+    worlds = missing_somewhere()
+    return worlds if worlds != ctx.worlds else None
+
+
 # -- enabled= switches -------------------------------------------------------------------
 def enabled_worlds(expr: cst.BaseExpression, fc) -> frozenset:
     """The worlds where ``enabled=expr`` may be on."""

@@ -48,8 +48,8 @@ def expand(fc, owner, loops: list[cst.For], base: list, world, limit: int) -> li
     scope = fc.model.scope(owner)
     out = base
     for loop in loops[-MAX_LOOPS:]:
-        if not isinstance(loop.target, cst.Name):
-            continue
+        if not isinstance(loop.target, (cst.Name, cst.Tuple, cst.List)):
+            continue  # ``for k, v in d.items():`` unpacks each item (the evaluator's "iter" binding)
         grown = []
         for call, bindings in out:
             ev = fc.evaluator(world, loc=(owner, loop), bindings=bindings)

@@ -28,6 +28,8 @@ import libcst as cst
 
 from ..core.ruleapi import Example, Finding, Qual, Rule, dotted
 from ..core.ruleapi import api_query as q
+from ._shared import config_keys
+from ._shared.getattr_names import by_name
 
 
 def _caught(fc) -> bool:
@@ -42,6 +44,7 @@ class ApiUnavailable(Rule):
     tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton",
               b"transformer_engine")  # names resolve only through imports
     attr_tails = frozenset({"*"})
+    call_tails = frozenset({"getattr", "setattr", "patch"})
 
     VALID = [
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n", pins={"torch": "2.4.0"}),
@@ -72,6 +75,12 @@ class ApiUnavailable(Rule):
         # torch.cuda.FloatTensor and torch.uint4 are made in C++ at import; torch.supa is a device plugin.
         Example("import torch\nbuf = torch.cuda.FloatTensor(3)\npacked = torch.empty(4, dtype=torch.uint4)\n"
                 "ok = hasattr(torch, \"supa\") and torch.supa.is_available()\n", pins={"torch": "2.13.0"}),
+        Example("import torch._inductor.config as inductor_config\ninductor_config.freezing = True\n",
+                pins={"torch": "2.1.0"}),
+        Example("import torch._inductor.config as inductor_config\nif hasattr(inductor_config, \"freezing\"):\n"
+                "    inductor_config.freezing = True\n", pins={"torch": "2.0.1"}),
+        Example("import torch\nimport torch.nn.functional as F\nnorm = getattr(F, \"rms_norm\", None)\n"
+                "if norm is not None:\n    y = F.rms_norm(x, (8,))\n", pins={"torch": "2.3.1"}),
         # Transformer Engine, read from each release's source: the fixed twins of the TE findings below
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3, amax_history_len=16)\n"),
@@ -124,6 +133,18 @@ class ApiUnavailable(Rule):
                            "module 'torch.nn.utils' has no attribute 'prune'); add `import torch.nn.utils.prune`; "
                            "pins allow torch 2.13.0"),
                 ]),
+        # a config module refuses a key its release lacks (version_matrix/config/torch.toml)
+        Example("import torch._inductor.config as inductor_config\ninductor_config.freezing = True\n",
+                pins={"torch": "2.0.1"},
+                findings=[
+                    (2, 1, "torch._inductor.config.freezing is not a config key in torch 2.0.1 (added in 2.1.0): "
+                           "setting it raises AttributeError: torch._inductor.config.freezing does not exist; pin "
+                           "torch>=2.1.0; pins allow torch 2.0.1"),
+                ]),
+        Example("import torch\nimport torch.nn.functional as F\nnorm = getattr(F, \"rms_norm\")\n", pins={"torch": "2.3.1"},
+                findings=[
+                    (3, 8, "torch.nn.functional.rms_norm is not in torch 2.3.1 (added in 2.4.0); pins allow torch 2.3.1"),
+                ]),
         # Transformer Engine: no FP8 format E4M3FN (that is torch's dtype name); te.autocast arrived in 2.9.0
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "fp8_recipe = DelayedScaling(fp8_format=Format.E4M3FN, amax_history_len=16)\n",
@@ -167,9 +188,52 @@ class ApiUnavailable(Rule):
         _mark_inner(node.value, done)  # judge a chain once, at its outermost node
         if id(node) in done or _caught(fc) or cast(int, getattr(fc, "unevaluated", 0)):
             return []  # (an annotation that never runs names nothing at run time)
+        cfg = config_keys.split(fc.matrix, qualname)
+        if cfg is not None:  # a config module refuses a key it lacks, read or set
+            how = "set" if _assigned(node, fc) else "read"
+            found = config_keys.judge(config_keys.Use(node, cfg[0].name, cfg[1], how), fc)
+            if found:
+                return found
         if _assigned(node, fc) and _shimmed(node, fc):
             return []  # ``if not hasattr(F, "List"): F.List = list``: a shim for the releases without it
         return self._judge(node, qualname, fc)
+
+    def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        """``getattr(torch.nn.functional, "rms_norm")`` as ``torch.nn.functional.rms_norm``;
+        ``setattr``/``getattr``/``patch`` of a config module's keys."""
+        if _caught(fc):
+            return []
+        if qualname.endswith(".patch"):
+            mod = config_keys.is_config(fc, qualname.rsplit(".", 1)[0])
+            if mod is None or fc.ctx.caught("KeyError"):
+                return []
+            module, prefix = config_keys.owner(fc, mod)
+            out = []
+            for use in config_keys.patch_uses(site, module, fc):
+                out += config_keys.judge(config_keys.Use(use.node, module, prefix + use.key, "patch"), fc)
+            return out
+        call = by_name(site, fc)
+        if call is None or call.owner is None or call.names is None:
+            return []  # the object or the name unknown: not judged
+        out = []
+        mod = config_keys.is_config(fc, call.owner)
+        if mod is not None:
+            module, prefix = config_keys.owner(fc, mod)
+            how = "set" if call.builtin == "setattr" else "read"
+            for n, worlds in call.names.items():
+                out += config_keys.judge(config_keys.Use(site.node, module, prefix + n, how), fc, worlds)
+            return out
+        if call.builtin == "setattr":
+            return []  # setting a name a module lacks creates it
+        for n in call.names:
+            full = f"{call.owner}.{n}"
+            if full not in self.owned:  # FP8 dtypes: AIC102's
+                out += self._judge(site.node, full, fc)
+        return out
+
+    def attr_exists(self, qualname: str, world):
+        """``hasattr(torch._inductor.config, "X")`` in one world (version_matrix/config/)."""
+        return config_keys.attr_exists(self.matrix, qualname, world)
 
     def check_import(self, node, fc) -> list[Finding]:
         out: list[Finding] = []

@@ -281,12 +281,23 @@ class CompileBackend(Rule):
                 continue
             pinned = [v for v, _ in bad if v is not None]
             where = f"torch {_span(pinned)}" if pinned else "the newest torch"
-            close = difflib.get_close_matches(key, self.public_keys, n=1)
-            hint = f'; did you mean "{close[0]}"?' if close else ""
+            hint = self._option_hint(key, text, spans, bad[-1][1])
             error = _option_error(self.option_errors[bad[-1][1]], text)
             out.append(self._everywhere(at.get(text, expr), f'{label}: option "{text}" is not an inductor option in '
                                         f'{where}: "{error}"{hint}', fc, pinned))
         return out
+
+    def _option_hint(self, key: str, text: str, spans: list, table: Version) -> str:
+        """The fix: the releases that accept the key, else the closest key of the failing release."""
+        if spans:
+            ranges = ", ".join(spans[i] if spans[i] == spans[i + 1] else f"{spans[i]}-{spans[i + 1]}"
+                               for i in range(0, len(spans), 2))
+            return f'; "{text}" is accepted by torch {ranges}'
+        present = [k for k in self.public_keys
+                   if any(Version(sp[i]) <= table <= Version(sp[i + 1])
+                          for sp in [self.option_keys[k]] for i in range(0, len(sp), 2))]
+        close = difflib.get_close_matches(key, present, n=1)
+        return f'; did you mean "{close[0]}"?' if close else ""
 
     def _mode(self, node, label, backend, mode, fc):
         versions = self._versions(fc)

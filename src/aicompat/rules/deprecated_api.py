@@ -22,6 +22,7 @@ from packaging.version import Version
 
 from ..core.ruleapi import CallSite, Example, Finding, Qual, Rule
 from ..core.ruleapi import api_query as q
+from ._shared import transformers_kwargs as tk
 
 if TYPE_CHECKING:
     from ..matrix.api_tables import ModuleApi
@@ -35,6 +36,7 @@ class DeprecatedApi(Rule):
     worlds_monotone = True
     name = "deprecated-api"
     tokens = (b"import torch", b"from torch", b"flash_attn", b"use_flash_attention_2", b"torch_dtype", b"evaluation_strategy",
+              b"from_pretrained",
               b"fp8_autocast", b"transformer_engine")
     call_tails = frozenset({"*"})
 
@@ -49,6 +51,8 @@ class DeprecatedApi(Rule):
                 "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype='auto')\n", pins={"transformers": "4.46.0"}),
         Example("import transformer_engine.pytorch as te\nwith te.fp8_model_init(enabled=True):\n"
                 "    layer = te.Linear(1024, 1024)\n", pins={"transformer-engine": "2.8.0"}),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', token='hf_x')\n", pins={"transformers": "4.45.0"}),
     ]
     INVALID = [
         Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
@@ -94,7 +98,7 @@ class DeprecatedApi(Rule):
         Example("import transformers\nm = transformers.AutoModel.from_pretrained('x', torch_dtype=torch.bfloat16)\n",
                 pins={"transformers": "4.57.1"},
                 findings=[
-                    (2, 49, "from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 (warns: "
+                    (2, 49, "from_pretrained(torch_dtype=...) is deprecated since transformers 4.56.0 (warns in 4.57.1: "
                             '"`torch_dtype` is deprecated! Use `dtype` instead!"); use dtype=...'),
                 ]),
         Example("import transformer_engine.pytorch as te\nwith te.fp8_model_init(enabled=True):\n"
@@ -106,6 +110,14 @@ class DeprecatedApi(Rule):
                            'preserve_high_precision_init_val=...) i…"); use transformer_engine.pytorch.'
                            "quantized_model_init(enabled=..., recipe=..., preserve_high_precision_init_val=...)"),
                 ]),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', use_auth_token='hf_x')\n",
+                pins={"transformers": "4.45.0"},
+                findings=[
+                    (2, 47, "from_pretrained(use_auth_token=...) is deprecated since transformers 4.31.0 (warns in "
+                            "4.45.0: \"The `use_auth_token` argument is deprecated and will be removed in v5 of "
+                            "Transformers. Please use `token` instead.\"); use token=..."),
+                ]),
     ]
 
     def __init__(self, matrix) -> None:
@@ -114,6 +126,7 @@ class DeprecatedApi(Rule):
         self.read = matrix.section("te_deprecations.toml", "call")  # per release, from the source
         self.keywords = matrix.section("deprecations.toml", "keyword")
         self._kw_tails = {t for e in self.keywords.values() for t in e["calls"]}
+        self.tk = tk.Table(matrix)  # from_pretrained keywords per transformers release
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
         out: list[Finding] = []
@@ -121,6 +134,9 @@ class DeprecatedApi(Rule):
             out += self._call(site, qualname, fc)
         if self._kw_tails and _tail(site.node.func) in self._kw_tails and site.kw:  # the arguments last: splats cost
             out += self._keywords(site, qualname, fc)
+        if _tail(site.node.func) == "from_pretrained" and qualname.startswith("transformers.") \
+                and (site.kw or site.has_star):
+            out += self._read_keywords(site, qualname, fc)
         return out
 
     def check_decorator(self, node: cst.Decorator, fc) -> list[Finding]:
@@ -218,6 +234,9 @@ class DeprecatedApi(Rule):
             e = self.keywords.get(kw)
             if e is None or tail not in e["calls"]:
                 continue
+            read = self.tk.keywords.get(kw) if tail == "from_pretrained" else None
+            if read is not None and read.warns:
+                continue  # the releases' own warning, read from their source (_read_keywords)
             package = e["package"]
             if not (qualname or "").startswith(package.replace("-", "_") + "."):
                 continue
@@ -225,10 +244,12 @@ class DeprecatedApi(Rule):
             since = Version(e["since"])
             removed = Version(e["removed"]) if "removed" in e else None
             if releases:
-                hit = [v for v in releases if v >= since]
+                hit = [v for v in releases if v >= since and (removed is None or v < removed)]
                 if not hit:
-                    continue
+                    continue  # not yet deprecated, or no longer read (AIC202 says what happens then)
                 label = q.span(hit)
+            elif removed is not None:
+                continue  # unpinned: the newest release no longer reads it
             else:
                 hit, label = [], f">= {since}"
             gone = f"; no longer handled from {removed}" if removed else ""
@@ -243,20 +264,36 @@ class DeprecatedApi(Rule):
                                severity="warning", fix=fix))
         return out
 
+    def _read_keywords(self, site, qualname: str, fc) -> list[Finding]:
+        """``from_pretrained(use_auth_token=...)`` where the release warns the keyword is deprecated
+        (version_matrix/transformers_kwargs.toml, read from each release's source)."""
+        out = []
+        got = None
+        for name, value in tk.passed(site, fc).items():
+            kw = self.tk.keywords.get(name)
+            if kw is None or not kw.warns or tk.receiver(qualname, kw) is None or not tk.fires(kw, value):
+                continue
+            got = got or self.tk.judged(fc, self.notes)
+            if got is None:
+                return []
+            hit = [i for i in got[0] if i in kw.warns]
+            if not hit:
+                continue
+            since = self.tk.labels[min(kw.warns)]
+            msg = (f"from_pretrained({name}=...) is deprecated since transformers {since} (warns in "
+                   f"{self.tk.label(hit)}: \"{_short(kw.warning)}\"); use {kw.replacement}")
+            if not got[1]:
+                msg += f"; transformers unpinned: judged on the newest release {self.tk.labels[-1]}"
+            node = tk.at(site, name)
+            fix = None
+            if isinstance(node, cst.Arg) and kw.fix and value is not None:
+                fix = tk.keyword_fix(node, value, kw.fix, kw.fix_value, fc, site)
+            out.append(Finding(node, msg, extra_targets=tuple(f"transformers=={self.tk.labels[i]}" for i in hit),
+                               severity="warning", fix=fix))
+        return out
+
     def _keyword_fix(self, arg: cst.Arg, value, e: dict, fc, site) -> str | None:
-        fix = e.get("fix", "")
-        code = fc.module.code_for_node
-        if not isinstance(arg.equal, cst.AssignEqual):
-            return None
-        # The finding spans keyword=value (an Arg's position stops before its comma).
-        new = fix.split(":", 1)[1] if ":" in fix else ""
-        if new.split("=")[0] in site.kw:
-            return None  # the new keyword is already there: a human decides
-        if fix.startswith("rename:"):
-            return new + code(arg.equal) + code(value)
-        if fix.startswith("replace:") and isinstance(value, cst.Name) and value.value == e.get("value"):
-            return new
-        return None
+        return tk.keyword_fix(arg, value, e.get("fix", ""), e.get("value"), fc, site)
 
     # -- --fix for calls ---------------------------------------------------------------------
     def _fix(self, site, qualname: str, e: dict, scope: q.Scope, fc) -> str | None:

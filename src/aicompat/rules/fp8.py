@@ -25,6 +25,7 @@ from ..core.ruleapi import (
     options,
     truth,
 )
+from ._shared.getattr_names import by_name
 
 _T = "import torch\n"
 _TE = "import transformer_engine.pytorch as te\nfrom transformer_engine.common import recipe\n"
@@ -56,6 +57,8 @@ class Fp8Unsupported(Rule):
         Example(_T + "def f(x):\n    return x.to(torch.float8_e5m2)\n", gpus=["A100"]),
         Example(_T + "try:\n    y = torch._scaled_mm(a, b, scale_a=s, scale_b=s)\nexcept RuntimeError:\n    y = a @ b\n",
                 gpus=["A100"]),
+        Example("import torch\nSCALE = getattr(torch, \"float8_e8m0fnu\", None)\n"
+                "if SCALE is not None:\n    s = torch.ones(4).to(torch.float8_e8m0fnu)\n", pins={"torch": "2.6.0"}),
     ]
     INVALID = [
         Example(_T + "y = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)\n",
@@ -106,6 +109,11 @@ class Fp8Unsupported(Rule):
                     (3, 12, ".to(torch.float8_e4m3fn) inside torch.compile: Triton generates fp8e4nv "
                             '(float8_e4m3fn) code only for sm_89+ ("type fp8e4nv not supported in this '
                             'architecture"); fails on sm_86 (RTX 3090); cast to torch.float8_e5m2 there (Triton generates fp8e5 code on every capability), or keep bf16'),
+                ]),
+        Example("import torch\nSCALE = getattr(torch, \"float8_e8m0fnu\")\n", pins={"torch": "2.6.0"},
+                findings=[
+                    (2, 9, "torch.float8_e8m0fnu: not in torch 2.6.0 (added in 2.7.0); AttributeError: module "
+                           "'torch' has no attribute 'float8_e8m0fnu'"),
                 ]),
     ]
 
@@ -163,7 +171,7 @@ class Fp8Unsupported(Rule):
         self.recipes = matrix.section("fp8.toml", "te_recipe")
         self.autocasts = matrix.section("fp8.toml", "te_autocast")
         self.attr_tails = frozenset(k.rsplit(".", 1)[-1] for k in self.dtypes)
-        self.call_tails = frozenset({k.rsplit(".", 1)[-1] for k in self.ops} | {"to", "fp8_autocast", "autocast"})
+        self.call_tails = frozenset({k.rsplit(".", 1)[-1] for k in self.ops} | {"to", "fp8_autocast", "autocast", "getattr"})
         self.default_recipe = next((k for k, e in self.recipes.items() if e.get("default")), None)
         self.operands = matrix.section("fp8.toml", "operands")
         self.newest_torch = max(matrix.releases("torch"), default=None)
@@ -196,10 +204,14 @@ class Fp8Unsupported(Rule):
 
     # -- dtypes missing from the pinned torch -------------------------------------
     def check_attribute(self, node, qualname, fc):
+        return self._missing(node, qualname, fc)
+
+    def _missing(self, node, qualname, fc, worlds=None):
         added = self.dtypes.get(qualname)
         if added is None or fc.ctx.caught("AttributeError"):
             return []
-        missing = sorted({w.torch for w in fc.ctx.worlds if w.torch is not None and w.torch < added})
+        missing = sorted({w.torch for w in (fc.ctx.worlds if worlds is None else worlds)
+                          if w.torch is not None and w.torch < added})
         if not missing:
             return []
         attr = qualname.rsplit(".", 1)[-1]
@@ -214,6 +226,11 @@ class Fp8Unsupported(Rule):
     reach_own = frozenset({"check_call"})
 
     def check_call(self, site, qualname, fc):
+        by = by_name(site, fc) if isinstance(site.node.func, cst.Name) and site.node.func.value == "getattr" else None
+        if by is not None:  # getattr(torch, "float8_e8m0fnu"), the name a constant or a loop item
+            if by.owner is None or by.names is None:
+                return []
+            return [f for n, worlds in by.names.items() for f in self._missing(site.node, f"{by.owner}.{n}", fc, worlds)]
         if qualname in self.ops:
             if not fc.ctx.worlds:
                 return []

@@ -22,6 +22,7 @@ from packaging.version import Version
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
 from ..core.ruleapi import api_query as q
+from ._shared import transformers_kwargs as tk
 from .model_attn_support import ModelAttnSupport
 
 
@@ -29,7 +30,8 @@ class UnknownArgument(Rule):
     code = "AIC202"
     worlds_monotone = True
     name = "unknown-argument"
-    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"transformer_engine")
+    tokens = (b"import torch", b"from torch", b"flash_attn", b"attn_implementation", b"from_pretrained",
+              b"transformer_engine")
     call_tails = frozenset({"*"})
 
     VALID = [
@@ -49,6 +51,9 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModel\n"
                 "m = AutoModel.from_pretrained('x', attn_implementation='kernels-community/flash-attn2')\n",
                 pins={"transformers": ">=4.54,<4.58"}),
+        Example("from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', quantization_config=BitsAndBytesConfig(load_in_8bit=True))\n",
+                pins={"transformers": "5.0.0"}),
         # the twin of the model-class finding below: Mistral declares sdpa from 4.37.0
         Example("from transformers import LlamaForCausalLM, MistralForCausalLM\n\n"
                 "MODELS = {\"llama\": LlamaForCausalLM, \"mistral\": MistralForCausalLM}\n\n\n"
@@ -111,6 +116,15 @@ class UnknownArgument(Rule):
                     (2, 36, "AutoModel.from_pretrained: attn_implementation='flash2' is not a value any "
                             "transformers release accepts (an implementation name or a Hub kernel 'org/repo')"),
                 ]),
+        Example("from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained('x', load_in_8bit=True)\n",
+                pins={"transformers": "5.0.0"},
+                findings=[
+                    (2, 47, "AutoModelForCausalLM.from_pretrained: transformers 5.0.0 does not read load_in_8bit (read "
+                            "in 4.30.0–4.57.6): it is handed to the model class, whose __init__ raises TypeError "
+                            "(unexpected keyword argument 'load_in_8bit'); use "
+                            "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"),
+                ]),
         # a model class that does not declare the implementation in the pinned release
         Example("from transformers import LlamaForCausalLM, MistralForCausalLM\n\n"
                 "MODELS = {\"llama\": LlamaForCausalLM, \"mistral\": MistralForCausalLM}\n\n\n"
@@ -147,14 +161,21 @@ class UnknownArgument(Rule):
         # signatures a C-implemented callable accepts at run time that the release's stubs omit
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
+        self.tk = tk.Table(matrix)
         # an attention implementation the named model class does not declare in the release
         self.model_attn = ModelAttnSupport(matrix)
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
-        if qualname.startswith("transformers.") and "attn_implementation" in site.kw:
-            # a value the release refuses outright, else one the model class does not declare
-            return self._attn_implementation(site, qualname, fc) or self.model_attn.check(site, qualname, fc, self.notes)
-        if not qualname or qualname.startswith("transformers."):  # ``MODELS[kind].from_pretrained(...)``
+        if qualname.startswith("transformers."):
+            refused: list[Finding] = []
+            out: list[Finding] = []
+            if "TypeError" not in fc.ctx.catches and "Exception" not in fc.ctx.catches:
+                refused = self._attn_implementation(site, qualname, fc) if "attn_implementation" in site.kw else []
+                if qualname.endswith(".from_pretrained") and (site.kw or site.has_star):
+                    out = self._unread(site, qualname, fc)
+            # a value the release refuses outright is said once; else one the model class does not declare
+            return refused + out if refused else out + self.model_attn.check(site, qualname, fc, self.notes)
+        if not qualname:  # ``MODELS[kind].from_pretrained(...)``: the value model may name the class
             found = self.model_attn.check(site, qualname, fc, self.notes)
             if found:
                 return found
@@ -288,11 +309,25 @@ class UnknownArgument(Rule):
             return [Finding(node, f"{call}: transformers {q.span(too_old)} has no attn_implementation keyword "
                                   f"(accepted from {kw_added}); the pins allow {q.span(releases)}",
                             extra_targets=tuple(f"transformers=={v}" for v in too_old))]
-        if not (isinstance(value, cst.SimpleString) and value.prefix == ""):
-            return []
-        text = value.evaluated_value
-        if not isinstance(text, str):
-            return []
+        for text in self._texts(value, fc):
+            found = self._judge_attn(text, node, call, releases, table)
+            if found:
+                return found
+        return []
+
+    @staticmethod
+    def _texts(value, fc) -> list[str]:
+        """The strings the keyword may pass: a literal, else what the value model gives it on
+        any path (``CFG["attn_implementation"]`` of a module-level dict, a default parameter)."""
+        if isinstance(value, cst.SimpleString) and value.prefix == "":
+            text = value.evaluated_value
+            return [text] if isinstance(text, str) else []
+        out: list[str] = []
+        for v in fc.eval_in(value, may=True).values():
+            out += [o for o in options(v) if isinstance(o, str) and o not in out]
+        return out
+
+    def _judge_attn(self, text: str, node, call: str, releases, table) -> list[Finding]:
         entry = table.get("value", {}).get(text)
         if entry is not None:
             lo, hi = Version(entry["added"]), Version(entry["removed"]) if "removed" in entry else None
@@ -315,6 +350,50 @@ class UnknownArgument(Rule):
         msg = (f"{call}: attn_implementation={text!r} is not accepted by transformers {q.span(failing)} "
                f"(accepted from {span}); {failing[0]} takes {', '.join(repr(v) for v in valid)}")
         return [Finding(node, msg, extra_targets=tuple(f"transformers=={v}" for v in failing))]
+
+    def _unread(self, site, qualname: str, fc) -> list[Finding]:
+        """``from_pretrained(use_auth_token=...)`` on a transformers that no longer reads the keyword:
+        it reaches the model class's ``__init__`` (version_matrix/transformers_kwargs.toml)."""
+        keywords = tk.passed(site, fc)
+        if "trust_remote_code" in keywords and (keywords["trust_remote_code"] is None
+                                                or tk.literal(keywords["trust_remote_code"]) is not False):
+            return []  # the model class is the checkpoint's own code: what its __init__ takes is unknown
+        table = self.tk
+        out: list[Finding] = []
+        got = None
+        for name in keywords:
+            kw = table.keywords.get(name)
+            cls = tk.receiver(qualname, kw) if kw is not None else None
+            if kw is None or cls is None:
+                continue
+            got = got or table.judged(fc, self.notes)
+            if got is None:
+                return []
+            indices, pinned = got
+            lack = [i for i in indices if i not in kw.read and i not in kw.dropped
+                    and cls not in table.kwargs_classes.get(table.labels[i], ())]
+            if not lack:
+                continue
+            newest = table.labels[max(lack)]
+            # behind an Auto class, the checkpoint picks the class: a few take **kwargs
+            others = sorted(table.kwargs_classes.get(newest, ())) if cls.startswith("Auto") else []
+            unless = (f", unless it takes **kwargs (in {newest} only {', '.join(others)} "
+                      f"{'do' if len(others) > 1 else 'does'})") if others else ""
+            read = f"read in {table.label(kw.read)}" if kw.read else "never read"
+            pin = "" if pinned else f"; transformers unpinned: judged on the newest release {table.labels[-1]}"
+            # not read yet: the fix is the release that reads it; no longer read: its replacement
+            early = bool(kw.read) and max(lack) < min(kw.read)
+            instead = f"pin transformers>={table.labels[min(kw.read)]}" if early else f"use {kw.replacement}"
+            msg = (f"{cls}.from_pretrained: transformers {table.label(lack)} does not read {name} ({read}): it is "
+                   f"handed to the model class, whose __init__ raises TypeError (unexpected keyword argument "
+                   f"'{name}'){unless}; {instead}{pin}")
+            node = tk.at(site, name)
+            value = keywords[name]
+            fix = tk.keyword_fix(node, value, kw.fix, kw.fix_value, fc, site) \
+                if isinstance(node, cst.Arg) and kw.fix and value is not None and not early else None
+            out.append(Finding(node, msg, extra_targets=tuple(f"transformers=={table.labels[i]}" for i in lack),
+                               fix=fix))
+        return out
 
     @staticmethod
     def _near(api, module: str, name: str, keyword: str, failing: list[int]) -> list[str]:

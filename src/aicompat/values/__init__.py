@@ -223,6 +223,14 @@ def join(values) -> Any:
     return Union(tuple(opts))
 
 
+def join_may(values) -> Any:
+    """The join of the values known on some path, the unknown ones left out: what a
+    value *may* be (X on one branch, unknown on another: X). UNKNOWN when none is known.
+    Only for a question that holds on any path with the value (pickling X fails), never
+    for "it is X": the unknown paths are not said to be X, they are not looked at."""
+    return join([v for v in values if v is not UNKNOWN])
+
+
 def options(v) -> tuple:
     """The alternatives of a value (a Union's options, else the value alone)."""
     return v.options if isinstance(v, Union) else (v,)

@@ -267,7 +267,9 @@ class PickleCudaObject(Rule):
         worlds = sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch)))
         if worlds and fc.model is not None:
             root, expr = _root(obj, fc)
-            ev = fc.evaluator(worlds[0])
+            # What the object may hold on any path: pickling fails on the path that holds it
+            # (``timer = Timer()`` kept unless a resumed checkpoint replaces it).
+            ev = fc.evaluator(worlds[0], may=True)
             fresh = _fresh(expr, fc)
             pickled = Pickled(ev, self.hooks, sink)
             leaves = list(pickled.leaves(ev.eval(expr), root, fresh))
