@@ -97,10 +97,12 @@ class ModelAttnSupport:
         if not isinstance(func, cst.Attribute) or func.attr.value not in self.calls:
             return []
         tail = func.attr.value
-        t = self.table()
-        if t is None or qualname and (not qualname.startswith(PACKAGE + ".")
-                                      or qualname.rsplit(".", 2)[-2] not in t.classes):
-            return []  # a named receiver that is no model class of the table (AutoModel, another library)
+        named = qualname.rsplit(".", 2)[-2] if qualname.count(".") >= 2 else ""
+        if qualname and (not qualname.startswith(PACKAGE + ".") or named.startswith("Auto")):
+            return []  # another library, or an Auto class: the checkpoint picks the model class
+        t = self.table()  # loaded here, on the first call that may name a model class
+        if t is None or named and named not in t.classes:
+            return []
         keywords = ("attn_implementation", *self.flags)
         splats = [a for a in site.node.args if a.star == "**"]
         if not (splats or any(k in site.kw for k in keywords)) or fc.ctx.caught("ValueError"):
