@@ -247,6 +247,20 @@ class Matrix:
     import_roots: dict[str, str] = field(default_factory=dict)  # import root -> package (releases.toml)
     _inventories: dict[str, Any] = field(default_factory=dict)
     _required: dict[tuple[str, str], dict[Version, list[Version]]] = field(default_factory=dict)
+    model_classes_dir: Path | None = None  # version_matrix/model_classes: a package's model classes per release
+    _model_classes: dict[str, Any] = field(default_factory=dict)
+
+    def model_classes(self, package: str) -> dict[str, Any] | None:
+        """version_matrix/model_classes/<package>.toml (a self-described file, loaded and checked on
+        first use: it is large, and only a file that loads a model class asks for it), or None."""
+        if package not in self._model_classes:
+            path = self.model_classes_dir / f"{package}.toml" if self.model_classes_dir else None
+            doc = None
+            if path is not None and path.is_file():
+                doc = _self_described(path, f"model_classes/{package}.toml")
+            self._model_classes[package] = doc
+        return self._model_classes[package]
+
     config_dir: Path | None = None  # version_matrix/config: the keys of each release's config modules
     _configs: dict[str, Any] = field(default_factory=dict)
 
@@ -397,6 +411,8 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     m = _index(files)
     if (directory / "modules").is_dir():
         m.modules_dir = directory / "modules"
+    if (directory / "model_classes").is_dir():
+        m.model_classes_dir = directory / "model_classes"
     if (directory / "config").is_dir():
         m.config_dir = directory / "config"
     for package, e in files["releases.toml"].get("package", {}).items():
@@ -416,9 +432,9 @@ def load_matrix(directory: Path | None = None) -> Matrix:
 _TYPES = {"str": str, "list": list, "bool": bool, "int": int, "float": float, "table": dict}
 
 
-def _self_described(path: Path) -> dict[str, Any] | None:
+def _self_described(path: Path, fname: str | None = None) -> dict[str, Any] | None:
     """A data file with its own [schema.*] tables, checked by them; None for one without."""
-    fname = path.name
+    fname = fname or path.name
     try:
         with open(path, "rb") as fh:
             doc = tomllib.load(fh)

@@ -23,6 +23,7 @@ from packaging.version import Version
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
 from ..core.ruleapi import api_query as q
 from ._shared import transformers_kwargs as tk
+from .model_attn_support import ModelAttnSupport
 
 _TRITON_SOFTMAX = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
                    "def softmax(out_ptr, in_ptr, n, BLOCK: tl.constexpr):\n"
@@ -60,6 +61,13 @@ class UnknownArgument(Rule):
         Example("from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
                 "m = AutoModelForCausalLM.from_pretrained('x', quantization_config=BitsAndBytesConfig(load_in_8bit=True))\n",
                 pins={"transformers": "5.0.0"}),
+        # the twin of the model-class finding below: Mistral declares sdpa from 4.37.0
+        Example("from transformers import LlamaForCausalLM, MistralForCausalLM\n\n"
+                "MODELS = {\"llama\": LlamaForCausalLM, \"mistral\": MistralForCausalLM}\n\n\n"
+                "def load(kind, path, attn=\"sdpa\"):\n"
+                "    return MODELS[kind].from_pretrained(path, attn_implementation=attn)\n\n\n"
+                "model = load(\"mistral\", \"mistralai/Mistral-7B-v0.1\")\n",
+                pins={"transformers": "4.37.0"}),
         # Transformer Engine: a recipe's dataclass fields are its keywords (the twin of the finding below)
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, amax_compute_algo=\"max\")\n",
@@ -137,6 +145,20 @@ class UnknownArgument(Rule):
                             "(unexpected keyword argument 'load_in_8bit'); use "
                             "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"),
                 ]),
+        # a model class that does not declare the implementation in the pinned release
+        Example("from transformers import LlamaForCausalLM, MistralForCausalLM\n\n"
+                "MODELS = {\"llama\": LlamaForCausalLM, \"mistral\": MistralForCausalLM}\n\n\n"
+                "def load(kind, path, attn=\"sdpa\"):\n"
+                "    return MODELS[kind].from_pretrained(path, attn_implementation=attn)\n\n\n"
+                "model = load(\"mistral\", \"mistralai/Mistral-7B-v0.1\")\n",
+                pins={"transformers": "4.36.2"},
+                findings=[
+                    (7, 47, "MistralForCausalLM.from_pretrained: attn_implementation=\"sdpa\" raises ValueError in "
+                            "transformers 4.36.2: \"MistralForCausalLM does not support an attention implementation "
+                            "through torch.nn.functional.scaled_dot_product_attention yet.\" (pins allow transformers "
+                            "4.36.2); use transformers>=4.37.0 (where MistralForCausalLM declares sdpa), or "
+                            "attn_implementation=\"eager\" or \"flash_attention_2\""),
+                ]),
         # TE removed DelayedScaling's `interval` in 2.2; its recipes are pydantic dataclasses
         Example("from transformer_engine.common.recipe import DelayedScaling, Format\n"
                 "r = DelayedScaling(fp8_format=Format.HYBRID, amax_history_len=16, interval=1)\n",
@@ -162,15 +184,23 @@ class UnknownArgument(Rule):
         self.no_args = {name: SpecifierSet(e["releases"])
                         for name, e in matrix.section("api_hints.toml", "no_argument_call").items()}
         self.tk = tk.Table(matrix)
+        # an attention implementation the named model class does not declare in the release
+        self.model_attn = ModelAttnSupport(matrix)
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
         if qualname.startswith("transformers."):
-            if "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
-                return []
-            out = self._attn_implementation(site, qualname, fc) if "attn_implementation" in site.kw else []
-            if qualname.endswith(".from_pretrained") and (site.kw or site.has_star):
-                out += self._unread(site, qualname, fc)
-            return out
+            refused: list[Finding] = []
+            out: list[Finding] = []
+            if "TypeError" not in fc.ctx.catches and "Exception" not in fc.ctx.catches:
+                refused = self._attn_implementation(site, qualname, fc) if "attn_implementation" in site.kw else []
+                if qualname.endswith(".from_pretrained") and (site.kw or site.has_star):
+                    out = self._unread(site, qualname, fc)
+            # a value the release refuses outright is said once; else one the model class does not declare
+            return refused + out if refused else out + self.model_attn.check(site, qualname, fc, self.notes)
+        if not qualname:  # ``MODELS[kind].from_pretrained(...)``: the value model may name the class
+            found = self.model_attn.check(site, qualname, fc, self.notes)
+            if found:
+                return found
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
             return []
