@@ -165,7 +165,7 @@ class ModelAttnSupport:
         return t.check(impl, i) is not None and t.declares(cls, impl, i) is False
 
     def _finding(self, node, t: _Table, cls: str, call: str, impl: str, keyword: str, failing: list[int],
-                 indices: list[int], pinned: bool, archs: frozenset, fc) -> Finding:
+                 indices: list[int], pinned: bool | str, archs: frozenset, fc) -> Finding:
         shown = f'{keyword}="{impl}"' if keyword == "attn_implementation" else f"{keyword}=True"
         first = failing[0]
         check = t.check(impl, first)
