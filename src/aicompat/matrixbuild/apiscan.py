@@ -16,7 +16,9 @@ follow (``globals()[name] = ...``, ``sys.modules[__name__] = ...``, a module
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+import re
+import sys
+from dataclasses import dataclass, field, replace
 
 from ..matrix.api_tables import Namespace, Sym
 
@@ -153,6 +155,33 @@ def _body_deprecation(body: list[ast.stmt]) -> str | None:
         if text and "deprecat" in text.lower() and (cat in _WARNING_CATEGORIES or category is None):
             return _squash(text)
     return None
+
+
+_USE = re.compile(r"(?:replaced with:?\s*[^\n`]*?|(?:use|in favou?r of)\s+(?:the\s+)?`)(torch(?:\.[A-Za-z_]\w*)+)")
+
+
+def stub_raise(exc: str, message: str) -> tuple[str, str, tuple[str, ...]]:
+    """What the table keeps of a stub that only raises: the exception class, the first line of
+    its message (squashed), and the names the message says to use instead, in its order (the
+    code after "should be replaced with:", a name after "use the `...`" or "in favor of `...`"):
+    torch 2.1's symeig -> ("RuntimeError", "This function was deprecated since version 1.9 and
+    is now removed. ...", ("torch.linalg.eigvalsh", "torch.linalg.eigh"))."""
+    use = tuple(dict.fromkeys(m.group(1) for m in _USE.finditer(message)))
+    return exc, _squash(message.split("\n", 1)[0]), use
+
+
+def _body_raise(body: list[ast.stmt]) -> tuple[str, str, tuple[str, ...]] | None:
+    """A body (its docstring aside) that is one ``raise Exc("literal message")``."""
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or not isinstance(body[0].exc, ast.Call):
+        return None
+    call = body[0].exc
+    exc = (_dotted(call.func) or "").rsplit(".", 1)[-1]
+    text = _literal_text(call.args[0]) if call.args and not call.keywords else None
+    if not exc or text is None or "{...}" in text:
+        return None
+    return stub_raise(exc, text)
 
 
 _OVERLOAD = {"overload", "typing.overload", "typing_extensions.overload"}
@@ -509,6 +538,10 @@ class ApiReader:
 
     def _star_names(self, mod: str, src: str) -> set[str]:
         names = self.names(src)
+        if names is None and src not in self.sources and src.split(".")[0] in _STDLIB:
+            # ``from typing import *`` (torch.utils.checkpoint): the standard library module's
+            # ``__all__`` in the Python this runs on (the wheels read are for the same Pythons)
+            return _stdlib_all(src)
         if names is None:
             self._mark_open(mod, f"star import of unreadable {src}")
             return set()
@@ -546,7 +579,7 @@ class ApiReader:
         if mod in self.dual and sym is not None and (sym.kind not in ("f", "c") or sym.sigs is None):
             found = self._stub_symbol(mod, name, depth)
             if found is not None and found.kind in ("f", "b", "c") and found.sigs is not None:
-                return Sym(found.kind, found.sigs, sym.deprecated or found.deprecated)
+                return replace(found, deprecated=sym.deprecated or found.deprecated)
         return sym
 
     def _stub_symbol(self, mod: str, name: str, depth: int) -> Sym | None:
@@ -591,12 +624,12 @@ class ApiReader:
             if how == "def":
                 sym = self._function(raw.defs[name], stub=bool(what))
                 if what and sym.deprecated is None:
-                    sym = Sym(sym.kind, sym.sigs, self._py_deprecation(mod, name))
+                    sym = replace(sym, deprecated=self._py_deprecation(mod, name))
                 return Sym("b", sym.sigs, sym.deprecated) if mod in self.extension and sym.kind == "f" else sym
             if how == "class":
                 sym = self._class(mod, raw.classes[name], stub=bool(what))
                 if what and sym.deprecated is None:
-                    sym = Sym(sym.kind, sym.sigs, self._py_deprecation(mod, name))
+                    sym = replace(sym, deprecated=self._py_deprecation(mod, name))
                 return sym
             if how in ("from", "stubfrom"):
                 return self._lookup_from(*what, depth=depth)
@@ -686,7 +719,8 @@ class ApiReader:
             if names & _OVERLOAD:
                 continue  # an overload's @deprecated holds only for the calls it matches: below
             deprecated = deprecated or _decorator_deprecation(d.decorator_list) or _body_deprecation(d.body)
-        return Sym("f", tuple(sigs), deprecated or _overload_deprecation(defs))
+        raises = _body_raise(defs[-1].body) if len(defs) == 1 and not stub else None
+        return Sym("f", tuple(sigs), deprecated or _overload_deprecation(defs), raises)
 
     def _class(self, mod: str, node: ast.ClassDef, stub: bool, depth: int = 0) -> Sym:
         deprecated = _decorator_deprecation(node.decorator_list)
@@ -752,6 +786,19 @@ class ApiReader:
 
 
 _TYPE_FACTORIES = {"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"}
+
+
+_STDLIB: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
+
+
+def _stdlib_all(mod: str) -> set[str]:
+    import importlib
+
+    try:
+        names = getattr(importlib.import_module(mod), "__all__", None)
+    except ImportError:
+        return set()
+    return {n for n in names or () if isinstance(n, str)}
 
 
 def _typing_only(stmt: ast.stmt) -> bool:

@@ -12,6 +12,13 @@ A name bound by an import reported here is not reported again where it is
 used, in the releases where the import fails: there the use never runs (the
 import raised first).
 
+A function that some release in scope has only as a stub whose body raises
+(torch.symeig, torch.solve, torch.lstsq, torch.eig, torch.matrix_rank: "This
+function was deprecated since version 1.9 and is now removed", the table's
+``raises``) is unavailable there too: each call of it is reported with the
+stub's own message and the names the message says to use instead, unless the
+call sits under a ``try`` that catches what it raises.
+
 A child module reached as an attribute (``torch.nn.utils.prune.l1_unstructured``)
 that a bare ``import torch`` does not load, in every release in scope as seen at
 run time (the table's ``lazy``), is an AttributeError unless something imported
@@ -41,6 +48,7 @@ class ApiUnavailable(Rule):
     name = "api-unavailable"
     tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton")  # names resolve only through imports
     attr_tails = frozenset({"*"})
+    call_tails = frozenset({"*"})
 
     VALID = [
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n", pins={"torch": "2.4.0"}),
@@ -133,6 +141,28 @@ class ApiUnavailable(Rule):
         if _assigned(node, fc) and _shimmed(node, fc):
             return []  # ``if not hasattr(F, "List"): F.List = list``: a shim for the releases without it
         return self._judge(node, qualname, fc)
+
+    def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        """A call of a function that some release in scope has only as a stub that raises."""
+        package = fc.matrix.api_package(qualname) if qualname else None
+        scope = q.scope(fc, package) if package is not None else None
+        where = q.split(scope.api, qualname) if scope is not None else None
+        if where is None or len(where[1]) != 1:
+            return []
+        assert scope is not None  # ``where`` is None when it is
+        module, (name,) = where
+        m = scope.api.module(module)
+        stubs = [(rng & set(scope.indices), exc, use, msg) for rng, exc, use, msg in (m.raises(name) if m else ())]
+        stubs = [s for s in stubs if s[0]]
+        if not stubs or fc.ctx.caught(stubs[-1][1]):
+            return []
+        hit = frozenset().union(*(s[0] for s in stubs))
+        _, exc, use, msg = stubs[-1]
+        text = (f"{module}.{name} is removed in {package} {scope.label(hit)}: the name is a stub whose every call "
+                f"raises {exc}(\"{_short(msg)}\")")
+        if use:
+            text += f"; use {' or '.join(use)}"
+        return [Finding(site.node, f"{text}; {scope.pin_text()}", extra_targets=scope.targets(hit))]
 
     def check_import(self, node, fc) -> list[Finding]:
         out: list[Finding] = []
@@ -328,6 +358,11 @@ class ApiUnavailable(Rule):
                                   f"(AttributeError: module '{parent}' has no attribute '{child}'); add "
                                   f"`import {full}`; {scope.pin_text()}", extra_targets=scope.targets(lazy & set(scope.indices)))]
         return []
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _file_imports(fc) -> set[str] | None:

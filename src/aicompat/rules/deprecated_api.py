@@ -10,6 +10,11 @@ release in scope and the call is written through the package's root name
 keywords: the new signature puts the device first), ``sdp_kernel(...)`` ->
 ``sdpa_kernel([...])`` with the backends the flags enabled, renamed
 functions and keywords.
+
+A deprecated attribute that is not called warns when it is read: torch 2.2+'s
+``torch.has_cuda``, served by the module's ``__getattr__`` with "'has_cuda' is
+deprecated, please use 'torch.backends.cuda.is_built()'" (the table's
+deprecations of a name of kind ``a``, read at run time), reported where it is read.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class DeprecatedApi(Rule):
     tokens = (b"import torch", b"from torch", b"flash_attn", b"use_flash_attention_2", b"torch_dtype", b"evaluation_strategy",
               b"fp8_autocast", b"transformer_engine")
     call_tails = frozenset({"*"})
+    attr_tails = frozenset({"*"})
 
     VALID = [
         Example("import torch\nwith torch.amp.autocast('cuda', dtype=torch.bfloat16):\n    y = m(x)\n"),
@@ -122,6 +128,31 @@ class DeprecatedApi(Rule):
         if self._kw_tails and _tail(site.node.func) in self._kw_tails and site.kw:  # the arguments last: splats cost
             out += self._keywords(site, qualname, fc)
         return out
+
+    def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
+        """A read of a deprecated attribute (kind ``a``: a value, not a function) warns."""
+        package = fc.matrix.api_package(qualname) if qualname else None
+        scope = q.scope(fc, package) if package is not None else None
+        where = q.split(scope.api, qualname) if scope is not None else None
+        if where is None or len(where[1]) != 1:
+            return []
+        assert scope is not None  # ``where`` is None when it is
+        module, (name,) = where
+        m = scope.api.module(module)
+        deps = m.deprecations(name) if m is not None else []
+        if not deps:
+            return []
+        kinds = {i: k for rng, k, _ in m.entries(name) or () for i in rng}  # type: ignore[union-attr]
+        hits = [(rng & set(scope.indices), text) for rng, text in deps
+                if not _condition(text)[0] and all(kinds.get(i) == "a" for i in rng)]
+        hits = [h for h in hits if h[0]]
+        if not hits:
+            return []
+        rng = frozenset().union(*(h[0] for h in hits))
+        since = min(i for r, _ in deps for i in r)
+        msg = (f"{qualname} is deprecated since {package} {scope.api.labels[since]} (warns when read in "
+               f"{scope.label(rng)}: \"{_short(hits[-1][1])}\")")
+        return [Finding(node, msg, extra_targets=scope.targets(rng), severity="warning")]
 
     def check_decorator(self, node: cst.Decorator, fc) -> list[Finding]:
         """A bare ``@torch.cuda.amp.custom_fwd``: Python calls the deprecated function with the
