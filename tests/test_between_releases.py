@@ -84,6 +84,7 @@ class _Intro:
     def __init__(self, names):
         self.modules = {"torch": {n: introspection.RuntimeName("f", "i", ("x",)) for n in names}}
         self.deprecated = {}
+        self.raises = {}
 
     def lazy(self):
         return None

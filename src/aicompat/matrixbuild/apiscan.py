@@ -157,7 +157,7 @@ def _body_deprecation(body: list[ast.stmt]) -> str | None:
     return None
 
 
-_USE = re.compile(r"(?:replaced with:?\s*[^\n`]*?|(?:use|in favou?r of)\s+(?:the\s+)?`)(torch(?:\.[A-Za-z_]\w*)+)")
+_USE = re.compile(r"(?:replaced with:?\s*[^\n`]*?|\b(?:use|in favou?r of)\s+(?:the\s+)?`)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)")
 
 
 def stub_raise(exc: str, message: str) -> tuple[str, str, tuple[str, ...]]:

@@ -79,6 +79,15 @@ class ApiUnavailable(Rule):
         # torch.cuda.FloatTensor and torch.uint4 are made in C++ at import; torch.supa is a device plugin.
         Example("import torch\nbuf = torch.cuda.FloatTensor(3)\npacked = torch.empty(4, dtype=torch.uint4)\n"
                 "ok = hasattr(torch, \"supa\") and torch.supa.is_available()\n", pins={"torch": "2.13.0"}),
+        # Fixed twins of the stub and the accelerator API below: torch.linalg, a fallback that
+        # catches what the stub raises, and torch.accelerator behind hasattr.
+        Example("import torch\n\n\ndef principal_axes(cov):\n    evals, evecs = torch.linalg.eigh(cov)\n"
+                "    return evecs\n", pins={"torch": "2.1.0"}),
+        Example("import torch\n\n\ndef principal_axes(cov):\n    try:\n"
+                "        evals, evecs = torch.symeig(cov, eigenvectors=True)\n    except RuntimeError:\n"
+                "        evals, evecs = torch.linalg.eigh(cov)\n    return evecs\n", pins={"torch": "2.1.0"}),
+        Example("import torch\n\nif hasattr(torch, 'accelerator'):\n    dev = torch.accelerator.current_accelerator()\n"
+                "else:\n    dev = torch.device('cuda')\n", pins={"torch": ">=2.4,<2.8"}),
     ]
     INVALID = [
         # ColossalAI colossalai/utils/common.py before 01066152: torch._six went in torch 2.0.
@@ -125,6 +134,19 @@ class ApiUnavailable(Rule):
                 ]),
     ]
 
+    INVALID += [
+        # torch.symeig went in 1.9's deprecation cycle; from 2.0 on torch keeps a stub that raises.
+        Example("import torch\n\n\ndef principal_axes(cov):\n    evals, evecs = torch.symeig(cov, eigenvectors=True)\n"
+                "    return evecs\n", pins={"torch": "2.1.0"},
+                findings=[(5, 20, 'torch.symeig is removed: torch 2.1.0 keeps only a stub whose every call raises '
+                                  'RuntimeError: "This function was deprecated since version 1.9 and is now removed. The '
+                                  'default behavior has changed from using the upper triangular portion of the matrix by '
+                                  'de…"; use torch.linalg.eigvalsh or torch.linalg.eigh; pins allow torch 2.1.0')]),
+        Example("import torch\ndev = torch.accelerator.current_accelerator()\n", pins={"torch": "2.5.1"},
+                findings=[(2, 7, "torch.accelerator.current_accelerator is not in torch 2.5.1 (added in 2.6.0); pins "
+                                 "allow torch 2.5.1")]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         # FP8 dtypes and scaled-mm ops missing from a release are AIC102's to report, with the hardware facts.
@@ -153,13 +175,13 @@ class ApiUnavailable(Rule):
         module, (name,) = where
         m = scope.api.module(module)
         stubs = [(rng & set(scope.indices), exc, use, msg) for rng, exc, use, msg in (m.raises(name) if m else ())]
-        stubs = [s for s in stubs if s[0]]
+        stubs = [s for s in stubs if s[0] and not name.startswith("_")]  # a private stub: build-dependent
         if not stubs or fc.ctx.caught(stubs[-1][1]):
             return []
         hit = frozenset().union(*(s[0] for s in stubs))
         _, exc, use, msg = stubs[-1]
-        text = (f"{module}.{name} is removed in {package} {scope.label(hit)}: the name is a stub whose every call "
-                f"raises {exc}(\"{_short(msg)}\")")
+        text = (f"{module}.{name} is removed: {package} {scope.label(hit)} keeps only a stub whose every call "
+                f"raises {exc}: \"{_short(msg)}\"")
         if use:
             text += f"; use {' or '.join(use)}"
         return [Finding(site.node, f"{text}; {scope.pin_text()}", extra_targets=scope.targets(hit))]

@@ -46,6 +46,9 @@ class DeprecatedApi(Rule):
 
     VALID = [
         Example("import torch\nwith torch.amp.autocast('cuda', dtype=torch.bfloat16):\n    y = m(x)\n"),
+        # the fixed twin of the deprecated attribute below
+        Example("import torch\n\nUSE_CUDA = torch.backends.cuda.is_built() and torch.cuda.is_available()\n",
+                pins={"torch": "2.4.1"}),
         Example("import torch\nwith torch.cuda.amp.autocast():\n    y = m(x)\n", pins={"torch": "2.3.1"}),
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
                 "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    y = attn(q, k, v)\n", pins={"torch": "2.5.1"}),
@@ -57,6 +60,9 @@ class DeprecatedApi(Rule):
                 "    layer = te.Linear(1024, 1024)\n", pins={"transformer-engine": "2.8.0"}),
     ]
     INVALID = [
+        Example("import torch\n\nUSE_CUDA = torch.has_cuda and torch.cuda.is_available()\n", pins={"torch": "2.4.1"},
+                findings=[(3, 12, "torch.has_cuda is deprecated: reading it warns in torch 2.4.1: \"'has_cuda' is "
+                                  "deprecated, please use 'torch.backends.cuda.is_built()'\"")]),
         Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
                 pins={"torch": "2.4.0"},
                 findings=[
@@ -149,9 +155,8 @@ class DeprecatedApi(Rule):
         if not hits:
             return []
         rng = frozenset().union(*(h[0] for h in hits))
-        since = min(i for r, _ in deps for i in r)
-        msg = (f"{qualname} is deprecated since {package} {scope.api.labels[since]} (warns when read in "
-               f"{scope.label(rng)}: \"{_short(hits[-1][1])}\")")
+        # no "since": a release read statically may warn too without the table knowing it (torch 2.1.0)
+        msg = f"{qualname} is deprecated: reading it warns in {package} {scope.label(rng)}: \"{_short(hits[-1][1])}\""
         return [Finding(node, msg, extra_targets=scope.targets(rng), severity="warning")]
 
     def check_decorator(self, node: cst.Decorator, fc) -> list[Finding]:
