@@ -9,8 +9,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from conftest import lint
-
 from aicompat.matrix.api_tables import Namespace, Sym, encode, load_package
 from aicompat.matrixbuild import introspection
 from aicompat.matrixbuild.apiscan import ApiReader, stub_raise
