@@ -178,3 +178,47 @@ def test_the_tool_calls_a_stub_to_read_what_it_raises(tmp_path):
         assert tool.raising_stub(len) is None
     finally:
         del sys.modules["aicompat_stub_probe"]
+
+
+# torch 2.12.0 torch/__init__.py, shortened: the dict at module level, __getattr__ under `else:`
+GETATTR_212 = '''\
+import torch
+from typing import TYPE_CHECKING
+
+_deprecated_attrs = {
+    "has_mps": torch.backends.mps.is_built,
+    "has_cuda": torch.backends.cuda.is_built,
+}
+
+if TYPE_CHECKING:
+    from torch import _dynamo as _dynamo
+else:
+    _lazy_modules = {"_dynamo"}
+
+    def __getattr__(name):
+        replacement = _deprecated_attrs.get(name)
+        if replacement is not None:
+            import warnings
+
+            warnings.warn(
+                f"'{name}' is deprecated, please use '{replacement.__module__}.{replacement.__name__}()'",
+                stacklevel=2,
+            )
+            return replacement()
+        if name in _lazy_modules:
+            return importlib.import_module(f".{name}", __name__)
+        if name == "set_vital":
+            import warnings
+
+            warnings.warn(f"'{name}' is deprecated, please do not call", stacklevel=2)
+            return lambda *args: None
+        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+'''
+
+
+def test_the_static_reading_fills_in_the_deprecation_a_module_getattr_warns_of():
+    ns = ApiReader({"torch/__init__.py": GETATTR_212}).namespace("torch")
+    assert ns.names["has_cuda"] == Sym("a", deprecated="'has_cuda' is deprecated, please use "
+                                                       "'torch.backends.cuda.is_built()'")
+    assert ns.names["set_vital"].deprecated == "'set_vital' is deprecated, please do not call"
+    assert ns.names["_dynamo"].deprecated is None

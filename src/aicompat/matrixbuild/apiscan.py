@@ -259,6 +259,7 @@ class _Raw:
     all: list[str] | None = None
     dynamic: bool = False
     getattr_keys: set[str] | None = None  # names a closed module __getattr__ serves
+    getattr_warns: dict[str, str] = field(default_factory=dict)  # ... and the deprecation it warns of
     literals: dict[str, list[str]] = field(default_factory=dict)  # NAME = ("a", "b") at module level
 
 
@@ -312,6 +313,7 @@ class ApiReader:
         self._busy: set[str] = set()
         self.errors: list[str] = []
         self.why_open: dict[str, str] = {}
+        self._top: list[ast.stmt] = []  # the module being collected's top-level statements
 
     # -- modules ---------------------------------------------------------------
     def has_module(self, mod: str) -> bool:
@@ -332,6 +334,7 @@ class ApiReader:
                 self.errors.append(f"{mod}: {type(exc).__name__}: {exc}")
             else:
                 raw = _Raw()
+                self._top = tree.body
                 self._collect(tree.body, raw, mod, stub)
         self._raw[mod] = raw
         return raw
@@ -340,7 +343,9 @@ class ApiReader:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if stmt.name == "__getattr__":
-                    raw.getattr_keys = self._getattr_keys(stmt, body)
+                    top = [*body, *self._top]  # a __getattr__ nested in an `if`: module-level dicts
+                    raw.getattr_keys = self._getattr_keys(stmt, top)
+                    raw.getattr_warns = _getattr_warnings(stmt, top)
                     if raw.getattr_keys is None:
                         raw.dynamic = True
                     continue
@@ -606,6 +611,7 @@ class ApiReader:
                 tree = None
             if tree is not None:
                 raw = _Raw()
+                self._top = tree.body
                 self._collect(tree.body, raw, mod, True)
             self._stub_raw[mod] = raw
         return self._stub_raw[mod]
@@ -646,7 +652,7 @@ class ApiReader:
             if _fed(feeder, name) and name in (self.names(feeder.source) or ()):
                 return self.lookup(feeder.source, name, depth + 1)
         if raw.getattr_keys and name in raw.getattr_keys:
-            return Sym("a")
+            return Sym("a", deprecated=raw.getattr_warns.get(name))
         return None
 
     def _py_deprecation(self, mod: str, name: str) -> str | None:
@@ -786,6 +792,70 @@ class ApiReader:
 
 
 _TYPE_FACTORIES = {"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"}
+
+
+def _getattr_warnings(fn: ast.FunctionDef, body: list[ast.stmt]) -> dict[str, str]:
+    """The deprecation a module ``__getattr__`` warns of, per name it serves (torch 2.1's
+    ``replacement = _deprecated_attrs.get(name)`` / ``if replacement is not None:`` /
+    ``warnings.warn(f"'{name}' is deprecated, please use '{replacement.__module__}.{replacement.__name__}()'")``,
+    with ``_deprecated_attrs = {"has_cuda": torch.backends.cuda.is_built, ...}``; and
+    ``if name == "set_vital": warnings.warn(...)``): the f-string filled in with the name and,
+    for the dict's value, the module and name of the dotted expression it holds. A message
+    with anything else in it is not read."""
+    param = fn.args.args[0].arg if fn.args.args else "name"
+    dicts = {t.id: stmt.value for stmt in body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict)
+             for t in stmt.targets if isinstance(t, ast.Name)}
+    looked_up: dict[str, str] = {}  # var = DICT.get(name)
+    out: dict[str, str] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr == "get" and isinstance(node.value.func.value, ast.Name) \
+                and node.value.func.value.id in dicts:
+            looked_up[node.targets[0].id] = node.value.func.value.id
+        if not isinstance(node, ast.If):
+            continue
+        warn = next((c.value for c in node.body if isinstance(c, ast.Expr) and isinstance(c.value, ast.Call)
+                     and (_dotted(c.value.func) or "").rsplit(".", 1)[-1] == "warn" and c.value.args), None)
+        if warn is None:
+            continue
+        test, entries = node.test, {}
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
+            right = test.comparators[0]
+            if isinstance(test.ops[0], ast.IsNot) and test.left.id in looked_up:
+                d = dicts[looked_up[test.left.id]]
+                entries = {k.value: (test.left.id, v) for k, v in zip(d.keys, d.values)
+                           if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            elif isinstance(test.ops[0], ast.Eq) and test.left.id == param and isinstance(right, ast.Constant) \
+                    and isinstance(right.value, str):
+                entries = {right.value: (None, None)}
+        for key, (var, value) in entries.items():
+            text = _fill(warn.args[0], param, key, var, value)
+            if text and "deprecat" in text.lower():
+                out[key] = _squash(text)
+    return out
+
+
+def _fill(msg: ast.expr, param: str, key: str, var: str | None, value: ast.expr | None) -> str | None:
+    if isinstance(msg, ast.Constant) and isinstance(msg.value, str):
+        return msg.value
+    if not isinstance(msg, ast.JoinedStr):
+        return None
+    dotted = _dotted(value) if value is not None else None
+    parts = []
+    for v in msg.values:
+        if isinstance(v, ast.Constant):
+            parts.append(str(v.value))
+            continue
+        e = v.value if isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None else None
+        if isinstance(e, ast.Name) and e.id == param:
+            parts.append(key)
+        elif isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == var and dotted \
+                and "." in dotted and e.attr in ("__module__", "__name__"):
+            parts.append(dotted.rpartition(".")[0 if e.attr == "__module__" else 2])
+        else:
+            return None
+    return "".join(parts)
 
 
 _STDLIB: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
