@@ -222,3 +222,24 @@ def test_the_static_reading_fills_in_the_deprecation_a_module_getattr_warns_of()
                                                        "'torch.backends.cuda.is_built()'")
     assert ns.names["set_vital"].deprecated == "'set_vital' is deprecated, please do not call"
     assert ns.names["_dynamo"].deprecated is None
+
+
+def test_a_stale_stub_signature_refuted_by_a_neighbours_runtime_is_corrected_between():
+    # torch 2.1.0 (read statically): F.one_hot(tensor, num_classes=) from _C/_nn.pyi, as 2.1.2's
+    # stub says too; 2.0.1 and 2.1.2 at run time both take one_hot(input, num_classes=).
+    def intro(sig):
+        out = introspection.Introspection("x", {"lazy": []})
+        out.modules["pkg"] = dict([introspection.parse_line(f"one_hot b s ({sig})")])
+        return out
+
+    statics = [{"pkg": Namespace(names={"one_hot": Sym("b", (s,))})}
+               for s in ("input, num_classes=", "tensor, num_classes=", "tensor, num_classes=")]
+    snaps = [None, {"pkg": Namespace(names=dict(statics[1]["pkg"].names))}, None]
+    intros = [intro("input, num_classes="), None, intro("input, num_classes=")]
+    introspection.between(1, snaps, statics, intros)
+    assert snaps[1]["pkg"].names["one_hot"].sigs == ("input, num_classes=",)
+    # a static reading no neighbour's runtime refuted stays
+    odd = [statics[0], {"pkg": Namespace(names={"one_hot": Sym("b", ("x",))})}, statics[2]]
+    snaps = [None, {"pkg": Namespace(names={"one_hot": Sym("b", ("x",))})}, None]
+    introspection.between(1, snaps, odd, intros)
+    assert snaps[1]["pkg"].names["one_hot"].sigs == ("x",)

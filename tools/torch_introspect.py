@@ -234,14 +234,17 @@ def inspect_sig(sig: inspect.Signature) -> str:
 class ParserStrings:
     """``name(...)`` signature strings the C parsers are built from, by function name."""
 
-    def __init__(self, torch_dir: Path) -> None:
+    def __init__(self, torch_dir: Path, extra: list[bytes] = ()) -> None:
         self.by_name: dict[str, list[str]] = {}
         self.hidden: dict[str, list[str]] = {}  # "|deprecated"/"|hidden" signatures: accepted, never listed
         lib = next(iter(sorted((torch_dir / "lib").glob("libtorch_python*"))), None)
-        if lib is None:
-            return
+        blobs = ([lib.read_bytes()] if lib is not None else []) + list(extra)
         pattern = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\(([A-Za-z][ -~]*)?\)(\|[a-z_]+)?")
-        for chunk in lib.read_bytes().split(b"\x00"):
+        seen: set[bytes] = set()
+        for chunk in (c for blob in blobs for c in blob.split(b"\x00")):
+            if chunk in seen:
+                continue
+            seen.add(chunk)
             if len(chunk) > 2000 or b"(" not in chunk:
                 continue
             m = pattern.fullmatch(chunk)
@@ -637,6 +640,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--wheel", required=True, help="the wheel this environment's torch was installed from")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "version_matrix" / "introspect"))
+    ap.add_argument("--strings", action="append", default=[],
+                    help="another wheel of the same release whose torch/lib/libtorch_python.* is read for the C "
+                         "parser's signature strings too (the manylinux 2.7.1 library's linker merged many of them "
+                         "into each other; the macOS arm64 wheel's has them whole)")
     args = ap.parse_args(argv)
     wheel = Path(args.wheel)
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -649,7 +656,15 @@ def main(argv=None) -> int:
     release = torch.__version__.split("+")[0]
     lazy = unreachable_children(MODULES)
     deprecations = cxx_deprecations(Path(torch.__file__).parent)
-    strings = ParserStrings(Path(torch.__file__).parent)
+    extra, extra_meta = [], []
+    for other in args.strings:
+        import zipfile
+
+        with zipfile.ZipFile(other) as z:
+            names = [n for n in z.namelist() if re.fullmatch(r"torch/lib/libtorch_python\.[a-z.0-9]+", n)]
+            extra += [z.read(n) for n in names]
+        extra_meta.append(f"{Path(other).name} sha256:{hashlib.sha256(Path(other).read_bytes()).hexdigest()}")
+    strings = ParserStrings(Path(torch.__file__).parent, extra)
     modules = list(MODULES)
     for pkg in EXPAND:
         try:
@@ -679,6 +694,8 @@ def main(argv=None) -> int:
         f"missing = [{', '.join(q(m) for m in modules if loaded[m] is None)}]",
         "lazy = [" + ", ".join(q(m) for m in lazy) + "]",
     ]
+    if extra_meta:
+        lines.append("strings = [" + ", ".join(q(m) for m in extra_meta) + "]")
     counts = {}
     for mod in sorted(m for m in modules if loaded[m] is not None):
         entries, raises = [], []

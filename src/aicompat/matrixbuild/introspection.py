@@ -173,10 +173,13 @@ def between(i: int, snaps: list, statics: list, intros: list,
                 ns.unsure = ns.unsure | {n}
             added += 1
         for n, sym in list(ns.names.items()):
-            # the same static signatures at both ends, corrected the same way by both runtimes
+            # Both runtimes show the same signatures, and the static reading here is the one a
+            # neighbour's runtime refuted (torch 2.1.0's F.one_hot(tensor, ...) from _C/_nn.pyi,
+            # as 2.1.2's stub says; 2.0.1 and 2.1.2 both take input=): the runtimes' signatures.
             ra, rb, sa, sb = rt_a.get(n), rt_b.get(n), st_a.names.get(n), st_b.names.get(n)
-            if (ra is not None and rb is not None and sa is not None and sb is not None and "-" not in (ra.source, rb.source)
-                    and ra.sigs == rb.sigs and sa.sigs == sb.sigs == sym.sigs and sym.sigs != ra.sigs):
+            refuted = any(st is not None and st.sigs == sym.sigs for st in (sa, sb))
+            if (ra is not None and rb is not None and "-" not in (ra.source, rb.source)
+                    and ra.sigs == rb.sigs and refuted and sym.sigs != ra.sigs):
                 ns.names[n] = replace(sym, kind=rb.kind, sigs=rb.sigs)
         dep_a, dep_b = intros[a].deprecated.get(mod, {}), intros[b].deprecated.get(mod, {})
         for n, msg in dep_a.items():

@@ -138,7 +138,7 @@ class ApiUnavailable(Rule):
         # torch.symeig went in 1.9's deprecation cycle; from 2.0 on torch keeps a stub that raises.
         Example("import torch\n\n\ndef principal_axes(cov):\n    evals, evecs = torch.symeig(cov, eigenvectors=True)\n"
                 "    return evecs\n", pins={"torch": "2.1.0"},
-                findings=[(5, 20, 'torch.symeig is removed: torch 2.1.0 keeps only a stub whose every call raises '
+                findings=[(5, 20, 'torch.symeig is unavailable in torch 2.1.0: a stub whose every call raises '
                                   'RuntimeError: "This function was deprecated since version 1.9 and is now removed. The '
                                   'default behavior has changed from using the upper triangular portion of the matrix by '
                                   'de…"; use torch.linalg.eigvalsh or torch.linalg.eigh; pins allow torch 2.1.0')]),
@@ -180,8 +180,8 @@ class ApiUnavailable(Rule):
             return []
         hit = frozenset().union(*(s[0] for s in stubs))
         _, exc, use, msg = stubs[-1]
-        text = (f"{module}.{name} is removed: {package} {scope.label(hit)} keeps only a stub whose every call "
-                f"raises {exc}: \"{_short(msg)}\"")
+        text = (f"{module}.{name} is unavailable in {package} {scope.label(hit)}: a stub whose every call raises "
+                f"{exc}: \"{_short(msg)}\"")
         if use:
             text += f"; use {' or '.join(use)}"
         return [Finding(site.node, f"{text}; {scope.pin_text()}", extra_targets=scope.targets(hit))]
