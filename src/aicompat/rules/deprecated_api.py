@@ -46,9 +46,6 @@ class DeprecatedApi(Rule):
 
     VALID = [
         Example("import torch\nwith torch.amp.autocast('cuda', dtype=torch.bfloat16):\n    y = m(x)\n"),
-        # the fixed twin of the deprecated attribute below
-        Example("import torch\n\nUSE_CUDA = torch.backends.cuda.is_built() and torch.cuda.is_available()\n",
-                pins={"torch": "2.4.1"}),
         Example("import torch\nwith torch.cuda.amp.autocast():\n    y = m(x)\n", pins={"torch": "2.3.1"}),
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
                 "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    y = attn(q, k, v)\n", pins={"torch": "2.5.1"}),
@@ -58,11 +55,11 @@ class DeprecatedApi(Rule):
                 "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype='auto')\n", pins={"transformers": "4.46.0"}),
         Example("import transformer_engine.pytorch as te\nwith te.fp8_model_init(enabled=True):\n"
                 "    layer = te.Linear(1024, 1024)\n", pins={"transformer-engine": "2.8.0"}),
+        # the fixed twin of the deprecated attribute (last INVALID)
+        Example("import torch\n\nUSE_CUDA = torch.backends.cuda.is_built() and torch.cuda.is_available()\n",
+                pins={"torch": "2.4.1"}),
     ]
     INVALID = [
-        Example("import torch\n\nUSE_CUDA = torch.has_cuda and torch.cuda.is_available()\n", pins={"torch": "2.4.1"},
-                findings=[(3, 12, "torch.has_cuda is deprecated: reading it warns in torch 2.4.1: \"'has_cuda' is "
-                                  "deprecated, please use 'torch.backends.cuda.is_built()'\"")]),
         Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
                 pins={"torch": "2.4.0"},
                 findings=[
@@ -118,6 +115,10 @@ class DeprecatedApi(Rule):
                            'preserve_high_precision_init_val=...) i…"); use transformer_engine.pytorch.'
                            "quantized_model_init(enabled=..., recipe=..., preserve_high_precision_init_val=...)"),
                 ]),
+        # a deprecated attribute, read (torch 2.1+: served by torch.__getattr__ with the warning)
+        Example("import torch\n\nUSE_CUDA = torch.has_cuda and torch.cuda.is_available()\n", pins={"torch": "2.4.1"},
+                findings=[(3, 12, "torch.has_cuda is deprecated: reading it warns in torch 2.4.1: \"'has_cuda' is "
+                                  "deprecated, please use 'torch.backends.cuda.is_built()'\"")]),
     ]
 
     def __init__(self, matrix) -> None:
