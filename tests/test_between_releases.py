@@ -1,7 +1,8 @@
-"""Names that came between two releases seen at run time (torch 2.6.0 and 2.10.0 are
-introspected; 2.7.0-2.9.1 are read statically): the table says the first release that has
-them where the static reading of each release between says so, and says it does not know
-where no static reading can (names created in C++ or in a module-replacing class)."""
+"""Names that came between two releases seen at run time (every minor release's newest patch
+is introspected: 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, ...; 2.7.0 and 2.9.0 are read statically):
+the table says the first release that has them where the static reading of each release
+between says so, and says it does not know where no static reading can (names created in C++
+or in a module-replacing class)."""
 from conftest import lint
 
 from aicompat.matrixbuild import introspection
@@ -72,11 +73,11 @@ torch.backends.mkldnn.allow_tf32 = True
 
 def test_a_name_no_static_reading_sees_is_placed_between_the_runtimes():
     # torch.backends.mkldnn's names come from a class that replaces the module in sys.modules:
-    # 2.6.0 did not show allow_tf32 at run time, 2.10.0 did, no static reading has it.
+    # 2.6.0 did not show allow_tf32 at run time, 2.7.1 did, no static reading has it.
     ((line, col, msg),) = aic201(TF32, "2.6.0")
-    assert msg.startswith("torch.backends.mkldnn.allow_tf32 is not in torch 2.6.0 (added after 2.6.0, by 2.10.0)")
-    assert aic201(TF32, "2.8.0") == []  # may be there: not claimed missing
-    assert aic201(TF32, "2.10.0") == []
+    assert msg.startswith("torch.backends.mkldnn.allow_tf32 is not in torch 2.6.0 (added after 2.6.0, by 2.7.1)")
+    assert aic201(TF32, "2.7.0") == []  # may be there: not claimed missing
+    assert aic201(TF32, "2.7.1") == []
 
 
 # -- introspection.between on small namespaces ------------------------------------------------
@@ -84,6 +85,7 @@ class _Intro:
     def __init__(self, names):
         self.modules = {"torch": {n: introspection.RuntimeName("f", "i", ("x",)) for n in names}}
         self.deprecated = {}
+        self.raises = {}
 
     def lazy(self):
         return None

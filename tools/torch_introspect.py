@@ -32,6 +32,7 @@ before it does anything.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import importlib
 import inspect
@@ -40,6 +41,8 @@ import pkgutil
 import platform
 import re
 import sys
+import textwrap
+import warnings
 from pathlib import Path
 
 MODULES = [
@@ -48,6 +51,9 @@ MODULES = [
     "torch.cpu", "torch.cpu.amp", "torch.amp", "torch.backends", "torch.utils.cpp_extension",
     "torch.utils.checkpoint", "torch.distributed", "torch.export", "torch.compiler", "torch.library",
     "torch.testing", "torch.nn.utils", "torch.nn.utils.parametrizations",
+    # modules real code calls members of (device-agnostic helpers, linear algebra, data loading)
+    "torch.accelerator", "torch.linalg", "torch.fft", "torch.autograd", "torch.optim", "torch.optim.lr_scheduler",
+    "torch.utils.data", "torch.xpu", "torch.mps", "torch.cuda.memory", "torch.profiler",
 ]
 EXPAND = ["torch.backends"]
 _PROBE_KW = "__aicompat_probe__"
@@ -228,14 +234,17 @@ def inspect_sig(sig: inspect.Signature) -> str:
 class ParserStrings:
     """``name(...)`` signature strings the C parsers are built from, by function name."""
 
-    def __init__(self, torch_dir: Path) -> None:
+    def __init__(self, torch_dir: Path, extra: list[bytes] = ()) -> None:
         self.by_name: dict[str, list[str]] = {}
         self.hidden: dict[str, list[str]] = {}  # "|deprecated"/"|hidden" signatures: accepted, never listed
         lib = next(iter(sorted((torch_dir / "lib").glob("libtorch_python*"))), None)
-        if lib is None:
-            return
+        blobs = ([lib.read_bytes()] if lib is not None else []) + list(extra)
         pattern = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\(([A-Za-z][ -~]*)?\)(\|[a-z_]+)?")
-        for chunk in lib.read_bytes().split(b"\x00"):
+        seen: set[bytes] = set()
+        for chunk in (c for blob in blobs for c in blob.split(b"\x00")):
+            if chunk in seen:
+                continue
+            seen.add(chunk)
             if len(chunk) > 2000 or b"(" not in chunk:
                 continue
             m = pattern.fullmatch(chunk)
@@ -493,6 +502,8 @@ def module_names(mod) -> dict[str, object]:
     for n in getattr(mod, "__all__", None) or ():  # served by a module __getattr__ on first use
         if isinstance(n, str) and n not in out and hasattr(mod, n):
             out[n] = getattr(mod, n)
+    for n, (obj, _) in getattr_served(mod).items():
+        out.setdefault(n, obj)
     for info in pkgutil.iter_modules(package_path(inner or mod)):
         out.setdefault(info.name, sys.modules.get(f"{(inner or mod).__name__}.{info.name}") or _Sub)
     return out
@@ -507,6 +518,83 @@ def package_path(mod) -> list[str]:
 
 class _Sub:
     """A child module nobody imported yet: a module all the same."""
+
+
+def _source_tree(fn) -> ast.AST | None:
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+
+_SERVED: dict[str, dict[str, tuple[object, str | None]]] = {}
+
+
+def getattr_served(mod) -> dict[str, tuple[object, str | None]]:
+    """Names the module's own ``__getattr__`` serves that ``dir()`` does not show (torch 2.2+'s
+    ``torch.has_cuda``, looked up in ``_deprecated_attrs``), each with the deprecation warning
+    the lookup issues, if any: {name: (object, message)}. The candidates are the string constants
+    in the function and the keys of the module-level containers it reads; each one is looked up
+    for real, and only those that answer are kept."""
+    key = getattr(mod, "__name__", "")
+    if key in _SERVED:
+        return _SERVED[key]
+    out: dict[str, tuple[object, str | None]] = {}
+    _SERVED[key] = out
+    fn = vars(mod).get("__getattr__") if hasattr(mod, "__dict__") else None
+    tree = _source_tree(fn) if inspect.isfunction(fn) else None
+    if tree is None:
+        return out
+    glob = fn.__globals__
+    candidates: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            candidates.add(node.value)
+        elif isinstance(node, ast.Name) and isinstance(glob.get(node.id), (dict, set, frozenset, list, tuple)):
+            candidates |= {k for k in glob[node.id] if isinstance(k, str)}
+    # child modules (torch's lazily imported _dynamo, onnx) are listed as such already: importing
+    # them here would add names to other modules before those are read
+    shown = set(dir(mod)) | {i.name for i in pkgutil.iter_modules(getattr(mod, "__path__", None) or [])}
+    for n in sorted(c for c in candidates if c.isidentifier() and c not in shown and c not in _MODULE_DUNDERS):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                obj = getattr(mod, n)
+            except Exception:  # noqa: BLE001 - not served (AttributeError), or failing: not a name
+                continue
+        msg = next((" ".join(str(w.message).split()) for w in caught if "deprecat" in str(w.message).lower()), None)
+        out[n] = (obj, msg)
+    return out
+
+
+def raising_stub(obj) -> tuple[str, str] | None:
+    """A Python function whose body (its docstring aside) is one ``raise``: torch 2.1's
+    ``torch.symeig`` (``_linalg_utils._symeig``: "This function was deprecated since version 1.9
+    and is now removed. ..."). Called with None for each required parameter (the body raises
+    before it reads them): (exception class, message), or None."""
+    if not inspect.isfunction(obj):
+        return None
+    fn = inspect.unwrap(obj)
+    tree = _source_tree(fn)
+    d = tree.body[0] if tree is not None and tree.body else None
+    if not isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = d.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return None
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    args = [None for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    kwargs = {p.name: None for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty}
+    try:
+        fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - what it raises is the point
+        return type(exc).__name__, str(exc)
+    return None
 
 
 _DEPRECATED = re.compile(rb"(torch(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))? is deprecated\b[ -~]*")
@@ -559,6 +647,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--wheel", required=True, help="the wheel this environment's torch was installed from")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "version_matrix" / "introspect"))
+    ap.add_argument("--strings", action="append", default=[],
+                    help="another wheel of the same release whose torch/lib/libtorch_python.* is read for the C "
+                         "parser's signature strings too (the manylinux 2.7.1 library's linker merged many of them "
+                         "into each other; the macOS arm64 wheel's has them whole)")
     args = ap.parse_args(argv)
     wheel = Path(args.wheel)
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -571,7 +663,15 @@ def main(argv=None) -> int:
     release = torch.__version__.split("+")[0]
     lazy = unreachable_children(MODULES)
     deprecations = cxx_deprecations(Path(torch.__file__).parent)
-    strings = ParserStrings(Path(torch.__file__).parent)
+    extra, extra_meta = [], []
+    for other in args.strings:
+        import zipfile
+
+        with zipfile.ZipFile(other) as z:
+            names = [n for n in z.namelist() if re.fullmatch(r"torch/lib/libtorch_python\.[a-z.0-9]+", n)]
+            extra += [z.read(n) for n in names]
+        extra_meta.append(f"{Path(other).name} sha256:{hashlib.sha256(Path(other).read_bytes()).hexdigest()}")
+    strings = ParserStrings(Path(torch.__file__).parent, extra)
     modules = list(MODULES)
     for pkg in EXPAND:
         try:
@@ -601,9 +701,11 @@ def main(argv=None) -> int:
         f"missing = [{', '.join(q(m) for m in modules if loaded[m] is None)}]",
         "lazy = [" + ", ".join(q(m) for m in lazy) + "]",
     ]
+    if extra_meta:
+        lines.append("strings = [" + ", ".join(q(m) for m in extra_meta) + "]")
     counts = {}
     for mod in sorted(m for m in modules if loaded[m] is not None):
-        entries = []
+        entries, raises = [], []
         for n, obj in sorted(module_names(loaded[mod]).items()):
             if obj is _Sub:
                 entries.append(f"{n} m -")
@@ -614,6 +716,9 @@ def main(argv=None) -> int:
             except Exception:  # noqa: BLE001 - introspection must not stop at one odd object
                 src, sigs = "-", None
             counts[src] = counts.get(src, 0) + 1
+            stub = raising_stub(obj)
+            if stub is not None:
+                raises.append(f"{n} {stub[0]} {q(stub[1])}")
             text = f"{n} {kind} {src}"
             if sigs is not None:
                 text += " " + " | ".join(f"({s})" for s in sigs)
@@ -622,6 +727,11 @@ def main(argv=None) -> int:
         lines += ["", f"[module.{q(mod)}]", "names = '''\n" + body + "\n'''"]
         dep = [f"{n} {msg}" for d, msg in sorted(deprecations.items())
                for m, _, n in [d.rpartition(".")] if m == mod and "'''" not in msg]
+        # a deprecated name served by the module's __getattr__ (the warning its lookup issues)
+        dep += [f"{n} {msg}" for n, (_, msg) in sorted(getattr_served(loaded[mod]).items())
+                if msg and "'''" not in msg and not any(x.startswith(n + " ") for x in dep)]
+        if raises:
+            lines.append("raises = '''\n" + "\n".join(raises) + "\n'''")
         if dep:
             lines.append("deprecated = '''\n" + "\n".join(dep) + "\n'''")
     out = Path(args.out)

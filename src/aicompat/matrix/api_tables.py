@@ -15,6 +15,9 @@ referred to by their index in ``meta.releases``; a *range* string such as
     deprecated = '''
     name RANGES message
     '''
+    raises = '''       # a stub that only raises (torch.symeig in 2.1): exception, replacements, message
+    symeig 2-9 RuntimeError torch.linalg.eigvalsh,torch.linalg.eigh This function was deprecated ...
+    '''
     unsure = '''       # releases a name was put in on no evidence (between two seen at run time)
     name RANGES
     '''
@@ -58,9 +61,12 @@ class Sym:
     # the decorator that wrote a class's __init__ from its fields (``pydantic.dataclasses.dataclass``):
     # what it does with a keyword it has no field for is its own (api_hints.toml [generated_init])
     init: str | None = None
+    # a function whose body only raises: (exception class, its message's first line, the names
+    # the message says to use instead); the name exists, every call fails
+    raises: tuple[str, str, tuple[str, ...]] | None = None
 
     def key(self) -> tuple:
-        return (self.kind, self.sigs, self.deprecated, self.init)
+        return (self.kind, self.sigs, self.deprecated, self.init, self.raises)
 
 
 @dataclass
@@ -142,10 +148,12 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
         entries: list[str] = []
         deprecated: list[str] = []
         generated: list[str] = []
+        raises: list[str] = []
         for name in names:
             by_value: dict[tuple, list[int]] = {}
             by_msg: dict[str, list[int]] = {}
             by_init: dict[str, list[int]] = {}
+            by_raise: dict[tuple, list[int]] = {}
             for i in present:
                 sym = cast(Namespace, snapshots[i][mod]).names.get(name)
                 if sym is None:
@@ -155,17 +163,23 @@ def encode(package: str, releases: list[str], snapshots: list[dict[str, Namespac
                     by_msg.setdefault(sym.deprecated, []).append(i)
                 if sym.init:
                     by_init.setdefault(sym.init, []).append(i)
+                if sym.raises:
+                    by_raise.setdefault(sym.raises, []).append(i)
             for (kind, sigs), idx in sorted(by_value.items(), key=lambda kv: kv[1][0]):
                 entries.append(_entry(name, encode_ranges(idx), kind, sigs))
             for msg, idx in sorted(by_msg.items(), key=lambda kv: kv[1][0]):
                 deprecated.append(f"{name} {encode_ranges(idx)} {msg}")
             for deco, idx in sorted(by_init.items(), key=lambda kv: kv[1][0]):
                 generated.append(f"{name} {encode_ranges(idx)} {deco}")
+            for (exc, msg, use), idx in sorted(by_raise.items(), key=lambda kv: kv[1][0]):
+                raises.append(f"{name} {encode_ranges(idx)} {exc} {','.join(use) or '-'} {msg}")
         lines.append("names = " + _block(entries))
         if deprecated:
             lines.append("deprecated = " + _block(deprecated))
         if generated:
             lines.append("init = " + _block(generated))
+        if raises:
+            lines.append("raises = " + _block(raises))
         lazy: dict[str, list[int]] = {}
         for i in present:
             for n in cast(Namespace, snapshots[i][mod]).lazy or ():
@@ -248,6 +262,7 @@ class ModuleApi:
     raw_unsure: str = ""  # releases a name is in on no evidence (introspection.between)
     raw_init: str = ""  # classes whose __init__ a decorator wrote (dataclasses), per release
     is_class: bool = False  # a class's namespace (an enum's members)
+    raw_raises: str = ""  # stubs that only raise, per release
     _names: dict[str, list] | None = None
     _deprecated: dict[str, list] | None = None
 
@@ -282,6 +297,16 @@ class ModuleApi:
             self._decode()
         assert self._deprecated is not None  # _decode sets it
         return self._deprecated.get(name, [])
+
+    def raises(self, name: str) -> list[tuple[frozenset[int], str, tuple[str, ...], str]]:
+        """``[(releases, exception, names to use instead, message)]``: the releases in which
+        ``name`` is a stub that raises when called."""
+        out = []
+        for line in self.raw_raises.splitlines():
+            if line.startswith(name + " "):
+                _, rng, exc, use, msg = line.split(" ", 4)
+                out.append((decode_ranges(rng), exc, tuple(u for u in use.split(",") if u != "-"), msg))
+        return out
 
     def lazy(self, name: str) -> frozenset[int]:
         """Releases (seen at run time) in which ``import <package>`` leaves child module ``name`` unloaded."""
@@ -374,5 +399,6 @@ def load_package(path: Path) -> PackageApi:
         modules[name] = ModuleApi(present=decode_ranges(m.get("in", "")), open=decode_ranges(m.get("open", "")),
                                   raw_names=m.get("names", ""), raw_deprecated=m.get("deprecated", ""),
                                   raw_lazy=m.get("lazy", ""), raw_unsure=m.get("unsure", ""),
-                                  raw_init=m.get("init", ""), is_class=bool(m.get("class", False)))
+                                  raw_init=m.get("init", ""), is_class=bool(m.get("class", False)),
+                                  raw_raises=m.get("raises", ""))
     return PackageApi(meta.get("package", path.stem), releases, list(meta["releases"]), modules, list(meta["files"]))

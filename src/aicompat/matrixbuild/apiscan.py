@@ -16,7 +16,9 @@ follow (``globals()[name] = ...``, ``sys.modules[__name__] = ...``, a module
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+import re
+import sys
+from dataclasses import dataclass, field, replace
 
 from ..matrix.api_tables import Namespace, Sym
 
@@ -159,6 +161,33 @@ def _body_deprecation(body: list[ast.stmt]) -> str | None:
     return None
 
 
+_USE = re.compile(r"(?:replaced with:?\s*[^\n`]*?|\b(?:use|in favou?r of)\s+(?:the\s+)?`)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)")
+
+
+def stub_raise(exc: str, message: str) -> tuple[str, str, tuple[str, ...]]:
+    """What the table keeps of a stub that only raises: the exception class, the first line of
+    its message (squashed), and the names the message says to use instead, in its order (the
+    code after "should be replaced with:", a name after "use the `...`" or "in favor of `...`"):
+    torch 2.1's symeig -> ("RuntimeError", "This function was deprecated since version 1.9 and
+    is now removed. ...", ("torch.linalg.eigvalsh", "torch.linalg.eigh"))."""
+    use = tuple(dict.fromkeys(m.group(1) for m in _USE.finditer(message)))
+    return exc, _squash(message.split("\n", 1)[0]), use
+
+
+def _body_raise(body: list[ast.stmt]) -> tuple[str, str, tuple[str, ...]] | None:
+    """A body (its docstring aside) that is one ``raise Exc("literal message")``."""
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or not isinstance(body[0].exc, ast.Call):
+        return None
+    call = body[0].exc
+    exc = (_dotted(call.func) or "").rsplit(".", 1)[-1]
+    text = _literal_text(call.args[0]) if call.args and not call.keywords else None
+    if not exc or text is None or "{...}" in text:
+        return None
+    return stub_raise(exc, text)
+
+
 _OVERLOAD = {"overload", "typing.overload", "typing_extensions.overload"}
 
 
@@ -234,6 +263,7 @@ class _Raw:
     all: list[str] | None = None
     dynamic: bool = False
     getattr_keys: set[str] | None = None  # names a closed module __getattr__ serves
+    getattr_warns: dict[str, str] = field(default_factory=dict)  # ... and the deprecation it warns of
     literals: dict[str, list[str]] = field(default_factory=dict)  # NAME = ("a", "b") at module level
 
 
@@ -287,6 +317,7 @@ class ApiReader:
         self._busy: set[str] = set()
         self.errors: list[str] = []
         self.why_open: dict[str, str] = {}
+        self._top: list[ast.stmt] = []  # the module being collected's top-level statements
 
     # -- modules ---------------------------------------------------------------
     def has_module(self, mod: str) -> bool:
@@ -307,6 +338,7 @@ class ApiReader:
                 self.errors.append(f"{mod}: {type(exc).__name__}: {exc}")
             else:
                 raw = _Raw()
+                self._top = tree.body
                 self._collect(tree.body, raw, mod, stub)
         self._raw[mod] = raw
         return raw
@@ -315,7 +347,9 @@ class ApiReader:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if stmt.name == "__getattr__":
-                    raw.getattr_keys = self._getattr_keys(stmt, body)
+                    top = [*body, *self._top]  # a __getattr__ nested in an `if`: module-level dicts
+                    raw.getattr_keys = self._getattr_keys(stmt, top)
+                    raw.getattr_warns = _getattr_warnings(stmt, top)
                     if raw.getattr_keys is None:
                         raw.dynamic = True
                     continue
@@ -543,6 +577,10 @@ class ApiReader:
 
     def _star_names(self, mod: str, src: str) -> set[str]:
         names = self.names(src)
+        if names is None and src not in self.sources and src.split(".")[0] in _STDLIB:
+            # ``from typing import *`` (torch.utils.checkpoint): the standard library module's
+            # ``__all__`` in the Python this runs on (the wheels read are for the same Pythons)
+            return _stdlib_all(src)
         if names is None:
             self._mark_open(mod, f"star import of unreadable {src}")
             return set()
@@ -580,7 +618,7 @@ class ApiReader:
         if mod in self.dual and sym is not None and (sym.kind not in ("f", "c") or sym.sigs is None):
             found = self._stub_symbol(mod, name, depth)
             if found is not None and found.kind in ("f", "b", "c") and found.sigs is not None:
-                return Sym(found.kind, found.sigs, sym.deprecated or found.deprecated)
+                return replace(found, deprecated=sym.deprecated or found.deprecated)
         return sym
 
     def _stub_symbol(self, mod: str, name: str, depth: int) -> Sym | None:
@@ -607,6 +645,7 @@ class ApiReader:
                 tree = None
             if tree is not None:
                 raw = _Raw()
+                self._top = tree.body
                 self._collect(tree.body, raw, mod, True)
             self._stub_raw[mod] = raw
         return self._stub_raw[mod]
@@ -625,12 +664,12 @@ class ApiReader:
             if how == "def":
                 sym = self._function(raw.defs[name], stub=bool(what))
                 if what and sym.deprecated is None:
-                    sym = Sym(sym.kind, sym.sigs, self._py_deprecation(mod, name))
+                    sym = replace(sym, deprecated=self._py_deprecation(mod, name))
                 return Sym("b", sym.sigs, sym.deprecated) if mod in self.extension and sym.kind == "f" else sym
             if how == "class":
                 sym = self._class(mod, raw.classes[name], stub=bool(what))
                 if what and sym.deprecated is None:
-                    sym = Sym(sym.kind, sym.sigs, self._py_deprecation(mod, name))
+                    sym = replace(sym, deprecated=self._py_deprecation(mod, name))
                 return sym
             if how in ("from", "stubfrom"):
                 return self._lookup_from(*what, depth=depth)
@@ -647,7 +686,7 @@ class ApiReader:
             if _fed(feeder, name) and name in (self.names(feeder.source) or ()):
                 return self.lookup(feeder.source, name, depth + 1)
         if raw.getattr_keys and name in raw.getattr_keys:
-            return Sym("a")
+            return Sym("a", deprecated=raw.getattr_warns.get(name))
         return None
 
     def _py_deprecation(self, mod: str, name: str) -> str | None:
@@ -720,7 +759,8 @@ class ApiReader:
             if names & _OVERLOAD:
                 continue  # an overload's @deprecated holds only for the calls it matches: below
             deprecated = deprecated or _decorator_deprecation(d.decorator_list) or _body_deprecation(d.body)
-        return Sym("f", tuple(sigs), deprecated or _overload_deprecation(defs))
+        raises = _body_raise(defs[-1].body) if len(defs) == 1 and not stub else None
+        return Sym("f", tuple(sigs), deprecated or _overload_deprecation(defs), raises)
 
     def _class(self, mod: str, node: ast.ClassDef, stub: bool, depth: int = 0) -> Sym:
         deprecated = _decorator_deprecation(node.decorator_list)
@@ -917,6 +957,83 @@ def _annotation_name(node) -> str:
 
 
 _TYPE_FACTORIES = {"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"}
+
+
+def _getattr_warnings(fn: ast.FunctionDef, body: list[ast.stmt]) -> dict[str, str]:
+    """The deprecation a module ``__getattr__`` warns of, per name it serves (torch 2.1's
+    ``replacement = _deprecated_attrs.get(name)`` / ``if replacement is not None:`` /
+    ``warnings.warn(f"'{name}' is deprecated, please use '{replacement.__module__}.{replacement.__name__}()'")``,
+    with ``_deprecated_attrs = {"has_cuda": torch.backends.cuda.is_built, ...}``; and
+    ``if name == "set_vital": warnings.warn(...)``): the f-string filled in with the name and,
+    for the dict's value, the module and name of the dotted expression it holds. A message
+    with anything else in it is not read."""
+    param = fn.args.args[0].arg if fn.args.args else "name"
+    dicts = {t.id: stmt.value for stmt in body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict)
+             for t in stmt.targets if isinstance(t, ast.Name)}
+    looked_up: dict[str, str] = {}  # var = DICT.get(name)
+    out: dict[str, str] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr == "get" and isinstance(node.value.func.value, ast.Name) \
+                and node.value.func.value.id in dicts:
+            looked_up[node.targets[0].id] = node.value.func.value.id
+        if not isinstance(node, ast.If):
+            continue
+        warn = next((c.value for c in node.body if isinstance(c, ast.Expr) and isinstance(c.value, ast.Call)
+                     and (_dotted(c.value.func) or "").rsplit(".", 1)[-1] == "warn" and c.value.args), None)
+        if warn is None:
+            continue
+        test, entries = node.test, {}
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
+            right = test.comparators[0]
+            if isinstance(test.ops[0], ast.IsNot) and test.left.id in looked_up:
+                d = dicts[looked_up[test.left.id]]
+                entries = {k.value: (test.left.id, v) for k, v in zip(d.keys, d.values)
+                           if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            elif isinstance(test.ops[0], ast.Eq) and test.left.id == param and isinstance(right, ast.Constant) \
+                    and isinstance(right.value, str):
+                entries = {right.value: (None, None)}
+        for key, (var, value) in entries.items():
+            text = _fill(warn.args[0], param, key, var, value)
+            if text and "deprecat" in text.lower():
+                out[key] = _squash(text)
+    return out
+
+
+def _fill(msg: ast.expr, param: str, key: str, var: str | None, value: ast.expr | None) -> str | None:
+    if isinstance(msg, ast.Constant) and isinstance(msg.value, str):
+        return msg.value
+    if not isinstance(msg, ast.JoinedStr):
+        return None
+    dotted = _dotted(value) if value is not None else None
+    parts = []
+    for v in msg.values:
+        if isinstance(v, ast.Constant):
+            parts.append(str(v.value))
+            continue
+        e = v.value if isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None else None
+        if isinstance(e, ast.Name) and e.id == param:
+            parts.append(key)
+        elif isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == var and dotted \
+                and "." in dotted and e.attr in ("__module__", "__name__"):
+            parts.append(dotted.rpartition(".")[0 if e.attr == "__module__" else 2])
+        else:
+            return None
+    return "".join(parts)
+
+
+_STDLIB: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
+
+
+def _stdlib_all(mod: str) -> set[str]:
+    import importlib
+
+    try:
+        names = getattr(importlib.import_module(mod), "__all__", None)
+    except ImportError:
+        return set()
+    return {n for n in names or () if isinstance(n, str)}
 
 
 def _typing_only(stmt: ast.stmt) -> bool:

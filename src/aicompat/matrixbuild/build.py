@@ -77,6 +77,10 @@ PACKAGES: dict[str, PackageSpec] = {
             "torch.cpu", "torch.cpu.amp", "torch.amp", "torch.backends", "torch.utils.cpp_extension",
             "torch.utils.checkpoint", "torch.distributed", "torch.export", "torch.compiler", "torch.library",
             "torch.testing", "torch.nn.utils", "torch.nn.utils.parametrizations",
+            # modules real code calls members of (device-agnostic helpers, linear algebra, data loading)
+            "torch.accelerator", "torch.linalg", "torch.fft", "torch.autograd", "torch.optim",
+            "torch.optim.lr_scheduler", "torch.utils.data", "torch.xpu", "torch.mps", "torch.cuda.memory",
+            "torch.profiler",
         ],
         expand=["torch.backends"],
         # torch/__init__.py copies these in at import time:

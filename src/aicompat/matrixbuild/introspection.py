@@ -10,11 +10,12 @@ difference that settles is returned as a line, so the builder can report it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..base.toml_compat import tomllib
-from .apiscan import Namespace, Sym
+from .apiscan import Namespace, Sym, stub_raise
 
 
 @dataclass
@@ -31,6 +32,8 @@ class Introspection:
     modules: dict[str, dict[str, RuntimeName]] = field(default_factory=dict)
     # warnings issued from C++ (TORCH_WARN_DEPRECATION), found in the release's libraries
     deprecated: dict[str, dict[str, str]] = field(default_factory=dict)
+    # functions whose body only raises, and what calling one raised: {module: {name: (class, message)}}
+    raises: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def provenance(self) -> str:
@@ -71,6 +74,13 @@ def load(path: Path) -> Introspection:
                 dep[n] = msg
         if dep:
             out.deprecated[mod] = dep
+        stubs = {}
+        for line in body.get("raises", "").splitlines():
+            if line.strip():
+                n, exc, msg = line.split(" ", 2)
+                stubs[n] = (exc, json.loads(msg))
+        if stubs:
+            out.raises[mod] = stubs
     return out
 
 
@@ -157,21 +167,26 @@ def between(i: int, snaps: list, statics: list, intros: list,
                     continue  # the static reading says it is not there yet (or no longer)
                 unsure = not where
             same = ra is not None and rb is not None and ra.sigs == rb.sigs and "-" not in (ra.source, rb.source)
-            ns.names[n] = Sym((rb or ra).kind, rb.sigs if same else None)
+            stub_a, stub_b = intros[a].raises.get(mod, {}).get(n), intros[b].raises.get(mod, {}).get(n)
+            ns.names[n] = Sym((rb or ra).kind, rb.sigs if same else None,
+                              raises=stub_raise(*stub_a) if stub_a is not None and stub_a == stub_b else None)
             if unsure:
                 ns.unsure = ns.unsure | {n}
             added += 1
         for n, sym in list(ns.names.items()):
-            # the same static signatures at both ends, corrected the same way by both runtimes
+            # Both runtimes show the same signatures, and the static reading here is the one a
+            # neighbour's runtime refuted (torch 2.1.0's F.one_hot(tensor, ...) from _C/_nn.pyi,
+            # as 2.1.2's stub says; 2.0.1 and 2.1.2 both take input=): the runtimes' signatures.
             ra, rb, sa, sb = rt_a.get(n), rt_b.get(n), st_a.names.get(n), st_b.names.get(n)
-            if (ra is not None and rb is not None and sa is not None and sb is not None and "-" not in (ra.source, rb.source)
-                    and ra.sigs == rb.sigs and sa.sigs == sb.sigs == sym.sigs and sym.sigs != ra.sigs):
-                ns.names[n] = Sym(rb.kind, rb.sigs, sym.deprecated)
+            refuted = any(st is not None and st.sigs == sym.sigs for st in (sa, sb))
+            if (ra is not None and rb is not None and "-" not in (ra.source, rb.source)
+                    and ra.sigs == rb.sigs and refuted and sym.sigs != ra.sigs):
+                ns.names[n] = replace(sym, kind=rb.kind, sigs=rb.sigs)
         dep_a, dep_b = intros[a].deprecated.get(mod, {}), intros[b].deprecated.get(mod, {})
         for n, msg in dep_a.items():
             sym = ns.names.get(n)
             if sym is not None and sym.deprecated is None and dep_b.get(n) == msg:
-                ns.names[n] = Sym(sym.kind, sym.sigs, msg)
+                ns.names[n] = replace(sym, deprecated=msg)
         for n in sorted(ns.names):
             if not _dunder(n) and n not in rt_a and n not in rt_b and n in st_a.names and n in st_b.names:
                 del ns.names[n]
@@ -212,7 +227,10 @@ def merge(snap: dict[str, Namespace | None], intro: Introspection) -> tuple[dict
                 report.append(f"{mod}.{name}: signatures {_sigs(st.sigs)} in the static reading, "
                               f"{_sigs(rt.sigs)} at run time ({rt.source}; the run time's kept)")
             cxx = intro.deprecated.get(mod, {}).get(name)
-            ns.names[name] = Sym(rt.kind, sigs, (st.deprecated if st is not None else None) or cxx)
+            # the runtime's reading of a stub (it called it), else the source's
+            stub = intro.raises.get(mod, {}).get(name)
+            raises = stub_raise(*stub) if stub is not None else (st.raises if st is not None and rt.kind == "f" else None)
+            ns.names[name] = Sym(rt.kind, sigs, (st.deprecated if st is not None else None) or cxx, raises)
         for name in sorted(set(static.names) - set(runtime)):
             if _dunder(name):
                 continue

@@ -12,6 +12,13 @@ A name bound by an import reported here is not reported again where it is
 used, in the releases where the import fails: there the use never runs (the
 import raised first).
 
+A function that some release in scope has only as a stub whose body raises
+(torch.symeig, torch.solve, torch.lstsq, torch.eig, torch.matrix_rank: "This
+function was deprecated since version 1.9 and is now removed", the table's
+``raises``) is unavailable there too: each call of it is reported with the
+stub's own message and the names the message says to use instead, unless the
+call sits under a ``try`` that catches what it raises.
+
 A child module reached as an attribute (``torch.nn.utils.prune.l1_unstructured``)
 that a bare ``import torch`` does not load, in every release in scope as seen at
 run time (the table's ``lazy``), is an AttributeError unless something imported
@@ -47,7 +54,7 @@ class ApiUnavailable(Rule):
     tokens = (b"import torch", b"from torch", b"flash_attn", b"import triton", b"from triton",
               b"transformer_engine")  # names resolve only through imports
     attr_tails = frozenset({"*"})
-    call_tails = frozenset({"getattr", "setattr", "patch"})
+    call_tails = frozenset({"*"})  # a raising stub may be any call; getattr/setattr/patch by name
 
     VALID = [
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n", pins={"torch": "2.4.0"}),
@@ -95,6 +102,15 @@ class ApiUnavailable(Rule):
         Example("from transformer_engine.common import recipe\n\n\ndef make_recipe(block):\n"
                 "    if block and hasattr(recipe, \"MXFP8BlockScaling\"):\n        return recipe.MXFP8BlockScaling()\n"
                 "    return recipe.DelayedScaling()\n", pins={"transformer-engine": "1.13.0"}),
+        # Fixed twins of the stub and the accelerator API below: torch.linalg, a fallback that
+        # catches what the stub raises, and torch.accelerator behind hasattr.
+        Example("import torch\n\n\ndef principal_axes(cov):\n    evals, evecs = torch.linalg.eigh(cov)\n"
+                "    return evecs\n", pins={"torch": "2.1.0"}),
+        Example("import torch\n\n\ndef principal_axes(cov):\n    try:\n"
+                "        evals, evecs = torch.symeig(cov, eigenvectors=True)\n    except RuntimeError:\n"
+                "        evals, evecs = torch.linalg.eigh(cov)\n    return evecs\n", pins={"torch": "2.1.0"}),
+        Example("import torch\n\nif hasattr(torch, 'accelerator'):\n    dev = torch.accelerator.current_accelerator()\n"
+                "else:\n    dev = torch.device('cuda')\n", pins={"torch": ">=2.4,<2.8"}),
     ]
     INVALID = [
         # ColossalAI colossalai/utils/common.py before 01066152: torch._six went in torch 2.0.
@@ -187,6 +203,19 @@ class ApiUnavailable(Rule):
                 ]),
     ]
 
+    INVALID += [
+        # torch.symeig went in 1.9's deprecation cycle; from 2.0 on torch keeps a stub that raises.
+        Example("import torch\n\n\ndef principal_axes(cov):\n    evals, evecs = torch.symeig(cov, eigenvectors=True)\n"
+                "    return evecs\n", pins={"torch": "2.1.0"},
+                findings=[(5, 20, 'torch.symeig is unavailable in torch 2.1.0: a stub whose every call raises '
+                                  'RuntimeError: "This function was deprecated since version 1.9 and is now removed. The '
+                                  'default behavior has changed from using the upper triangular portion of the matrix by '
+                                  'de…"; use torch.linalg.eigvalsh or torch.linalg.eigh; pins allow torch 2.1.0')]),
+        Example("import torch\ndev = torch.accelerator.current_accelerator()\n", pins={"torch": "2.5.1"},
+                findings=[(2, 7, "torch.accelerator.current_accelerator is not in torch 2.5.1 (added in 2.6.0); pins "
+                                 "allow torch 2.5.1")]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         # FP8 dtypes and scaled-mm ops missing from a release are AIC102's to report, with the hardware facts.
@@ -217,6 +246,14 @@ class ApiUnavailable(Rule):
         return self._judge(node, qualname, fc)
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
+        func = site.node.func
+        tail = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        out = self._stub(site, qualname, fc)
+        if tail in ("getattr", "setattr", "patch"):
+            out += self._by_name(site, qualname, fc)
+        return out
+
+    def _by_name(self, site, qualname: str, fc) -> list[Finding]:
         """``getattr(torch.nn.functional, "rms_norm")`` as ``torch.nn.functional.rms_norm``;
         ``setattr``/``getattr``/``patch`` of a config module's keys."""
         if _caught(fc):
@@ -248,6 +285,28 @@ class ApiUnavailable(Rule):
             if full not in self.owned:  # FP8 dtypes: AIC102's
                 out += self._judge(site.node, full, fc)
         return out
+
+    def _stub(self, site, qualname: str, fc) -> list[Finding]:
+        """A call of a function that some release in scope has only as a stub that raises."""
+        package = fc.matrix.api_package(qualname) if qualname else None
+        scope = q.scope(fc, package) if package is not None else None
+        where = q.split(scope.api, qualname) if scope is not None else None
+        if where is None or len(where[1]) != 1:
+            return []
+        assert scope is not None  # ``where`` is None when it is
+        module, (name,) = where
+        m = scope.api.module(module)
+        stubs = [(rng & set(scope.indices), exc, use, msg) for rng, exc, use, msg in (m.raises(name) if m else ())]
+        stubs = [s for s in stubs if s[0] and not name.startswith("_")]  # a private stub: build-dependent
+        if not stubs or fc.ctx.caught(stubs[-1][1]):
+            return []
+        hit = frozenset().union(*(s[0] for s in stubs))
+        _, exc, use, msg = stubs[-1]
+        text = (f"{module}.{name} is unavailable in {package} {scope.label(hit)}: a stub whose every call raises "
+                f"{exc}: \"{_short(msg)}\"")
+        if use:
+            text += f"; use {' or '.join(use)}"
+        return [Finding(site.node, f"{text}; {scope.pin_text()}", extra_targets=scope.targets(hit))]
 
     def attr_exists(self, qualname: str, world):
         """``hasattr(torch._inductor.config, "X")`` in one world (version_matrix/config/)."""
@@ -477,6 +536,11 @@ def _only_module(api, module: str, name: str) -> bool:
     m = api.module(module)
     entries = (m.entries(name) if m is not None else None) or []
     return bool(entries) and all(kind == "m" for _, kind, _ in entries)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _file_imports(fc) -> set[str] | None:

@@ -10,6 +10,11 @@ release in scope and the call is written through the package's root name
 keywords: the new signature puts the device first), ``sdp_kernel(...)`` ->
 ``sdpa_kernel([...])`` with the backends the flags enabled, renamed
 functions and keywords.
+
+A deprecated attribute that is not called warns when it is read: torch 2.2+'s
+``torch.has_cuda``, served by the module's ``__getattr__`` with "'has_cuda' is
+deprecated, please use 'torch.backends.cuda.is_built()'" (the table's
+deprecations of a name of kind ``a``, read at run time), reported where it is read.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class DeprecatedApi(Rule):
               b"from_pretrained",
               b"fp8_autocast", b"transformer_engine")
     call_tails = frozenset({"*"})
+    attr_tails = frozenset({"*"})
 
     VALID = [
         Example("import torch\nwith torch.amp.autocast('cuda', dtype=torch.bfloat16):\n    y = m(x)\n"),
@@ -53,6 +59,9 @@ class DeprecatedApi(Rule):
                 "    layer = te.Linear(1024, 1024)\n", pins={"transformer-engine": "2.8.0"}),
         Example("from transformers import AutoModelForCausalLM\n"
                 "m = AutoModelForCausalLM.from_pretrained('x', token='hf_x')\n", pins={"transformers": "4.45.0"}),
+        # the fixed twin of the deprecated attribute (last INVALID)
+        Example("import torch\n\nUSE_CUDA = torch.backends.cuda.is_built() and torch.cuda.is_available()\n",
+                pins={"torch": "2.4.1"}),
     ]
     INVALID = [
         Example("import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    y = m(x)\n",
@@ -118,6 +127,10 @@ class DeprecatedApi(Rule):
                             "4.45.0: \"The `use_auth_token` argument is deprecated and will be removed in v5 of "
                             "Transformers. Please use `token` instead.\"); use token=..."),
                 ]),
+        # a deprecated attribute, read (torch 2.1+: served by torch.__getattr__ with the warning)
+        Example("import torch\n\nUSE_CUDA = torch.has_cuda and torch.cuda.is_available()\n", pins={"torch": "2.4.1"},
+                findings=[(3, 12, "torch.has_cuda is deprecated: reading it warns in torch 2.4.1: \"'has_cuda' is "
+                                  "deprecated, please use 'torch.backends.cuda.is_built()'\"")]),
     ]
 
     def __init__(self, matrix) -> None:
@@ -138,6 +151,30 @@ class DeprecatedApi(Rule):
                 and (site.kw or site.has_star):
             out += self._read_keywords(site, qualname, fc)
         return out
+
+    def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
+        """A read of a deprecated attribute (kind ``a``: a value, not a function) warns."""
+        package = fc.matrix.api_package(qualname) if qualname else None
+        scope = q.scope(fc, package) if package is not None else None
+        where = q.split(scope.api, qualname) if scope is not None else None
+        if where is None or len(where[1]) != 1:
+            return []
+        assert scope is not None  # ``where`` is None when it is
+        module, (name,) = where
+        m = scope.api.module(module)
+        deps = m.deprecations(name) if m is not None else []
+        if not deps:
+            return []
+        kinds = {i: k for rng, k, _ in m.entries(name) or () for i in rng}  # type: ignore[union-attr]
+        hits = [(rng & set(scope.indices), text) for rng, text in deps
+                if not _condition(text)[0] and all(kinds.get(i) == "a" for i in rng)]
+        hits = [h for h in hits if h[0]]
+        if not hits:
+            return []
+        rng = frozenset().union(*(h[0] for h in hits))
+        # no "since": a release read statically may warn too without the table knowing it (torch 2.1.0)
+        msg = f"{qualname} is deprecated: reading it warns in {package} {scope.label(rng)}: \"{_short(hits[-1][1])}\""
+        return [Finding(node, msg, extra_targets=scope.targets(rng), severity="warning")]
 
     def check_decorator(self, node: cst.Decorator, fc) -> list[Finding]:
         """A bare ``@torch.cuda.amp.custom_fwd``: Python calls the deprecated function with the
