@@ -760,7 +760,7 @@ class ApiReader:
                 continue  # an overload's @deprecated holds only for the calls it matches: below
             deprecated = deprecated or _decorator_deprecation(d.decorator_list) or _body_deprecation(d.body)
         raises = _body_raise(defs[-1].body) if len(defs) == 1 and not stub else None
-        return Sym("f", tuple(sigs), deprecated or _overload_deprecation(defs), raises)
+        return Sym("f", tuple(sigs), deprecated or _overload_deprecation(defs), raises=raises)
 
     def _class(self, mod: str, node: ast.ClassDef, stub: bool, depth: int = 0) -> Sym:
         deprecated = _decorator_deprecation(node.decorator_list)

@@ -230,7 +230,7 @@ def merge(snap: dict[str, Namespace | None], intro: Introspection) -> tuple[dict
             # the runtime's reading of a stub (it called it), else the source's
             stub = intro.raises.get(mod, {}).get(name)
             raises = stub_raise(*stub) if stub is not None else (st.raises if st is not None and rt.kind == "f" else None)
-            ns.names[name] = Sym(rt.kind, sigs, (st.deprecated if st is not None else None) or cxx, raises)
+            ns.names[name] = Sym(rt.kind, sigs, (st.deprecated if st is not None else None) or cxx, raises=raises)
         for name in sorted(set(static.names) - set(runtime)):
             if _dunder(name):
                 continue
