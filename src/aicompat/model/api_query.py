@@ -278,6 +278,9 @@ def elsewhere(api: PackageApi, module: str, name: str, indices, most: int = 2) -
                     where.setdefault(i, []).append(f"{mod}.{name}")
     groups: dict[tuple[str, ...], set[int]] = {}
     for i, names in where.items():
+        # a module below one that has the name re-exports it (torch.nn.utils.parametrizations.Module
+        # is torch.nn.Module): name the upper one only
+        names = [n for n in names if not any(n != o and n.startswith(o.rsplit(".", 1)[0] + ".") for o in names)]
         if len(names) > most:
             return []
         groups.setdefault(tuple(names), set()).add(i)
