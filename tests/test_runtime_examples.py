@@ -123,7 +123,7 @@ EXPECTED = [
     (10, 11, 'AIC201', 'torch.Device does not exist in any torch release (2.0.0–2.15.0); did you mean torch.device, torch.DeviceObjType, torch.get_device?'),
     (11, 11, 'AIC201', 'torch.Sequence does not exist in any torch release (2.0.0–2.15.0); did you mean torch._Sequence?'),
     (12, 9, 'AIC201', 'torch.get_num_thread does not exist in any torch release (2.0.0–2.15.0); did you mean torch.get_num_threads, torch.set_num_threads, torch.init_num_threads?'),
-    (13, 12, 'AIC201', 'torch.DeviceMesh does not exist in any torch release (2.0.0–2.15.0); did you mean torch.device, torch.DeviceObjType?'),
+    (13, 12, 'AIC201', 'torch.DeviceMesh does not exist in any torch release (2.0.0–2.15.0); in torch 2.13.0 it is torch.distributed.DeviceMesh'),
     (14, 9, 'AIC201', 'torch.unique_dim does not exist in any torch release (2.0.0–2.15.0); did you mean torch.unique, torch._unique, torch._unique2?'),
     (15, 5, 'AIC202', "torch.set_num_threads: no torch release (2.0.0–2.15.0) accepts keyword 'num'"),
     (16, 9, 'AIC202', "torch.from_numpy: no torch release (2.0.0–2.15.0) accepts keyword 'ndarray'"),

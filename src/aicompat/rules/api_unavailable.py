@@ -472,6 +472,8 @@ class ApiUnavailable(Rule):
             hint = f"; did you mean {', '.join(f'{module}.{n}' for n in near)}?" if near else ""
             if full in self.hints:
                 hint = f"; {self.hints[full]['hint']}"
+            elif any(n.lower() == name.lower() for n in near):
+                pass  # a spelling of a name the module has (torch.Device: torch.device) before a namesake elsewhere
             elif moved:
                 hint = f"; {moved}"
             elif not near and m is not None:
