@@ -84,3 +84,13 @@ def test_import_fallback_runs_where_the_import_fails():
     plain = IMPORT_FALLBACK.replace("try:\n    from torch.amp import custom_fwd\n\n    fwd = custom_fwd("
                                     "device_type=\"cuda\", cast_inputs=torch.float32)\nexcept ImportError:\n", "if True:\n")
     assert [line for line, _ in aic203(plain, {"torch": ">=2.0"})] == [5]
+
+
+def test_unpinned_code_is_judged_on_the_newest_release_through_the_handler_too():
+    # unpinned, the newest release is judged: the fallback of a name it has does not run there
+    assert aic203(DISPATCH.format(caught="(AttributeError, TypeError)"), None) == []
+    aliased = DISPATCH.format(caught="AttributeError").replace("import torch\n", "import torch\nimport torch as T\n", 1)
+    aliased = aliased.replace('dtype = torch.get_autocast_dtype("cuda")', 'dtype = T.get_autocast_dtype("cuda")')
+    assert aic203(aliased, None) == []
+    # a handler that may see any error is judged there
+    assert [line for line, _ in aic203(DISPATCH.format(caught="Exception"), None)] == [14]

@@ -61,7 +61,7 @@ from .containers import (
     set_item,
     widen,
 )
-from .flow import Alternatives, ImportsOK, LoopRuns, Returns, Tagged, is_classmethod, loop_steps
+from .flow import ATTR_FALLBACK, Alternatives, ImportsOK, LoopRuns, Returns, Tagged, is_classmethod, loop_steps
 from .flow import step_name as _step_name
 
 
@@ -804,20 +804,35 @@ class Evaluator:
         return env
 
     def _imports_ok(self, probe: ImportsOK):
-        """Do a ``try`` body's imports all exist in this world (flow.ImportsOK)?"""
-        if probe.handler and self.handlers is not None:
-            catching = self.handlers.get("ImportError", {"ImportError", "Exception", "BaseException"})
-            if not catching & set(probe.handler):
-                return UNKNOWN  # this handler never sees an ImportError
+        """Do a ``try`` body's imports (and, for a handler that is a version probe's fallback,
+        the library attributes it reads) all exist in this world (flow.ImportsOK)?"""
+        names = list(probe.names)
+        if probe.handler is not None:
+            if names and self.handlers is not None:
+                catching = self.handlers.get("ImportError", {"ImportError", "Exception", "BaseException"})
+                if not catching & set(probe.handler):
+                    names = []  # this handler never sees an ImportError
+            if probe.attrs and probe.handler and set(probe.handler) <= ATTR_FALLBACK \
+                    and "AttributeError" in probe.handler:
+                names += [q for q in (self._chain_name(c) for c in probe.attrs) if q]
+            if not names:
+                return UNKNOWN
         self.touched = True
         result = True
-        for q in probe.names:
+        for q in names:
             v = self.attr_exists(q, self.world)
             if v is False:
                 return False
             if v is not True:
                 result = UNKNOWN
         return result
+
+    def _chain_name(self, chain: str) -> str | None:
+        """``torch.get_autocast_dtype`` as written -> its qualified name where its head is an
+        imported module (``import torch as T``: ``T.x`` -> ``torch.x``), else None."""
+        head, _, rest = chain.partition(".")
+        v = self._name(head)
+        return f"{v.name}.{rest}" if isinstance(v, Module) and rest else None
 
     def _project_value(self, q: str):
         """A name of the project's own modules (``.utils.torch_version``,

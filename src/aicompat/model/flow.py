@@ -222,7 +222,7 @@ class _Builder:
                 outs.append(after_body)
             for h in stmt.handlers:
                 henv = dict(seen)
-                h_c = conds + ((ImportsOK(probe.names, _handler_types(h)), False, stmt),) if probe else conds
+                h_c = conds + ((ImportsOK(probe.names, _handler_types(h), probe.attrs), False, stmt),) if probe else conds
                 if h.name is not None and isinstance(h.name.name, cst.Name):
                     henv[h.name.name.value] = (self.d("opaque", h, h, h_c),)
                 outs.append(self.body(h.body, henv, h_c))
@@ -523,6 +523,43 @@ class ImportsOK:
 
     names: tuple  # dotted names the body imports
     handler: tuple | None = None  # exception names the handler catches (() for a bare except)
+    # dotted attribute chains the body reads (``torch.get_autocast_dtype``), as written: asked
+    # only for a handler that catches nothing but what a missing name raises (ATTR_FALLBACK)
+    attrs: tuple = ()
+
+
+# A handler that catches only these (and AttributeError among them) is a version probe's
+# fallback: ``except (AttributeError, TypeError): d = torch.get_autocast_gpu_dtype()``.
+ATTR_FALLBACK = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError", "NameError"})
+
+
+class _Chains(cst.CSTVisitor):
+    """The outermost dotted Name.attr chains a try body reads, not inside a def, class or lambda."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node) -> bool:
+        d = dotted(node)
+        if d:
+            self.out.append(d)
+            return False
+        return True
 
 
 def _imports_probe(stmt) -> ImportsOK | None:
@@ -535,7 +572,13 @@ def _imports_probe(stmt) -> ImportsOK | None:
                 elif isinstance(small, cst.ImportFrom) and not small.relative:
                     names += [q.name for n, q in import_bindings(small) if n != "*"]
     names = [n for n in names if n]
-    return ImportsOK(tuple(names)) if names and stmt.handlers else None
+    attrs: tuple = ()
+    if any(_handler_types(h) and set(_handler_types(h)) <= ATTR_FALLBACK and "AttributeError" in _handler_types(h)
+           for h in stmt.handlers):
+        chains = _Chains()
+        stmt.body.visit(chains)
+        attrs = tuple(dict.fromkeys(chains.out))
+    return ImportsOK(tuple(names), attrs=attrs) if (names or attrs) and stmt.handlers else None
 
 
 def _handler_types(h) -> tuple:
