@@ -88,3 +88,30 @@ def test_a_name_the_model_cannot_tell_is_not_judged():
     assert found(code, "2.1.0") == []
     # a getattr with a default never raises: nothing to report even where the name is missing
     assert found('import torch\ndt = getattr(torch, "float8_e8m0fnu", torch.float16)\n', "2.1.0") == []
+
+
+def test_parametrize_names_with_unknown_parts_are_not_a_table():
+    # vLLM 0.33.0 tests/kernels/moe/test_gpt_oss_triton_kernels.py: argnames joined from dataclass
+    # fields is a string with unknown parts; reading the table crashed AIC102's getattr check (AIC000)
+    code = '''
+from dataclasses import dataclass, fields
+
+import pytest
+import torch
+
+
+@dataclass
+class Case:
+    a_dtype: str
+    w_dtype: str
+
+
+@pytest.mark.parametrize(
+    ", ".join(f.name for f in fields(Case)),
+    [tuple(getattr(case, f.name) for f in fields(Case)) for case in [Case(a_dtype="bf16", w_dtype="mx4")]],
+)
+def test_moe(a_dtype, w_dtype):
+    x = getattr(torch, "float8_e8m0fnu")
+'''
+    found = lint(code, gpus=("sm_80",), pins={"torch": "2.6.0"})
+    assert [d.code for d in found] == ["AIC102"], [(d.code, d.message) for d in found]  # FP8 dtypes: AIC102

@@ -72,6 +72,8 @@ def _table(call: cst.Call, fc, world, loc) -> list[dict] | None:
         names = [n.strip() for n in names.split(",") if n.strip()]
     elif isinstance(names, (tuple, Seq)):
         names = list(names.items if isinstance(names, Seq) else names)
+    else:
+        return None  # unknown, or a string with unknown parts (``", ".join(f.name for f in fields(Case))``)
     if not names or not all(isinstance(n, str) for n in names):
         return None
     out = []
