@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...fs.files import SKIP_DIRS
 from ..cmake.eval import UNK, evaluate
 from ..cpp import includes, runcache
 from . import jit_specs, torch_jit
@@ -632,6 +633,39 @@ def _includers(target: Path, root: Path, sources: dict, jit_sources: dict, inc_d
     return sorted(graph.get(target, ()), key=str)
 
 
+_HEADER_EXT = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".cuinl", ".cu", ".tcc")
+MAX_TREE_FILES = 50000
+
+
+def _by_suffix(name: str, root: Path) -> Path | None:
+    """The one in-tree file whose path ends with ``/name``, for an #include the known include
+    dirs do not resolve: the build passes an -I aicompat could not read (an include dir computed
+    at build time), and nvcc would find the header there. Several candidates: unknown (None)."""
+    if "/" not in name or name.startswith(("../", "./")) or os.path.isabs(name):
+        return None  # a bare name is too common to place in a tree (utils.h)
+    index = _cached(("tree_headers", str(root)), lambda: _tree_headers(root))
+    hits = index.get(name.rsplit("/", 1)[1], ())
+    tail = "/" + name
+    found = [h for h in hits if h.as_posix().endswith(tail)]
+    return found[0] if len(found) == 1 else None
+
+
+def _tree_headers(root: Path) -> dict[str, list[Path]]:
+    """basename -> the in-tree C/C++/CUDA files of that name (bounded walk, vendored-tool and
+    VCS folders skipped)."""
+    out: dict[str, list[Path]] = {}
+    n = 0
+    for d, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(x for x in subdirs if x not in SKIP_DIRS and not x.startswith("."))
+        for f in files:
+            if f.endswith(_HEADER_EXT):
+                out.setdefault(f, []).append(Path(d) / f)
+                n += 1
+        if n > MAX_TREE_FILES:
+            break
+    return out
+
+
 def _graph(root: Path, sources: list[Path], inc_dirs: dict, jits) -> dict[Path, set[Path]]:
     """header -> the sources that include it, directly or through other headers."""
     extra = [root, root / "include", root / "csrc"] + [base / s for base, _n, e in jits for s in e["sources"]]
@@ -651,6 +685,8 @@ def _graph(root: Path, sources: list[Path], inc_dirs: dict, jits) -> dict[Path, 
                 found = []
                 for _line, name, quoted in includes.directives(text or ""):
                     p = includes.resolve(name, quoted, f.parent, dirs, root)
+                    if p is None:
+                        p = _by_suffix(name, root)
                     if p is not None:
                         found.append(p)
                 edges[k] = found
