@@ -2,7 +2,7 @@
 
   python3 bench/triage_run.py run NAME DIR [DIR...]   lint DIRs (both fleets) -> /tmp/triage/NAME.<fleet>.json
   python3 bench/triage_run.py sample NAME              print the fixed-seed sample to triage
-  python3 bench/triage_run.py table [--sample N --seed S]
+  python3 bench/triage_run.py table [--sample N --seed S] [--only NAME,NAME]
                                                        every finding against bench/real_repos_verdicts.tsv;
                                                        unjudged ones listed, no ratio while any is unjudged
                                                        (a seeded sample: its ratio with a 95% interval)
@@ -107,7 +107,7 @@ def _findings(name: str, fleet: str, data: dict, sample_n: int | None, seed: str
     return sorted(random.Random(f"{seed}:{name}:{fleet}").sample(diags, sample_n), key=key)
 
 
-def table(sample_n: int | None = None, seed: str = "triage") -> bool:
+def table(sample_n: int | None = None, seed: str = "triage", only: set | None = None) -> bool:
     """Every finding of every run against its verdict (or, with ``sample_n``, a seeded sample
     per repo and fleet, whose ratio is given with its 95% interval). No ratio is printed while
     a finding in the count has no verdict; the unjudged ones are listed. Returns whether every
@@ -119,6 +119,7 @@ def table(sample_n: int | None = None, seed: str = "triage") -> bool:
     unique: dict = {}  # (code, path, line) -> set of verdicts over the fleets
     unjudged: list[str] = []
     names = sorted({p.name.split(".")[0] for p in OUT.glob("*.json") if p.name.count(".") == 2})
+    names = [n for n in names if only is None or n in only]
     mode = "every finding" if sample_n is None else f"a sample of {sample_n} per repo and fleet, seed {seed!r}"
     print(f"Judged: {mode}.")
     print()
@@ -249,7 +250,8 @@ def main(argv: list[str]) -> None:
         # table [--sample N [--seed S]]: exits 1 while any counted finding is unjudged
         n = int(argv[argv.index("--sample") + 1]) if "--sample" in argv else None
         seed = argv[argv.index("--seed") + 1] if "--seed" in argv else "triage"
-        sys.exit(0 if table(n, seed) else 1)
+        only = set(argv[argv.index("--only") + 1].split(",")) if "--only" in argv else None
+        sys.exit(0 if table(n, seed, only) else 1)
     elif argv[0] == "compare":
         # exits 1 when a finding with a TRUE verdict is gone (a lost true finding is a regression)
         sys.exit(0 if compare(Path(argv[1]), Path(argv[2])) else 1)
