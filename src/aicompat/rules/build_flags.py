@@ -69,8 +69,26 @@ class BuildArchFlags(Rule):
                 "            '-gencode=arch=compute_100a,code=sm_100a'])\n", gpus=["H100", "B200"]),
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0+PTX'\n", gpus=["A100", "H100", "L4"]),
         Example("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '10.0')\n", gpus=["B200"], ),
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = os.getenv('TORCH_CUDA_ARCH_LIST', '9.0;10.0')\n",
+                gpus=["H100", "B200"]),
+        # "" is unset to torch: it builds for the build machine's GPUs, which no file says.
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = ''\n", gpus=["H100", "B200"]),
     ]
     INVALID = [
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                "load_inline('k', '', cuda_sources=S, extra_cuda_cflags=['-O3', '-gencode=arch=compute_90f,code=sm_90f'])\n",
+                gpus=["H100"],
+                findings=[
+                    (2, 56, "load_inline extra_cuda_cflags: compute_90f is no compile target (no CUDA toolkit up to "
+                            "13.0 has it): \"nvcc fatal   : Unsupported gpu architecture 'compute_90f'\"; use compute_90"),
+                ]),
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = os.getenv('TORCH_CUDA_ARCH_LIST', '9.0')\n",
+                gpus=["H100", "B200"],
+                findings=[
+                    (2, 38, "TORCH_CUDA_ARCH_LIST='9.0' (when TORCH_CUDA_ARCH_LIST is unset) builds sm_90: no code "
+                            "for sm_100 (B200), which then fails with \"no kernel image is available for execution "
+                            "on the device\"; use TORCH_CUDA_ARCH_LIST=\"9.0;10.0+PTX\""),
+                ]),
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '10.0'\n", gpus=["H100"],
                 findings=[
                     (2, 38, "TORCH_CUDA_ARCH_LIST='10.0' builds sm_100: no code for sm_90 (H100), which then fails "
