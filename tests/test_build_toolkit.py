@@ -380,3 +380,36 @@ def test_target_tables_match_the_local_nvcc():
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "check_nvcc_targets.py")], capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_arch_list_beside_explicit_flags_is_not_read(tmp_path):
+    """torch 2.13.0 _get_cuda_arch_flags returns [] when the extension's nvcc list has a flag with
+    'arch' (L2661): TORCH_CUDA_ARCH_LIST="9.0" set by this setup.py builds nothing of its own."""
+    setup = EMPTY.replace('os.environ["TORCH_CUDA_ARCH_LIST"] = ""', 'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"')
+    gencode = ', "-gencode=arch=compute_90a,code=sm_90a", "-gencode=arch=compute_100a,code=sm_100a"'
+    assert aic302(tree(tmp_path, {"setup.py": setup.format(gencode=gencode)}), ["H100", "B200"]) == []
+    # Without arch flags of its own, the extension is built for the list: no code for the B200.
+    tree(tmp_path, {"setup.py": setup.format(gencode=', "--use_fast_math"')})
+    assert [(f, line, m.split(":")[0]) for f, line, m in aic302(tmp_path, ["H100", "B200"])] == [
+        ("setup.py", 6, "TORCH_CUDA_ARCH_LIST='9.0' builds sm_90")]
+
+
+NVCC_FROM_PY = '''\
+    import os
+    import subprocess
+
+
+    def build(src, out):
+        extra = os.environ["KERNEL_NVCC_FLAGS"]
+        cmd = ["nvcc", "-O3", extra, "-gencode", "arch=compute_{n},code=sm_{n}", "-c", src, "-o", out]
+        subprocess.check_call(cmd)
+'''
+
+
+def test_nvcc_from_python_with_a_word_not_known(tmp_path):
+    root = tree(tmp_path, {"build_kernels.py": NVCC_FROM_PY.format(n="61")})
+    found = aic302(root, ["H100", "B200"], "13.0")
+    assert [(f, line) for f, line, _m in found] == [("build_kernels.py", 8)]
+    assert "CUDA 13.0 cannot build sm_61 (dropped in CUDA 13.0)" in found[0][2]
+    tree(tmp_path, {"build_kernels.py": NVCC_FROM_PY.format(n="90")})  # extra may add the B200's code
+    assert aic302(root, ["H100", "B200"], "13.0") == []

@@ -229,7 +229,7 @@ class BuildArchFlags(Rule):
     def check_call(self, site, qualname, fc):
         if qualname in ("os.environ.setdefault", "os.putenv") and len(site.pos) > 1:
             if fc.value_everywhere(site.pos[0]) == ENV_NAME:
-                return self._env_value(site.pos[1], fc)
+                return self._in_process(self._env_value(site.pos[1], fc), fc)
             return []
         if qualname in LOAD_CALLS:
             return self._loaded_file(site, qualname, fc)
@@ -237,11 +237,14 @@ class BuildArchFlags(Rule):
             found = self._nvcc_call(site, qualname, fc)
             return found + (self._process_env(site.kw.get("env"), fc) if qualname in ENV_CALLS else [])
         kw = FLAG_CALLS.get(qualname)
-        expr = site.kw.get(kw) if kw else None
+        if kw is None:
+            return []
+        expr = site.kw.get(kw)
+        value = _nvcc_list(fc.value_everywhere(expr), kw) if expr is not None else ()
+        flags: list | None = strings_of(value)
+        fc.state.setdefault("AIC302.explicit", []).append(self._explicit(known_strings(value)))
         if expr is None:
             return []
-        value = _nvcc_list(fc.value_everywhere(expr), kw)
-        flags: list | None = strings_of(value)
         unset: frozenset[str] = frozenset()
         if flags is None:
             # Not known: the list a build gets with the environment variables it reads unset
@@ -276,7 +279,7 @@ class BuildArchFlags(Rule):
         if isinstance(value, str):
             cmds: list[list] = [[w.text for w in c] for c in commands(value)]  # a word None: not known
         else:
-            items = strings_of(value)
+            items = known_strings(value)  # None where a word is not known
             cmds = [items] if items else []
         out = []
         for words in cmds:
@@ -410,7 +413,7 @@ class BuildArchFlags(Rule):
                     return []
                 sl = tgt.slice[0].slice
                 if isinstance(sl, cst.Index) and fc.value_everywhere(sl.value) == ENV_NAME:
-                    return self._env_value(node.value, fc)
+                    return self._in_process(self._env_value(node.value, fc), fc)
         return []
 
     def check_dict(self, node: cst.Dict, fc) -> list[Finding]:
@@ -421,6 +424,28 @@ class BuildArchFlags(Rule):
             if isinstance(el, cst.DictElement):
                 if fc.value_everywhere(el.key) == ENV_NAME:
                     return self._env_value(el.value, fc)
+        return []
+
+    def _explicit(self, flags: list | None) -> bool | None:
+        """Does an extension's nvcc list carry a flag that makes torch add no arch flags, so that it
+        never reads TORCH_CUDA_ARCH_LIST (build.toml [torch_arch_env.*])? None: not known."""
+        marks = {e["explicit"] for e in self.matrix.section("build.toml", "torch_arch_env").values()}
+        known = [f for f in flags or [] if f is not None and "TORCH_EXTENSION_NAME" not in f]
+        if any(m in f for m in marks for f in known):
+            return True
+        return False if flags is not None and None not in flags else None
+
+    def _in_process(self, found: list[Finding], fc) -> list[Finding]:
+        """Findings on a TORCH_CUDA_ARCH_LIST this process sets: only torch's extensions built here
+        read it, and none does when each of the file's has its own arch flags (decided once the
+        whole file is walked)."""
+        if not found:
+            return []
+
+        def kept() -> list[Finding]:
+            marks = fc.state.get("AIC302.explicit") or []
+            return [] if marks and all(m is True for m in marks) else found
+        fc.later(kept)
         return []
 
     def _env_value(self, expr, fc) -> list[Finding]:
