@@ -151,8 +151,12 @@ def test_helper_built_gencode_list_reaches_the_extension(tmp_path):
     # and a target that fails fails the whole build, so no GPU gets the extension.
     write(tmp_path, {"setup.py": FLASHMLA_SETUP, "csrc/sm100/fmha_fwd.cu": TCGEN05_KERNEL})
     found = run(tmp_path, ["A100", "H100", "B200"])
-    assert short(found) == [("csrc/sm100/fmha_fwd.cu", 4, "AIC301", ["A100", "H100", "B200"])]
+    # With FLASH_MLA_DISABLE_* unset (the default build) the list is sm_100a, sm_90a: none for the A100.
+    assert short(found) == [("csrc/sm100/fmha_fwd.cu", 4, "AIC301", ["A100", "H100", "B200"]),
+                            ("setup.py", 25, "AIC302", ["A100"])]
     assert "is rejected by sm_90a (setup.py line 22 (flash_mla.cuda) builds it for sm_100a, sm_90a)" in found[0][4]
+    assert found[1][4].startswith("CUDAExtension extra_compile_args (when FLASH_MLA_DISABLE_SM100, "
+                                  "FLASH_MLA_DISABLE_SM90 are unset) builds sm_100a, sm_90a: no code for sm_80 (A100)")
 
 
 def test_helper_built_gencode_list_without_sm90a_leaves_hopper_without_the_kernel(tmp_path):

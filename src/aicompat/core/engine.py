@@ -333,6 +333,26 @@ class FileContext:
                     return UNKNOWN
         return v
 
+    def value_if_env_unset(self, expr: cst.BaseExpression) -> tuple[Any, frozenset[str]]:
+        """``value_everywhere`` of ``expr`` where every environment variable it reads with a default
+        (``os.getenv("X", "9.0")``) is unset, and the names of those variables; (UNKNOWN, empty)
+        when it reads none. Its own memo: these values are not the file's values."""
+        worlds = sorted(self.ctx.worlds, key=_world_key)
+        first, names = UNKNOWN, frozenset()
+        for i, w in enumerate(worlds):
+            ev = self.evaluator(w)
+            ev.memo, ev.env_unset = {}, set()
+            v = ev.eval(expr)
+            if i == 0:
+                first, names = v, frozenset(ev.env_unset)
+                if not names:
+                    return UNKNOWN, frozenset()
+                if not ev.touched:
+                    break
+            elif v != first:
+                return UNKNOWN, frozenset()
+        return first, names
+
     def eval_in(self, expr: cst.BaseExpression, worlds=None, may: bool = False) -> dict[World, Any]:
         worlds = self.ctx.worlds if worlds is None else worlds
         return {w: self.evaluator(w, may=may).eval(expr) for w in sorted(worlds, key=_world_key)}

@@ -172,6 +172,11 @@ class FileContextProtocol(Protocol):
         """The value of ``expr`` when it is the same in every world that reaches here, else UNKNOWN."""
         ...
 
+    def value_if_env_unset(self, expr: cst.BaseExpression) -> tuple[Any, frozenset[str]]:
+        """``value_everywhere`` where the environment variables ``expr`` reads with a default
+        (``os.getenv("X", "9.0")``) are unset, with their names; (UNKNOWN, empty) if it reads none."""
+        ...
+
     def scenarios(self) -> list[tuple[Any, Any]]:
         """The ways the current function runs: ``(call node, bindings)`` per call site, caller
         scenario, ``@pytest.mark.parametrize`` row or loop item; ``[(None, None)]`` when nothing

@@ -9,14 +9,17 @@ from .build.producers import producer
 from .build.pyeval import UNKNOWN_VALUE
 from .build.setup_py import nvcc_defines
 from .build.shell import assignments, commands, is_nvcc
-from .build.strings import Resolved, define_flags, read_files, resolve_text, string_list, strings_of
+from .build.strings import Resolved, define_flags, known_strings, read_files, resolve_text, string_list, strings_of
 from .build.targets import (
     Build,
+    Refusal,
     candidates,
     code_for,
+    newest_toolkit,
     parse_cmake_archs,
     parse_nvcc_flags,
     parse_torch_arch_list,
+    refusal,
     refusing_releases,
     torch_arch_fix,
 )
@@ -29,8 +32,8 @@ from .exact.verify import Verifier, device_flags
 __all__ = [
     "exact", "context_for", "groups", "project_root", "recipe_commands", "producer", "UNKNOWN_VALUE", "nvcc_defines",
     "assignments", "commands", "is_nvcc", "Resolved", "define_flags", "read_files", "resolve_text", "string_list",
-    "strings_of", "Build", "candidates", "code_for", "parse_cmake_archs", "parse_nvcc_flags", "parse_torch_arch_list",
-    "refusing_releases", "torch_arch_fix",
+    "strings_of", "known_strings", "Build", "Refusal", "candidates", "code_for", "newest_toolkit", "parse_cmake_archs",
+    "parse_nvcc_flags", "parse_torch_arch_list", "refusal", "refusing_releases", "torch_arch_fix",
     "evaluate", "cxx", "host_gate", "tu", "Context", "default_context", "CudaSource", "Verdict", "load_features",
     "Verifier", "device_flags", "Nvrtc", "arch_values", "nvrtc_worlds", "target_for",
 ]

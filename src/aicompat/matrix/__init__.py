@@ -29,6 +29,7 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
                         "toolkit": (str, True), "nvcc": (str, True)},
         "default": {"fleet": (_LIST, True)},
         "target": {"kind": (str, True), "runs_on": (_LIST, True), "ptx_forward": (bool, True), "toolkit": (str, True)},
+        "dropped_target": {"added": (str, True), "removed": (str, True)},
     },
     "hardware.toml": {
         "feature": {"summary": (str, True), "archs": (_LIST, True), "targets": (_LIST, False)},
@@ -107,6 +108,8 @@ SCHEMAS: dict[str, dict[str, dict[str, tuple[type, bool]]]] = {
     },
     "build.toml": {
         "nvcc_arch_shorthand": {"real": (_LIST, True), "suffixed_plain_ptx": (bool, True)},
+        "nvcc_refusal": {"arch": (str, True), "code": (str, True)},
+        "torch_arch_env": {"explicit": (str, True), "empty_is_unset": (bool, True)},
         "torch_extension_defines": {"defines": (_LIST, True), "name_define": (str, True),
                                     "limited_api_define": (str, True)},
         "torch_jit_defines": {"defines": (_LIST, True), "name_define": (str, True), "prepended": (_LIST, True),
@@ -237,6 +240,8 @@ class Matrix:
     default_fleet: list[str] = field(default_factory=list)
     features: dict[str, frozenset[str]] = field(default_factory=dict)
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)  # compile targets (sm_90a, ...)
+    # Compile targets an older nvcc accepted and CUDA 13.0's refuses (sm_70: "added", "removed").
+    dropped_targets: dict[str, dict[str, Any]] = field(default_factory=dict)
     symbols: dict[str, dict[str, Any]] = field(default_factory=dict)
     api_dir: Path | None = None  # version_matrix/api: generated per-release API tables
     api_roots: dict[str, str] = field(default_factory=dict)  # import root -> package
@@ -483,6 +488,13 @@ def _index(files: dict[str, dict[str, Any]]) -> Matrix:
         if bad:
             raise MatrixError(f"version_matrix/gpus.toml: [target.{name}] unknown arch(s) {bad}")
         m.targets[name] = e
+    for name, e in gp.get("dropped_target", {}).items():
+        if name in m.targets or not re.fullmatch(r"sm_\d+[af]?", name):
+            raise MatrixError(f"version_matrix/gpus.toml: [dropped_target.{name}] must be an sm_XY[a|f] name "
+                              "not in [target.*]")
+        if Version(e["added"]) >= Version(e["removed"]):
+            raise MatrixError(f"version_matrix/gpus.toml: [dropped_target.{name}] added must precede removed")
+        m.dropped_targets[name] = e
     for name, e in files["attention.toml"].get("limit", {}).items():
         bad = [t for s in e.get("spans", []) for t in s.get("targets", []) if t not in m.targets]
         if bad:

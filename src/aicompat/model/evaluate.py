@@ -144,6 +144,10 @@ _MAX_SITES = 16
 # (``Block(dim)``, ``block(x)``); the engine asks the same when it decides a function is uncalled.
 CALLED_THROUGH_CLASS = ("__init__", "forward", "__call__")
 
+# Reads of one environment variable that name a default for when it is unset.
+_ENV_READS = frozenset({"os.getenv", "os.environ.get", "os.environ.setdefault"})
+
+
 class Evaluator:
     """Evaluates expressions of one module in one world.
 
@@ -216,6 +220,9 @@ class Evaluator:
         self._conds_ev: Any = None
         self._home = (model, lookup, resolve, path)
         self._env = None  # the project module being read (None: the checked file)
+        # Where set (core/engine.py value_if_env_unset): environment variables read with a default
+        # are read as unset, and their names gathered here; else None (such a read is not known).
+        self.env_unset: set[str] | None = None
 
     # -- locations -----------------------------------------------------------
     def _scope(self):
@@ -1595,6 +1602,8 @@ class Evaluator:
         return UNKNOWN
 
     def _known_call(self, q: str, pos, kw):
+        if self.env_unset is not None and q in _ENV_READS:
+            return self._unset_env_read(pos, kw)
         libs = self.libs
         v, world_dependent = libs.call_value(q, self._environment(), pos, kw, self.eval)
         if v is not NotImplemented:
@@ -1618,6 +1627,16 @@ class Evaluator:
         if q == "os.environ.copy":
             return DictValue((), UNKNOWN)
         return NotImplemented
+
+    def _unset_env_read(self, pos, kw):
+        """``os.getenv(name, default)`` (``os.environ.get``, ``.setdefault``) where the environment
+        lacks ``name``: the default, None without one."""
+        name = self.eval(pos[0]) if pos else UNKNOWN
+        if not isinstance(name, str) or self.env_unset is None:
+            return UNKNOWN
+        default = pos[1] if len(pos) > 1 else kw.get("default")
+        self.env_unset.add(name)
+        return self.eval(default) if default is not None else None
 
     def _shape_call(self, model, q: str, pos, kw):
         """A library call through the shape model's entry point ``model`` for it (libs.shape_model);

@@ -11,7 +11,6 @@ from typing import Any, cast
 
 import libcst as cst
 import libcst.matchers as matchers
-from packaging.version import Version
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, TextFinding, is_makefile
 from ..cuda.api import (
@@ -21,12 +20,15 @@ from ..cuda.api import (
     commands,
     evaluate,
     is_nvcc,
+    known_strings,
+    newest_toolkit,
     parse_cmake_archs,
     parse_nvcc_flags,
     parse_torch_arch_list,
     producer,
     project_root,
     recipe_commands,
+    refusal,
     refusing_releases,
     strings_of,
     torch_arch_fix,
@@ -67,8 +69,26 @@ class BuildArchFlags(Rule):
                 "            '-gencode=arch=compute_100a,code=sm_100a'])\n", gpus=["H100", "B200"]),
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0+PTX'\n", gpus=["A100", "H100", "L4"]),
         Example("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '10.0')\n", gpus=["B200"], ),
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = os.getenv('TORCH_CUDA_ARCH_LIST', '9.0;10.0')\n",
+                gpus=["H100", "B200"]),
+        # "" is unset to torch: it builds for the build machine's GPUs, which no file says.
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = ''\n", gpus=["H100", "B200"]),
     ]
     INVALID = [
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                "load_inline('k', '', cuda_sources=S, extra_cuda_cflags=['-O3', '-gencode=arch=compute_90f,code=sm_90f'])\n",
+                gpus=["H100"],
+                findings=[
+                    (2, 56, "load_inline extra_cuda_cflags: compute_90f is no compile target (no CUDA toolkit up to "
+                            "13.0 has it): \"nvcc fatal   : Unsupported gpu architecture 'compute_90f'\"; use compute_90"),
+                ]),
+        Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = os.getenv('TORCH_CUDA_ARCH_LIST', '9.0')\n",
+                gpus=["H100", "B200"],
+                findings=[
+                    (2, 38, "TORCH_CUDA_ARCH_LIST='9.0' (when TORCH_CUDA_ARCH_LIST is unset) builds sm_90: no code "
+                            "for sm_100 (B200), which then fails with \"no kernel image is available for execution "
+                            "on the device\"; use TORCH_CUDA_ARCH_LIST=\"9.0;10.0+PTX\""),
+                ]),
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '10.0'\n", gpus=["H100"],
                 findings=[
                     (2, 38, "TORCH_CUDA_ARCH_LIST='10.0' builds sm_100: no code for sm_90 (H100), which then fails "
@@ -114,25 +134,43 @@ class BuildArchFlags(Rule):
         return set(FLAG_CALLS)
 
     # -- judging one build -------------------------------------------------------
-    def judge(self, build: Build, archs, cuda: str | None, what: str) -> list[tuple[str, frozenset, str]]:
-        """(message, failing archs, severity) for a build against the fleet and toolkit."""
+    def judge(self, build: Build, archs, cuda: str | None, what: str,
+              style: str = "nvcc") -> list[tuple[str, frozenset, str]]:
+        """(message, failing archs, severity) for a build against the fleet and toolkit. A
+        ``partial`` build (flags not all known) is judged only on the targets it names: a GPU
+        left without code needs the whole list. ``style``: how the build spells a target
+        (nvcc flags, TORCH_CUDA_ARCH_LIST entries, CMake architectures), for the fix."""
         out = []
         archs = self._judged(archs)
-        missing = [a for a in archs if code_for(a, build, self.matrix) is None]
+        refused = refusal(build, cuda, self.matrix)
+        # A name no toolkit has (compute_80a) is no build at all: what it covers is judged once it is
+        # spelled right. A target this toolkit lacks is real, and what the list covers still matters.
+        whole = not build.partial and (refused is None or refused.why != "invalid")
+        missing = [a for a in archs if code_for(a, build, self.matrix) is None] if whole else []
         if missing:
             out.append((f"{what} builds {_describe_build(build)}: no code for {{fleet}}, which then fails with "
                         f"\"no kernel image is available for execution on the device\"; {{fix}}",
                         frozenset(missing), "error"))
-        if cuda:
-            too_new = [t for t in build.cubins + build.ptx
-                       if t in self.matrix.targets and Version(self.matrix.targets[t]["toolkit"]) > Version(cuda)]
-            if too_new:
-                t = too_new[0]
-                need = self.matrix.targets[t]["toolkit"]
-                out.append((f"{what}: CUDA {cuda} cannot build {t} (first supported by CUDA {need}): "
-                            f"\"nvcc fatal   : Unsupported gpu architecture 'compute_{t[3:]}'\"",
-                            frozenset(archs), "error"))
+        if refused is not None:
+            out.append((self._refusal_message(refused, cuda, what, style), frozenset(archs), "error"))
         return out
+
+    def _refusal_message(self, r, cuda: str | None, what: str, style: str) -> str:
+        """A target nvcc refuses: why, nvcc's own words, and the fix (which fails the whole build)."""
+        entry = _spelled(r.name, style)
+        said = f"\"{r.error}\""
+        if r.why == "too_new":
+            return (f"{what}: CUDA {cuda} cannot build {r.target} (first supported by CUDA {r.toolkit}): {said}; "
+                    f"build with CUDA {r.toolkit} or newer, or drop {entry}")
+        if r.why == "dropped":
+            return (f"{what}: CUDA {cuda} cannot build {r.target} (dropped in CUDA {r.toolkit}): {said}; "
+                    f"drop {entry}, or build with a toolkit before CUDA {r.toolkit}")
+        plain = re.sub(r"[a-z]+$", "", r.target)
+        known = plain in self.matrix.targets or plain in self.matrix.dropped_targets
+        use = f"use {_spelled(re.sub(r'[a-z]+$', '', r.name), style)}" if known and plain != r.target \
+            else f"drop {entry}"
+        return (f"{what}: {r.name} is no compile target (no CUDA toolkit up to {newest_toolkit(self.matrix)} "
+                f"has it): {said}; {use}")
 
     def _judged(self, archs) -> list[str]:
         """The fleet GPUs CUDA 13.0's compile targets can serve; the others are said once (a note)."""
@@ -182,7 +220,8 @@ class BuildArchFlags(Rule):
         if bad:
             out.append(Finding(node, self._rejects(what, bad, torch_fix, fc.target), frozenset(archs)))
         fix = torch_fix if kind == "torch" else self.fix_gencode(archs, build)
-        for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what):
+        style = "torch" if kind == "torch" else "nvcc"
+        for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what, style):
             out.append(Finding(node, msg.format(fleet=fc.describe(failing), fix=fix), failing, severity=sev))
         return out
 
@@ -190,7 +229,7 @@ class BuildArchFlags(Rule):
     def check_call(self, site, qualname, fc):
         if qualname in ("os.environ.setdefault", "os.putenv") and len(site.pos) > 1:
             if fc.value_everywhere(site.pos[0]) == ENV_NAME:
-                return self._env_value(site.pos[1], fc)
+                return self._in_process(self._env_value(site.pos[1], fc), fc)
             return []
         if qualname in LOAD_CALLS:
             return self._loaded_file(site, qualname, fc)
@@ -198,21 +237,32 @@ class BuildArchFlags(Rule):
             found = self._nvcc_call(site, qualname, fc)
             return found + (self._process_env(site.kw.get("env"), fc) if qualname in ENV_CALLS else [])
         kw = FLAG_CALLS.get(qualname)
-        expr = site.kw.get(kw) if kw else None
+        if kw is None:
+            return []
+        expr = site.kw.get(kw)
+        value = _nvcc_list(fc.value_everywhere(expr), kw) if expr is not None else ()
+        flags: list | None = strings_of(value)
+        fc.state.setdefault("AIC302.explicit", []).append(self._explicit(known_strings(value)))
         if expr is None:
             return []
-        value = fc.value_everywhere(expr)
-        if kw == "extra_compile_args":  # {"cxx": [...], "nvcc": [...]}: the nvcc list
-            value = value.get("nvcc", None) if isinstance(value, DictValue) else None
-        flags = strings_of(value)
-        if not flags or not any("arch" in f for f in flags):
+        unset: frozenset[str] = frozenset()
+        if flags is None:
+            # Not known: the list a build gets with the environment variables it reads unset
+            # (os.getenv("ARCHS", "80;90")), else its known flags alone (a partial build).
+            default, unset = fc.value_if_env_unset(expr)
+            flags = strings_of(_nvcc_list(default, kw)) if unset else None
+            if flags is None:
+                flags, unset = known_strings(value), frozenset()
+        if not flags or not any(f and "arch" in f for f in flags):
             return []
         build = parse_nvcc_flags(flags, self.matrix, fc.target.cuda)
-        if build.empty():
+        if build.empty() and not build.named:
             return []
         short = qualname.rsplit(".", 1)[-1]
-        found = self._findings(expr, build, [], fc, f"{short} {kw}", "gencode")
-        literal = _flag_literal(expr, kw, flags, fc)
+        found = self._findings(expr, build, [], fc, f"{short} {kw}{_when_unset(unset)}", "gencode")
+        if build.partial or unset:
+            return found
+        literal = _flag_literal(expr, kw, cast(list, flags), fc)
         if literal is not None and any(f.archs and "no code for" in f.message for f in found):
             fix = self._flag_list_fix(literal, build, fc)
             if fix is not None:
@@ -229,7 +279,7 @@ class BuildArchFlags(Rule):
         if isinstance(value, str):
             cmds: list[list] = [[w.text for w in c] for c in commands(value)]  # a word None: not known
         else:
-            items = strings_of(value)
+            items = known_strings(value)  # None where a word is not known
             cmds = [items] if items else []
         out = []
         for words in cmds:
@@ -272,14 +322,14 @@ class BuildArchFlags(Rule):
         if not is_nvcc(words):
             return None
         args = words[1:]
-        if any(w is None for w in args):
-            return None  # a word the file does not fix may name targets (${ARCH_FLAGS})
-        if not any(_ARCH_WORD.search(w) for w in args):
+        if not any(w is not None and _ARCH_WORD.search(w) for w in args):
             return None  # no target named: nvcc's default arch, which depends on the toolkit
+        # A word the file does not fix (${ARCH_FLAGS}) may name more targets: a partial build,
+        # judged only on the -gencode targets it names.
         build = parse_nvcc_flags(args, self.matrix, cuda)
-        if build.empty() or build.unknown:
+        if build.partial and not build.named or not build.partial and (build.empty() or build.unknown):
             return None
-        shown = [w for w in args if _ARCH_WORD.search(w)]
+        shown = [w for w in args if w is not None and _ARCH_WORD.search(w)]
         what = f"nvcc {' '.join(shown)}"
         single = "-cubin" in args or "--cubin" in args
 
@@ -363,7 +413,7 @@ class BuildArchFlags(Rule):
                     return []
                 sl = tgt.slice[0].slice
                 if isinstance(sl, cst.Index) and fc.value_everywhere(sl.value) == ENV_NAME:
-                    return self._env_value(node.value, fc)
+                    return self._in_process(self._env_value(node.value, fc), fc)
         return []
 
     def check_dict(self, node: cst.Dict, fc) -> list[Finding]:
@@ -376,13 +426,41 @@ class BuildArchFlags(Rule):
                     return self._env_value(el.value, fc)
         return []
 
+    def _explicit(self, flags: list | None) -> bool | None:
+        """Does an extension's nvcc list carry a flag that makes torch add no arch flags, so that it
+        never reads TORCH_CUDA_ARCH_LIST (build.toml [torch_arch_env.*])? None: not known."""
+        marks = {e["explicit"] for e in self.matrix.section("build.toml", "torch_arch_env").values()}
+        known = [f for f in flags or [] if f is not None and "TORCH_EXTENSION_NAME" not in f]
+        if any(m in f for m in marks for f in known):
+            return True
+        return False if flags is not None and None not in flags else None
+
+    def _in_process(self, found: list[Finding], fc) -> list[Finding]:
+        """Findings on a TORCH_CUDA_ARCH_LIST this process sets: only torch's extensions built here
+        read it, and none does when each of the file's has its own arch flags (decided once the
+        whole file is walked)."""
+        if not found:
+            return []
+
+        def kept() -> list[Finding]:
+            marks = fc.state.get("AIC302.explicit") or []
+            return [] if marks and all(m is True for m in marks) else found
+        fc.later(kept)
+        return []
+
     def _env_value(self, expr, fc) -> list[Finding]:
         value = fc.value_everywhere(expr)
-        return self._judge_env_text(value, expr, fc) if isinstance(value, str) else []
+        if isinstance(value, str):
+            return self._judge_env_text(value, expr, fc)
+        # os.getenv("TORCH_CUDA_ARCH_LIST", "9.0"): the list a build gets where the variable is unset
+        default, unset = fc.value_if_env_unset(expr)
+        return self._judge_env_text(default, expr, fc, unset) if isinstance(default, str) else []
 
-    def _judge_env_text(self, text: str, expr, fc) -> list[Finding]:
+    def _judge_env_text(self, text: str, expr, fc, unset: frozenset[str] = frozenset()) -> list[Finding]:
+        if self._read_as_unset(text):
+            return []
         build, bad = parse_torch_arch_list(text, self.matrix, _torch_releases(fc.target))
-        found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}", "torch")
+        found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}{_when_unset(unset)}", "torch")
         if found and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
             # The fix: the list that covers exactly the fleet and that every pinned torch accepts,
             # in the literal's own quotes; none when no one value does.
@@ -394,6 +472,12 @@ class BuildArchFlags(Rule):
             for f in found:
                 f.fix = f"{prefix}{quote}{value}{quote}"
         return found
+
+    def _read_as_unset(self, text: str) -> bool:
+        """TORCH_CUDA_ARCH_LIST="" is read as unset (build.toml [torch_arch_env.*]): torch then builds
+        for the GPUs the build machine sees, which no file says; never "nothing"."""
+        facts = self.matrix.section("build.toml", "torch_arch_env")
+        return text == "" and any(e["empty_is_unset"] for e in facts.values())
 
     # -- CMakeLists.txt, Dockerfiles, shell scripts ---------------------------------------
     def check_build_file(self, text: str, path: str, target, cuda, reads: list | None = None):
@@ -407,12 +491,12 @@ class BuildArchFlags(Rule):
         out = self._command_findings(commands(text, dockerfile=docker), target, cuda)
         archs = target.archs
         for a in assignments(text, dockerfile=docker):
-            if a.name != ENV_NAME or a.value is None:
-                continue  # another variable, or a value known only at run time
+            if a.name != ENV_NAME or a.value is None or self._read_as_unset(a.value):
+                continue  # another variable, a value known only at run time, or "" (unset)
             value = a.value
             build, bad = parse_torch_arch_list(value, self.matrix, _torch_releases(target))
             what = f"{ENV_NAME}={value!r}"
-            found = self.judge(build, archs, cuda, what)
+            found = self.judge(build, archs, cuda, what, "torch")
             use = self.fix_torch(archs, target) if bad or found else ""
             if bad:
                 out.append(TextFinding(a.line, a.col, self._rejects(what, bad, use, target), frozenset(archs),
@@ -442,11 +526,12 @@ class BuildArchFlags(Rule):
             last[key] = s
         out = []
         for s in sorted(last.values(), key=lambda s: s.line):
+            style = "nvcc"
             if s.what in ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"):
                 value = ";".join(s.values)
                 build = parse_cmake_archs(value)
                 what = f"{s.what} {value}"
-                use = fix
+                use, style = fix, "cmake"
             else:
                 flags = [f for f in s.values if "arch" in f or f in ("-gencode", "--generate-code")]
                 build = parse_nvcc_flags(s.values, self.matrix, cuda) if flags else None
@@ -454,9 +539,33 @@ class BuildArchFlags(Rule):
                 use = self.fix_gencode(archs, build)
             if build is None or build.empty():
                 continue
-            for msg, failing, sev in self.judge(build, archs, cuda, what):
+            for msg, failing, sev in self.judge(build, archs, cuda, what, style):
                 out.append(TextFinding(s.line, s.col, msg.format(fleet=target.describe(failing), fix=use), failing, sev))
         return out
+
+
+def _nvcc_list(value, kw: str):
+    """The nvcc flags of a call's flag keyword: extra_compile_args={"cxx": [...], "nvcc": [...]}'s
+    nvcc list, extra_cuda_cflags itself."""
+    if kw == "extra_compile_args":
+        return value.get("nvcc", None) if isinstance(value, DictValue) else None
+    return value
+
+
+def _when_unset(names: frozenset[str]) -> str:
+    """Where a value is the default of environment variables: the condition it holds under."""
+    if not names:
+        return ""
+    return f" (when {', '.join(sorted(names))} {'is' if len(names) == 1 else 'are'} unset)"
+
+
+def _spelled(name: str, style: str) -> str:
+    """A target as the build spells it: compute_70 (nvcc), 7.0 (TORCH_CUDA_ARCH_LIST), 70 (CMake)."""
+    m = re.fullmatch(r"(?:sm|compute)_(\d+)([a-z]*)", name)
+    if m is None or style == "nvcc":
+        return name
+    num, sfx = m.groups()
+    return f"{num[:-1]}.{num[-1]}{sfx}" if style == "torch" else f"{num}{sfx}"
 
 
 def _deref(expr, fc, depth: int = 0):

@@ -132,6 +132,26 @@ def strings_of(v) -> list[str] | None:
     return out
 
 
+def known_strings(v) -> list[str | None] | None:
+    """The items of a flag list as ``strings_of`` reads them, with None for each item not known
+    (and one None more at the end where the list holds items at unknown positions, added in a
+    loop over what is not known); None when the value is no list."""
+    if isinstance(v, str):
+        return [v]
+    items = v if isinstance(v, tuple) else v.items if isinstance(v, Seq) else None
+    if items is None:
+        return None
+    out: list[str | None] = []
+    for x in items:
+        if isinstance(x, str):
+            out.append(x)
+        elif not (isinstance(x, PartialStr) and _HARMLESS_PREFIX.match(x.known_prefix())):
+            out.append(None)
+    if isinstance(v, Seq) and not v.exact:
+        out.append(None)
+    return out
+
+
 def define_flags(expr, fc) -> tuple[list[str], bool] | None:
     """The flags of ``expr`` that can carry macros (``-D``/``-U``...), with whether that is
     all of them: a ``-D`` whose name is known but value is not (``f"-DBLOCK={n}"``) keeps

@@ -17,12 +17,21 @@ from packaging.version import Version
 _GENCODE = re.compile(r"arch\s*=\s*(compute_\d+[af]?|sm_\d+[af]?)\s*,\s*code\s*=\s*\[?([\w,\s]+)\]?")
 
 
+# A flag of a list whose value is not known (an f-string of the running GPU, os.environ["X"]).
+UNKNOWN_FLAG = "\x00"
+_NAME = re.compile(r"(?:sm|compute)_(\d+)([a-z]*)")
+
+
 @dataclass
 class Build:
     cubins: list[str] = field(default_factory=list)  # "sm_90a"
     ptx: list[str] = field(default_factory=list)  # "sm_90" for compute_90 (named by its sm_ target)
     unknown: list[str] = field(default_factory=list)  # flags aicompat cannot interpret
     implied: dict[str, str] = field(default_factory=dict)  # PTX target -> the flag that adds it unasked
+    # The targets nvcc checks, as written, in the order it checks them: ("code", "sm_70") for a
+    # -code value, ("arch", "compute_70") for -arch and each -gencode's arch= and code=.
+    named: list[tuple[str, str]] = field(default_factory=list)
+    partial: bool = False  # the flags hold parts not known: the build may hold more targets
 
     def empty(self) -> bool:
         return not self.cubins and not self.ptx
@@ -67,12 +76,17 @@ def _option_values(tokens: list[str], names: tuple[str, ...]) -> list[str]:
     return out
 
 
-def parse_nvcc_flags(flags: list[str], matrix=None, cuda: str | None = None) -> Build:
+def parse_nvcc_flags(flags: list, matrix=None, cuda: str | None = None) -> Build:
     """``-gencode arch=compute_90a,code=sm_90a``, ``-arch=sm_90a``, ``--gpu-architecture=compute_90``,
-    ``-arch=compute_90a -code=sm_90a``."""
+    ``-arch=compute_90a -code=sm_90a``. A flag None (or UNKNOWN_FLAG) is one not known: the build is
+    ``partial``, and only the -gencode targets are ``named`` (nvcc checks each; a later unknown
+    -arch/-code may replace the known one)."""
     b = Build()
-    joined = " ".join(flags)
+    b.partial = any(f is None or f == UNKNOWN_FLAG for f in flags)
+    joined = " ".join(UNKNOWN_FLAG if f is None else f for f in flags)
+    gencode: list[tuple[str, str]] = []
     for m in _GENCODE.finditer(joined):
+        gencode.append(("arch", m.group(1)))
         for code in re.split(r"[,\s]+", m.group(2).strip()):
             if not code:
                 continue
@@ -80,9 +94,15 @@ def parse_nvcc_flags(flags: list[str], matrix=None, cuda: str | None = None) -> 
                 b.cubins.append(code)
             elif code.startswith("compute_"):
                 b.ptx.append(_sm(code))
+            else:
+                continue
+            gencode.append(("arch", code))
     tokens = joined.replace("=", " = ").split()
     archs = _option_values(tokens, ("-arch", "--gpu-architecture"))
     codes = _option_values(tokens, ("-code", "--gpu-code"))
+    if not b.partial:  # nvcc checks the -code list, then the -arch that wins, then each -gencode
+        b.named += [("code", c) for c in codes] + [("arch", a) for a in archs[-1:]]
+    b.named += gencode
     if codes:
         # -arch names the virtual arch only; exactly the -code list is embedded.
         for code in codes:
@@ -194,6 +214,8 @@ def parse_torch_arch_list(value: str, matrix, releases=None) -> tuple[Build, lis
                 continue  # the newest release's reading is the build
             sm = "sm_" + arch.replace(".", "")
             b.cubins.append(sm)
+            # torch's flags: -gencode=arch=compute_XY,code=sm_XY (+PTX: code=compute_XY)
+            b.named += [("arch", "compute_" + sm[3:]), ("arch", sm)]
             if ptx:
                 b.ptx.append(sm)
     return b, bad
@@ -250,8 +272,63 @@ def parse_cmake_archs(value: str) -> Build | None:
         if not m:
             return None
         sm = f"sm_{m.group(1)}"
+        # CMake passes --generate-code=arch=compute_XY,code=[compute_XY,sm_XY] (-real: sm_XY only)
+        b.named.append(("arch", f"compute_{m.group(1)}"))
         if m.group(2) != "virtual":
             b.cubins.append(sm)
+            b.named.append(("arch", sm))
         if m.group(2) != "real":
             b.ptx.append(sm)
     return b
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A compile target the toolkit's nvcc refuses, failing the whole build."""
+
+    name: str  # as written: "compute_70"
+    target: str  # its sm_ form: "sm_70"
+    why: str  # "too_new" (``toolkit``: the first with it), "dropped" (``toolkit``: the first without), "invalid"
+    toolkit: str | None
+    error: str  # what nvcc says
+
+
+def newest_toolkit(matrix) -> str:
+    """The toolkit whose nvcc the target facts were observed with (build.toml [nvcc_refusal.*])."""
+    return max(matrix.section("build.toml", "nvcc_refusal"), key=Version)
+
+
+def refusal(build: Build, cuda: str | None, matrix) -> Refusal | None:
+    """The first target of ``build`` nvcc refuses (in the order nvcc checks them), or None. With
+    the toolkit not given (``cuda`` None) only a name no toolkit has (compute_80a, sm_90f) is
+    refused; for a toolkit newer than ``newest_toolkit``, only what an older one already dropped
+    or what came later."""
+    newest = newest_toolkit(matrix)
+    errors = matrix.section("build.toml", "nvcc_refusal")[newest]
+    seen = set()
+    for option, name in build.named:
+        m = _NAME.fullmatch(name)
+        if m is None or name in seen or int(m.group(1)) < 20:  # before sm_20: older than every fact here
+            continue
+        seen.add(name)
+        sm = f"sm_{m.group(1)}{m.group(2)}"
+        why, toolkit = _refused(sm, cuda, matrix, newest)
+        if why:
+            return Refusal(name, sm, why, toolkit, errors[option].format(name=name))
+    return None
+
+
+def _refused(sm: str, cuda: str | None, matrix, newest: str) -> tuple[str | None, str | None]:
+    t = matrix.targets.get(sm)
+    d = matrix.dropped_targets.get(sm)
+    if t is None and d is None:
+        # No toolkit up to the newest known has it; a later one may add it.
+        return ("invalid", None) if cuda is None or Version(cuda) <= Version(newest) else (None, None)
+    if cuda is None:
+        return None, None
+    added = t["toolkit"] if t is not None else d["added"]
+    if Version(cuda) < Version(added):
+        return "too_new", added
+    if d is not None and Version(cuda) >= Version(d["removed"]):
+        return "dropped", d["removed"]
+    return None, None
