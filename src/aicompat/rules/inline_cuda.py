@@ -13,8 +13,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from ..core.notes import counted
-from ..core.ruleapi import Example, Finding, Rule, TextFinding
+from ..core.ruleapi import Example, Finding, Rule, TextFinding, counted
 from ..cuda.api import (
     UNKNOWN_VALUE,
     Build,
