@@ -268,12 +268,17 @@ def test_deepgemm_jit_compiles_an_sm90_impl_for_sm90a_which_rejects_tcgen05(tmp_
 
 # -- no build found -----------------------------------------------------------------------
 
-def test_no_build_found_states_the_assumption(tmp_path):
+def test_no_build_found_judges_only_what_fails_whatever_the_build(tmp_path):
+    # The build may target sm_90a alone (a Makefile aicompat does not read): wgmma is no fault...
     write(tmp_path, {"kernels/attn.cu": SM90_KERNEL.replace("../wgmma.cuh", "wgmma.cuh"),
                      "kernels/wgmma.cuh": WGMMA_CUH})
-    found = run(tmp_path, ["A100", "H100"])
-    assert short(found) == [("kernels/wgmma.cuh", 6, "AIC301", ["A100"])]
-    assert "(no build found for this file; assuming it is built for every fleet GPU)" in found[0][4]
+    assert run(tmp_path, ["A100", "H100"]) == []
+    # ...but on A100+B200 no target of either GPU accepts it.
+    found = run(tmp_path, ["A100", "B200"])
+    assert short(found) == [("kernels/wgmma.cuh", 6, "AIC301", ["A100", "B200"])]
+    assert ("is rejected by every compile target of every GPU it could be built for (no build aicompat can see "
+            "for this file, so it may target any fleet GPU; reported because no compile target of any of them "
+            "accepts it)") in found[0][4]
 
 
 def test_arch_named_file_without_a_build_is_judged_on_its_arch_only(tmp_path):
@@ -283,7 +288,8 @@ def test_arch_named_file_without_a_build_is_judged_on_its_arch_only(tmp_path):
     # ...but are on the B200, which has no wgmma.
     found = run(tmp_path, ["H100", "B200"])
     assert short(found) == [("csrc/sm100/kernel.cuh", 6, "AIC301", ["B200"])]
-    assert "assuming, from its sm100 name, that it is built only for compute capability 10.x GPUs" in found[0][4]
+    assert ("from its sm100 name it is taken to be built for compute capability 10.x GPUs only, and it is "
+            "reported because no compile target of theirs accepts it") in found[0][4]
 
 
 def test_build_files_are_recorded_for_the_cache(tmp_path):

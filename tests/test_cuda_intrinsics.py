@@ -8,10 +8,19 @@ from pathlib import Path
 from aicompat import Target, lint_paths
 
 
+# A real build for the file: CMake with no CUDA_ARCHITECTURES builds for its default archs,
+# taken to be the fleet's (a file with no visible build is judged only for what fails everywhere).
+def _cmake(root: Path, *sources: str) -> None:
+    if not (root / "setup.py").exists():
+        (root / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.24)\nproject(kernels LANGUAGES CXX CUDA)\n"
+                                             f"add_library(kernels STATIC {' '.join(sources)})\n")
+
+
 def lint(tmp_path: Path, text: str, *gpus):
     p = tmp_path / "csrc" / "kernels.cu"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(textwrap.dedent(text))
+    _cmake(tmp_path, "csrc/kernels.cu")
     diags = lint_paths([p], target=Target(gpus=list(gpus)), use_config=False, select=["AIC301"])
     return [(d.line, d.column, d.targets, d.severity, d.message) for d in diags]
 
@@ -45,7 +54,7 @@ def test_cluster_intrinsics_are_undefined_below_hopper(tmp_path):
         (10, 51, ["A100"], "error"), (13, 3, ["A100"], "error"), (14, 3, ["A100"], "error")]
     assert got[2][4] == (
         "'__clusterRelativeBlockRank' (cluster_intrinsics) is rejected by every compile target that runs there "
-        "(no build found for this file; assuming it is built for every fleet GPU): \"identifier "
+        "(CMakeLists.txt line 3 builds it for CMake's default architectures: taken to be the fleet's): \"identifier "
         "\"__clusterRelativeBlockRank\" is undefined\"; fails on sm_80 (A100). Accepted by sm_90, sm_90a, sm_100, "
         "sm_100a, sm_100f, sm_103, sm_103a, sm_103f, sm_110, sm_110a, sm_110f, sm_120, sm_120a, sm_120f, sm_121, "
         "sm_121a, sm_121f: guard it and provide a fallback")

@@ -12,10 +12,19 @@ from aicompat.cuda.cpp.scan import CudaSource, load_features
 TRAP = "compiles to CUTE_INVALID_CONTROL_PATH, a trap at run time"
 
 
+# A real build for the file: CMake with no CUDA_ARCHITECTURES builds for its default archs,
+# taken to be the fleet's (a file with no visible build is judged only for what fails everywhere).
+def _cmake(root: Path, *sources: str) -> None:
+    if not (root / "setup.py").exists():
+        (root / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.24)\nproject(kernels LANGUAGES CXX CUDA)\n"
+                                             f"add_library(kernels STATIC {' '.join(sources)})\n")
+
+
 def lint(tmp_path: Path, text: str, *gpus, name="kernel.cu"):
     p = tmp_path / "csrc" / name
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(textwrap.dedent(text))
+    _cmake(tmp_path, f"csrc/{name}")
     diags = lint_paths([p], target=Target(gpus=list(gpus)), use_config=False, select=["AIC301"])
     return [(d.line, d.column, d.targets, d.severity, d.message) for d in diags]
 
@@ -46,8 +55,8 @@ def test_tma_atom_traps_below_hopper(tmp_path):
     assert [(ln, col, t, sev) for ln, col, t, sev, _ in got] == [(13, 30, ["A100"], "warning")]
     assert got[0][4] == (
         "'SM90_TMA_LOAD' (CuTe cp.async.bulk.tensor atom) compiles to CUTE_INVALID_CONTROL_PATH, a trap at run "
-        "time, on every target that runs there (no build found for this file; assuming it is built for every fleet "
-        "GPU): CuTe emits its instruction only where CUTE_ARCH_TMA_SM90_ENABLED is defined (sm_90, sm_90a); "
+        "time, on every target that runs there (CMakeLists.txt line 3 builds it for CMake's default architectures: "
+        "taken to be the fleet's): CuTe emits its instruction only where CUTE_ARCH_TMA_SM90_ENABLED is defined (sm_90, sm_90a); "
         "affects sm_80 (A100)")
 
 

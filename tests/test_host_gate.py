@@ -47,10 +47,19 @@ CUTE_TUTORIAL = """\
 """
 
 
+# A real build for the file: CMake with no CUDA_ARCHITECTURES builds for its default archs,
+# taken to be the fleet's (a file with no visible build is judged only for what fails everywhere).
+def _cmake(root: Path, *sources: str) -> None:
+    if not (root / "setup.py").exists():
+        (root / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.24)\nproject(kernels LANGUAGES CXX CUDA)\n"
+                                             f"add_library(kernels STATIC {' '.join(sources)})\n")
+
+
 def lint(tmp_path: Path, text: str, *gpus):
     p = tmp_path / "examples" / "wgmma_sm90.cu"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(textwrap.dedent(text))
+    _cmake(tmp_path, "examples/wgmma_sm90.cu")
     diags = lint_paths([p], target=Target(gpus=list(gpus)), use_config=False, select=["AIC301"])
     return [(d.line, d.targets, d.message) for d in diags]
 

@@ -160,8 +160,8 @@ def test_load_of_a_file_reads_the_flags_constant(tmp_path):
     assert "quant.cu line 7" in found[0][3]
 
 
-def _lint_tree(tmp_path: Path):
-    diags = lint_paths([tmp_path], target=Target(gpus=["A100", "H100"]), use_config=False, select=["AIC301"])
+def _lint_tree(tmp_path: Path, gpus=("A100", "H100")):
+    diags = lint_paths([tmp_path], target=Target(gpus=list(gpus)), use_config=False, select=["AIC301"])
     return sorted((Path(d.path).relative_to(tmp_path).as_posix(), d.line, d.targets, d.message) for d in diags)
 
 
@@ -179,13 +179,16 @@ def test_the_loaded_cu_file_is_judged_with_the_loaders_flags(tmp_path):
                                   "(torch.utils.cpp_extension.load) has no arch flags: built for the GPU it runs on)")
 
 
-def test_a_cu_file_no_loader_names_is_assumed_built_everywhere(tmp_path):
+def test_a_cu_file_no_loader_names_fails_on_an_a100_only_fleet_whatever_its_build(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'quant'\n")
     (tmp_path / "csrc").mkdir()
     (tmp_path / "csrc" / "quant.cu").write_text(QUANT_CU.replace("#GUARD", "#ifndef QUANT_NO_FP8_CVT"))
-    found = _lint_tree(tmp_path)
+    # No loader names it: its build is not known and may target the H100 alone (the sm_89+ cvt is fine there)...
+    assert _lint_tree(tmp_path) == []
+    # ...but no target of an A100 accepts it.
+    found = _lint_tree(tmp_path, ["A100"])
     assert [(p, line, t) for p, line, t, _m in found] == [("csrc/quant.cu", 7, ["A100"])]
-    assert "no build found for this file" in found[0][3]
+    assert "no build aicompat can see for this file" in found[0][3]
 
 
 CUPY = '''\

@@ -8,6 +8,7 @@ when nvcc is on PATH.
 import shutil
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -303,10 +304,20 @@ def test_header_helpers_are_not_judged_alone():
 
 # -- AIC301 end to end ---------------------------------------------------------------
 
+
+# A real build for the file: CMake with no CUDA_ARCHITECTURES builds for its default archs,
+# taken to be the fleet's (a file with no visible build is judged only for what fails everywhere).
+def _cmake(root: Path, *sources: str) -> None:
+    if not (root / "setup.py").exists():
+        (root / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.24)\nproject(kernels LANGUAGES CXX CUDA)\n"
+                                             f"add_library(kernels STATIC {' '.join(sources)})\n")
+
+
 def _aic301(tmp_path, name, text, gpus):
     (tmp_path / ".git").mkdir(exist_ok=True)
     p = tmp_path / name
     p.write_text(textwrap.dedent(text))
+    _cmake(tmp_path, name)
     return [(d.line, d.message.split(" (")[0]) for d in
             lint_paths([p], Target(gpus=list(gpus)), use_config=False, select=["AIC301"])]
 

@@ -416,7 +416,8 @@ def _lint(args) -> int:
     extra = sys.stdout if args.format == "text" else sys.stderr
     if not (args.statistics and args.format == "text"):  # text --statistics: the counts only, as ruff
         sys.stdout.write(FORMATTERS[args.format](result.diagnostics, summ, settings.target,
-                                                 settings.notes + result.notes))
+                                                 settings.notes + (result.named_notes if args.verbose
+                                                                   else result.notes)))
     if args.statistics:
         extra.write(statistics(result.diagnostics))
     if args.show_fixes:

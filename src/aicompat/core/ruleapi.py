@@ -48,6 +48,7 @@ from ..values import (
     Tensor,
     options,
 )
+from .notes import counted
 
 __all__ = [
     # the contract
@@ -58,6 +59,8 @@ __all__ = [
     "truth", "enabled_worlds", "off_switch", "api_query", "span", "capability_range", "Layer", "argparse_args",
     # names and files
     "Qual", "dotted", "is_makefile", "read_inside", "tree_of",
+    # a run-level note counted over the run's files
+    "counted",
 ]
 
 

@@ -4,7 +4,7 @@ modules below; tests/test_layers.py checks it)."""
 from . import exact
 from .build.context import context_for, groups, project_root
 from .build.cupy_nvrtc import Nvrtc, arch_values, nvrtc_worlds, target_for
-from .build.makefile import recipe_commands
+from .build.makefile import configurations, recipe_commands
 from .build.producers import producer
 from .build.pyeval import UNKNOWN_VALUE
 from .build.setup_py import nvcc_defines
@@ -30,7 +30,7 @@ from .cpp.scan import CudaSource, Verdict, load_features
 from .exact.verify import Verifier, device_flags
 
 __all__ = [
-    "exact", "context_for", "groups", "project_root", "recipe_commands", "producer", "UNKNOWN_VALUE", "nvcc_defines",
+    "exact", "context_for", "groups", "project_root", "recipe_commands", "configurations", "producer", "UNKNOWN_VALUE", "nvcc_defines",
     "assignments", "commands", "is_nvcc", "Resolved", "define_flags", "read_files", "resolve_text", "string_list",
     "strings_of", "known_strings", "Build", "Refusal", "candidates", "code_for", "newest_toolkit", "parse_cmake_archs",
     "parse_nvcc_flags", "parse_torch_arch_list", "refusal", "refusing_releases", "torch_arch_fix",

@@ -18,6 +18,7 @@ from ..cuda.api import (
     assignments,
     code_for,
     commands,
+    configurations,
     evaluate,
     is_nvcc,
     known_strings,
@@ -27,7 +28,6 @@ from ..cuda.api import (
     parse_torch_arch_list,
     producer,
     project_root,
-    recipe_commands,
     refusal,
     refusing_releases,
     strings_of,
@@ -352,6 +352,36 @@ class BuildArchFlags(Rule):
                                                                             fix=fix(target.archs)), failing, sev))
         return out
 
+    def _makefile_findings(self, text: str, target, cuda) -> list:
+        """A Makefile, one configuration of its conditionals at a time (cuda/build/makefile.py):
+        a GPU lacks code where no configuration of the command builds any for it (each machine
+        may choose its own); any other finding is its configuration's, named when not all have it."""
+        cfgs = configurations(text)
+        if len(cfgs) <= 1:
+            return self._command_findings(cfgs[0].commands if cfgs else [], target, cuda)
+        alts: dict[tuple, list] = {}
+        for cfg in cfgs:
+            for cmd in cfg.commands:
+                judged = self._nvcc_build([w.text for w in cmd], cuda)
+                if judged is not None:
+                    alts.setdefault((cmd[0].line, cmd[0].col), []).append((cfg.label, judged))
+        out = []
+        for (line, col), got in sorted(alts.items()):
+            served = {a for _l, (b, _w, _f) in got for a in target.archs if code_for(a, b, self.matrix) is not None}
+            found: dict[str, list] = {}
+            for label, (build, what, fix) in got:
+                for msg, failing, sev in self.judge(build, target.archs, cuda, what):
+                    if "{fleet}, which then fails" in msg:  # no code for them
+                        failing = frozenset(a for a in failing if a not in served)
+                    if failing:
+                        text_ = msg.format(fleet=target.describe(failing), fix=fix(target.archs))
+                        found.setdefault(text_, [failing, sev, []])[2].append(label)
+            for text_, (failing, sev, labels) in found.items():
+                if len(labels) < len(cfgs) and labels[0]:
+                    text_ = f"{text_} (in the Makefile configuration {labels[0]})"
+                out.append(TextFinding(line, col, text_, failing, sev))
+        return out
+
     def _process_env(self, expr, fc) -> list[Finding]:
         """``env=`` of a process start: the arch list in the dict the value model
         gives it (``env = dict(os.environ); env["TORCH_CUDA_ARCH_LIST"] = "9.0"``).
@@ -486,7 +516,7 @@ class BuildArchFlags(Rule):
         if name == "CMakeLists.txt" or name.endswith(".cmake"):
             return self._check_cmake(path, target, cuda, reads)
         if is_makefile(name):
-            return self._command_findings(recipe_commands(text), target, cuda)
+            return self._makefile_findings(text, target, cuda)
         docker = name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".dockerfile")
         out = self._command_findings(commands(text, dockerfile=docker), target, cuda)
         archs = target.archs

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from ..core.ruleapi import Example, Finding, Rule, TextFinding
+from ..core.ruleapi import Example, Finding, Rule, TextFinding, counted
 from ..cuda.api import (
     UNKNOWN_VALUE,
     Build,
@@ -127,6 +127,10 @@ MECHANISMS = {
                                                              ptx=True, unit=False, constraints=(1, "constraints")),
     "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
 }
+
+# Said once per run with the number of such files (-v names them): core/notes.py.
+UNSEEN_NOTE = ("{n} CUDA {file|files} with arch-specific code {has|have} no build aicompat can see: judged only for "
+               "what fails on every compile target of every fleet GPU {it|they} could be built for")
 
 _WGMMA = 'asm volatile("wgmma.fence.sync.aligned;");'
 _SRC = f'CUDA_SRC = r"""\n__global__ void k(float* x) {{\n  {_WGMMA}\n  x[0] = 1.f;\n}}\n"""\n'
@@ -775,6 +779,8 @@ class InlineCudaArch(Rule):
         ctx = None if ptx_target else context_for(Path(path), target.archs, self.matrix, cuda)
         if ctx is not None and reads is not None:
             reads.extend(r for r in ctx.reads if r not in reads)
+        if ctx is not None and any(_unseen(o) for o in ctx.origins):
+            self.notes.append(counted(UNSEEN_NOTE, path))
         nvcc: dict
         seen: dict
         nvcc, seen = {}, {}
@@ -825,12 +831,13 @@ class InlineCudaArch(Rule):
             archs_drop = {a: drops[a] for a in archs}
             info = [built.get(a) for a in archs]
             every = all(i is None or i[1] for i in info)
-            where = "every target that runs on" if every else \
-                f"{', '.join(sorted({t for i in info if i for t in i[0]}, key=_tnum))}, the targets built for"
             origin = next((i[2] for i in info if i and i[2] is not None), None)
+            where = "every target of" if _unseen(origin) else "every target that runs on" if every else \
+                f"{', '.join(sorted({t for i in info if i for t in i[0]}, key=_tnum))}, the targets built for"
             said = f" ({origin.how})" if origin is not None else ""
             if occ.trap:
-                when = "on every target that runs there" if every else \
+                when = "on every target of every GPU it could be built for" if _unseen(origin) else \
+                    "on every target that runs there" if every else \
                     f"on {', '.join(sorted({t for i in info if i for t in i[0]}, key=_tnum))}"
                 msg = f"{_trap_text(occ, '', when + said)}; affects {target.describe(archs_drop)}"
             else:
@@ -985,21 +992,29 @@ def _built_where(ptx_target, info: list) -> tuple[str, str]:
     targets the build makes) and where that comes from (" (setup.py line 22 builds ...)")."""
     if ptx_target:
         return f".target {ptx_target}", ""
-    if all(i is None or i[1] for i in info):
+    origin = next((i[2] for i in info if i and i[2] is not None), None)
+    if _unseen(origin):
+        where = "every compile target of every GPU it could be built for"
+    elif all(i is None or i[1] for i in info):
         where = "every compile target that runs there"
     else:
         where = ", ".join(sorted({t for i in info if i for t in i[0]}, key=_tnum))
-    origin = next((i[2] for i in info if i and i[2] is not None), None)
     return where, (f" ({origin.how})" if origin is not None else "")
 
 
-def _common_failing(verdicts: list[Verdict]) -> Verdict:
+def _unseen(origin) -> bool:
+    """Is ``origin`` a file's build aicompat cannot see (cuda/build/context.py _assumed)?"""
+    return getattr(origin, "kind", None) == "unseen"
+
+
+def _common_failing(verdicts: list[Verdict], strict: bool = False) -> Verdict:
     """The first verdict, keeping only the instructions every one of ``verdicts`` rejects
-    (those are what keeps the GPU from any build); all of its own if none is common."""
+    (those are what keeps the GPU from any build); all of its own if none is common, unless
+    ``strict`` (then none)."""
     first = verdicts[0]
     keys = set.intersection(*({(o.line, o.column, o.token) for o in v.failing} for v in verdicts))
     common = [o for o in first.failing if (o.line, o.column, o.token) in keys]
-    return Verdict(first.target, first.status, common or first.failing, first.dropped)
+    return Verdict(first.target, first.status, common if strict else common or first.failing, first.dropped)
 
 
 def judge_gpus(archs, builds_of, verdict_of) -> tuple[dict, dict, dict]:
@@ -1017,15 +1032,28 @@ def judge_gpus(archs, builds_of, verdict_of) -> tuple[dict, dict, dict]:
     for arch in archs:
         for targets, every, origin in builds_of(arch):
             verdicts = [verdict_of(t, origin) for t in targets]
+            # A build not known: only an instruction every target rejects (compiles out) is its fault.
+            strict = getattr(origin, "kind", None) == "unseen"
             if all(v.status == "fail" for v in verdicts):
-                if arch not in fails:
-                    fails[arch] = verdicts[0] if len(verdicts) == 1 else _common_failing(verdicts)
+                v = verdicts[0] if len(verdicts) == 1 else _common_failing(verdicts, strict)
+                if arch not in fails and v.failing:
+                    fails[arch] = v
                     built[arch] = (targets, every, origin)
             elif all(v.status in ("fail", "empty") for v in verdicts):
-                if arch not in drops:
-                    drops[arch] = next(v for v in verdicts if v.status == "empty")
+                empty = [v for v in verdicts if v.status == "empty"]
+                v = _common_dropped(empty) if strict else empty[0]
+                if arch not in drops and v.dropped:
+                    drops[arch] = v
                     built[arch] = (targets, every, origin)
     return fails, drops, built
+
+
+def _common_dropped(verdicts: list[Verdict]) -> Verdict:
+    """The first verdict, keeping only what every one of ``verdicts`` compiles out."""
+    first = verdicts[0]
+    keys = set.intersection(*({(o.line, o.column, o.token) for o in v.dropped} for v in verdicts))
+    return Verdict(first.target, first.status, first.failing, [o for o in first.dropped
+                                                               if (o.line, o.column, o.token) in keys])
 
 
 def _per_occurrence(by_arch: dict, kind: str, one_per_feature: bool = False):

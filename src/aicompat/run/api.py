@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import cast
 
 from ..base.diagnostics import Diagnostic
+from ..core.notes import fold
 from ..fs import gitignore
 from ..fs.files import discover, display_path
 from ..matrix import Matrix, default_matrix
@@ -44,9 +45,10 @@ class RunResult:
     settings: Settings | None = None
     cache_hits: int = 0
     workers: int = 1  # processes that parsed files (1: this one)
-    notes: list[str] = field(default_factory=list)  # run-level notes rules left, each once
+    notes: list[str] = field(default_factory=list)  # run-level notes rules left, each once (counted ones counted)
     root: str | None = None  # the project root: files outside it are not read for the checked code, nor fixed
     pruned: list[str] = field(default_factory=list)  # build/dist folders the walk skipped (-v names them)
+    named_notes: list[str] = field(default_factory=list)  # the notes with what a counted note counts (-v)
 
     @property
     def suppressed(self) -> list[Diagnostic]:
@@ -92,8 +94,9 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
                 result = (lint_parallel(spec, [(0, display, data)], 1, timeout, linter=linter)[0] if isolate
                           else lint_one(linter, data, display, timeout))
             _per_file_ignores([result], settings, project_root)
+            notes = list(dict.fromkeys(result.notes))
             return RunResult(sorted(result.diagnostics, key=Diagnostic.sort_key), [result], [], settings,
-                             workers=1, notes=list(dict.fromkeys(result.notes)), root=project_root)
+                             workers=1, notes=fold(notes, False), root=project_root, named_notes=fold(notes, True))
         root = settings.config_file.parent if settings.config_file else None
         unusable: list[tuple[Path, str]] = []
         unlisted: list[tuple[Path, OSError]] = []
@@ -146,9 +149,10 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
                                                 "search permission, or exclude it)") for p, exc in unlisted]
         _per_file_ignores(final, settings, project_root)
         diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
+        # Every file's notes, checked here, on a worker or read from the cache: a counted note counts them all.
         notes = list(dict.fromkeys(n for r in final for n in r.notes))
-        return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, notes, project_root,
-                         [display_path(p) for p in pruned])
+        return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, fold(notes, False),
+                         project_root, [display_path(p) for p in pruned], fold(notes, True))
 
     finally:
         linter.close()  # the run's end: exact mode's compilers and private folder (cuda/session.py)

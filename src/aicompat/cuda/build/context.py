@@ -44,6 +44,8 @@ from ...fs.files import SKIP_DIRS
 from ..cmake.eval import UNK, evaluate
 from ..cpp import includes, runcache
 from . import jit_specs, torch_jit
+from .build_files import build_files
+from .make_builds import Compile, compiles
 from .setup_py import UNKNOWN_VALUE, Extension, extensions, nvcc_defines
 from .targets import Build, candidates, code_for, parse_cmake_archs, parse_nvcc_flags, parse_torch_arch_list
 
@@ -58,7 +60,7 @@ CUDA_EXT = (".cu", ".cuh")
 class Origin:
     """One way the file gets compiled."""
 
-    kind: str  # "build" | "fleet" | "target" | "plain" | "assumed" | "unknown"/"none" (never judged)
+    kind: str  # "build" | "fleet" | "target" | "plain" | "unseen" | "unknown"/"none" (never judged)
     how: str  # said in the finding
     builds: tuple = ()  # kind "build": alternatives (Build)
     target: str = ""  # kind "target"
@@ -90,8 +92,15 @@ def groups(ctx: Context, arch: str, matrix, cuda: str | None) -> list[tuple[list
                 # Every target of the build must compile: one that fails fails the build.
                 run = out[-1][0][0] if out and out[-1][2] is o else None
                 out.extend(([t], False, o) for t in o.builds[0].every_target() if t != run)
-        elif o.kind in ("fleet", "assumed"):
+        elif o.kind == "fleet":
             c = candidates(arch, matrix, cuda)
+            if c:
+                out.append((c, True, o))
+        elif o.kind == "unseen":
+            # The build is not known: it may target any GPU of its scope and not this one, so
+            # only what every target of every GPU it could be built for rejects fails it.
+            c = sorted({t for a in sorted(o.archs or ()) for t in candidates(a, matrix, cuda)},
+                       key=lambda t: (int(re.match(r"sm_(\d+)", t).group(1)), t))
             if c:
                 out.append((c, True, o))
         elif o.kind == "target":
@@ -476,9 +485,56 @@ def _context(path: Path, root: Path, fleet: list[str], matrix, cuda) -> Context:
     if loaded.sources.get(path):
         ctx.origins.extend(loaded.sources[path])
         return ctx
+    made = _make_project(path, root, fleet, matrix, cuda)
+    ctx.reads.extend(r for r in made.reads if r not in ctx.reads)
+    if made.sources.get(path):
+        ctx.origins.extend(made.sources[path])
+        return ctx
+    if made.sources:
+        sources = {**made.sources, **sources}
     # A header (or a .cu that is #included): through the sources that include it.
     _through_includers(ctx, path, root, sources, {}, proj.include_dirs, [])
     return ctx if ctx.origins else _assumed(path, fleet, ctx)
+
+
+def _make_project(path: Path, root: Path, fleet: list[str], matrix, cuda) -> _Project:
+    """The .cu files the nvcc commands of the Makefiles and scripts around ``path`` compile
+    (make_builds.py), each with one origin per command and Makefile configuration."""
+    files = _cached(("build_files", str(path.parent), str(root)), lambda: build_files(path, root))
+    key = ("make", str(root), tuple(_stamp(f) for f in files), tuple(fleet), cuda)
+    return _cached(key, lambda: _make_origins(files, root, fleet, matrix, cuda))
+
+
+_ARCH_WORD = re.compile(r"arch|sm_|compute_|gencode", re.I)
+
+
+def _make_origins(files: list[Path], root: Path, fleet: list[str], matrix, cuda) -> _Project:
+    found, reads = compiles(files, root)
+    proj = _Project(reads=reads)
+    for c in found:
+        o = _compile_origin(c, fleet, matrix, cuda)
+        mine = proj.sources.setdefault(c.source, [])
+        if o not in mine:
+            mine.append(o)
+    return proj
+
+
+def _compile_origin(c: Compile, fleet: list[str], matrix, cuda) -> Origin:
+    """How one nvcc command of a Makefile or script compiles its .cu file. A configuration of
+    a Makefile with several is built for the fleet GPUs it has code for (one per machine)."""
+    config = (f" in the Makefile configuration {c.config}" if c.config else
+              " (its conditionals have too many configurations to tell apart)" if c.config is None else "")
+    words, raws = c.words[1:], c.raws[1:]
+    unknown = [r for w, r in zip(words, raws) if w is None]
+    known = [w for w in words if w is not None]
+    b = parse_nvcc_flags(known, matrix, cuda)
+    if b.unknown or any(_ARCH_WORD.search(r) for r in unknown):
+        return Origin("unknown", f"{c.where} builds it for archs not known here{config}")
+    if b.empty():
+        return Origin("unknown", f"{c.where} builds it with no arch flags (nvcc's default arch){config}")
+    archs = frozenset(a for a in fleet if code_for(a, b, matrix) is not None) if c.config else None
+    return Origin("build", f"{c.where} builds it for {_describe(b)}{config}", builds=(b,), archs=archs,
+                  defines=tuple(sorted(nvcc_defines(known).items())), defines_known=not unknown)
 
 
 def _spec_context(ctx: Context, path: Path, root: Path, jits, fleet: list[str], matrix, cuda) -> Context:
@@ -592,6 +648,9 @@ _ARCH_NAME = re.compile(r"^sm_?(\d{2,3})[af]?(?:_|x?$)", re.I)
 
 
 def _assumed(path: Path, fleet: list[str], ctx: Context) -> Context:
+    """No build of the file is visible here (a Makefile rule not read, a script, an unusual
+    CMake): it may be built for any target of any GPU of its scope, so it is judged only for
+    what fails on all of them (groups)."""
     named = None
     for part in [path.stem] + [p.name for p in path.parents][:6]:
         m = _ARCH_NAME.match(part)
@@ -601,10 +660,13 @@ def _assumed(path: Path, fleet: list[str], ctx: Context) -> Context:
     if named is not None:
         major = named // 10
         archs = frozenset(a for a in fleet if int(a[3:]) // 10 == major)
-        ctx.origins = [Origin("assumed", f"no build found for this file; assuming, from its sm{named} name, that "
-                                         f"it is built only for compute capability {major}.x GPUs", archs=archs)]
+        ctx.origins = [Origin("unseen", f"no build aicompat can see for this file; from its sm{named} name it is "
+                                        f"taken to be built for compute capability {major}.x GPUs only, and it is "
+                                        f"reported because no compile target of theirs accepts it", archs=archs)]
     else:
-        ctx.origins = [Origin("assumed", "no build found for this file; assuming it is built for every fleet GPU")]
+        ctx.origins = [Origin("unseen", "no build aicompat can see for this file, so it may target any fleet GPU; "
+                                        "reported because no compile target of any of them accepts it",
+                              archs=frozenset(fleet))]
     return ctx
 
 

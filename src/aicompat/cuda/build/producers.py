@@ -9,14 +9,13 @@ import fnmatch
 import os
 from pathlib import Path
 
-from ...fs.files import SKIP_DIRS, is_build_file, is_makefile
+from ...fs.files import is_makefile
 from ..cpp.includes import read
+from .build_files import build_files
 from .context import project_root
 from .makefile import recipe_commands
 from .shell import commands, is_nvcc
 
-MAX_DIRS = 64
-MAX_FILES = 256
 _OUTPUT = ("-o", "--output-file")
 
 
@@ -25,7 +24,7 @@ def producer(path: Path, name: str, reads: list | None = None) -> tuple[list, st
     try:
         path = Path(os.path.abspath(path))
         root = project_root(path)
-        for f in _build_files(path, root):
+        for f in build_files(path, root):
             text = read(f)
             if text is None or "nvcc" not in text:
                 continue
@@ -56,37 +55,3 @@ def _writes(words: list, name: str) -> bool:
         if out and fnmatch.fnmatchcase(name, out.rsplit("/", 1)[-1].replace("%", "*")):
             return True
     return False
-
-
-def _build_files(path: Path, root: Path) -> list[Path]:
-    dirs, d = [], path.parent
-    while True:
-        dirs.append(d)
-        if d == root or d.parent == d or len(dirs) > 16:
-            break
-        d = d.parent
-    out: list[Path] = []
-    seen_dirs = 0
-    for d in dirs:
-        for sub in [d] + sorted(_children(d)):
-            seen_dirs += 1
-            if seen_dirs > MAX_DIRS:
-                return out
-            try:
-                entries = sorted(os.scandir(sub), key=lambda e: e.name)
-            except OSError:
-                continue
-            for e in entries:
-                if len(out) >= MAX_FILES:
-                    return out
-                if e.is_file(follow_symlinks=False) and is_build_file(e.name) and not e.name.endswith(".cmake"):
-                    out.append(Path(e.path))
-    return list(dict.fromkeys(out))
-
-
-def _children(d: Path) -> list[Path]:
-    try:
-        return [Path(e.path) for e in os.scandir(d) if e.is_dir(follow_symlinks=False)
-                and e.name not in SKIP_DIRS and not e.name.startswith(".")][:MAX_DIRS]
-    except OSError:
-        return []
