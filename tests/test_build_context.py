@@ -414,7 +414,7 @@ def test_gencode_in_cmake_cuda_flags_covering_the_fleet(tmp_path):
 
 def test_target_properties_and_compile_options(tmp_path):
     text = ("add_library(k SHARED k.cu)\nset_target_properties(k PROPERTIES CUDA_ARCHITECTURES \"90a-real\")\n"
-            "target_compile_options(k PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode arch=compute_90a,code=sm_90a>)\n")
+            "target_compile_options(k PRIVATE \"$<$<COMPILE_LANGUAGE:CUDA>:-gencode arch=compute_90a,code=sm_90a>\")\n")
     assert [(p, line) for p, line, _m in aic302(tmp_path, "CMakeLists.txt", text, ["H100", "B200"])] == [
         ("CMakeLists.txt", 2), ("CMakeLists.txt", 3)]
     ok = text.replace('"90a-real"', '"90a-real;100a-real"').replace(

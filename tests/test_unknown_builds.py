@@ -220,3 +220,69 @@ def test_aic302_a_gpu_no_configuration_builds_for_is_reported_with_its_configura
     assert [(p, line, t) for p, line, t, _m in found] == [("Makefile", 8, ["B200"]), ("Makefile", 8, ["B200"])]
     assert found[0][3].endswith("(in the Makefile configuration GPU_TARGET=A100)")
     assert found[1][3].endswith("(in the Makefile configuration GPU_TARGET other than A100)")
+
+
+# A microbenchmark with an opt-in Blackwell path: off unless the build passes -D...=1.
+PIPE_BENCH_CU = """\
+    #include <cstdio>
+    #include <cuda_runtime.h>
+
+    #ifndef PIPE_ENABLE_REDUX_F32
+    #define PIPE_ENABLE_REDUX_F32 0
+    #endif
+
+    __global__ void reduce_kernel(const float* in, float* out) {
+      float v = in[threadIdx.x];
+    #if PIPE_ENABLE_REDUX_F32
+      float r;
+      asm volatile("redux.sync.max.f32 %0, %1, 0xffffffff;" : "=f"(r) : "f"(v));
+      v = r;
+    #endif
+      out[threadIdx.x] = v;
+    }
+
+    int main() {
+      float *a, *b;
+      cudaMalloc(&a, 128);
+      cudaMalloc(&b, 128);
+      reduce_kernel<<<1, 32>>>(a, b);
+      cudaDeviceSynchronize();
+      printf("ok\\n");
+      return 0;
+    }
+"""
+
+
+def _write(root: Path, files: dict) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+def _aic301(root: Path, gpus) -> list:
+    diags = lint_paths([root], target=Target(gpus=list(gpus)), use_config=False, select=["AIC301"])
+    return [(Path(d.path).relative_to(root).as_posix(), d.line) for d in diags]
+
+
+def test_unbuilt_file_macro_default_off_is_not_enabled_by_a_guessed_build(tmp_path):
+    # No build defines PIPE_ENABLE_REDUX_F32: its in-file default 0 stands, the redux.f32 path is dead.
+    _write(tmp_path, {"microbench/pipe_bench.cu": PIPE_BENCH_CU})
+    assert _aic301(tmp_path, ["A100", "H100"]) == []
+
+
+def test_unbuilt_file_with_the_path_on_unconditionally_is_reported(tmp_path):
+    # redux.f32 needs sm_100a/sm_103a (ptxas 13.0: "Instruction 'redux.f32' not supported on
+    # .target 'sm_90'"): no target of the A100 or the H100 accepts it, whatever the build.
+    _write(tmp_path, {"microbench/pipe_bench.cu": PIPE_BENCH_CU.replace("#if PIPE_ENABLE_REDUX_F32", "#if 1")})
+    assert _aic301(tmp_path, ["A100", "H100"]) == [("microbench/pipe_bench.cu", 12)]
+
+
+def test_a_makefile_that_turns_the_path_on_for_sm90a_fails_on_the_h100(tmp_path):
+    make = """\
+        NVCC ?= nvcc
+        pipe_bench: pipe_bench.cu
+        \t$(NVCC) -O3 -gencode arch=compute_90a,code=sm_90a -DPIPE_ENABLE_REDUX_F32=1 -o $@ $<
+    """
+    _write(tmp_path, {"microbench/pipe_bench.cu": PIPE_BENCH_CU, "microbench/Makefile": make})
+    assert _aic301(tmp_path, ["A100", "H100"]) == [("microbench/pipe_bench.cu", 12)]

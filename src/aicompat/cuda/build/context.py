@@ -650,7 +650,10 @@ _ARCH_NAME = re.compile(r"^sm_?(\d{2,3})[af]?(?:_|x?$)", re.I)
 def _assumed(path: Path, fleet: list[str], ctx: Context) -> Context:
     """No build of the file is visible here (a Makefile rule not read, a script, an unusual
     CMake): it may be built for any target of any GPU of its scope, so it is judged only for
-    what fails on all of them (groups)."""
+    what fails on all of them (groups). No build defines a macro for it either: code under a
+    macro no known build defines is unreachable until one does (issue 28), so the -D flags are
+    known to be none (a `#define N 0` default under `#ifndef N` stands; names a header outside
+    the tree may define stay open: cuda/cpp/preprocessor.py known_undefined)."""
     named = None
     for part in [path.stem] + [p.name for p in path.parents][:6]:
         m = _ARCH_NAME.match(part)
@@ -662,11 +665,12 @@ def _assumed(path: Path, fleet: list[str], ctx: Context) -> Context:
         archs = frozenset(a for a in fleet if int(a[3:]) // 10 == major)
         ctx.origins = [Origin("unseen", f"no build aicompat can see for this file; from its sm{named} name it is "
                                         f"taken to be built for compute capability {major}.x GPUs only, and it is "
-                                        f"reported because no compile target of theirs accepts it", archs=archs)]
+                                        f"reported because no compile target of theirs accepts it", archs=archs,
+                              defines_known=True)]
     else:
         ctx.origins = [Origin("unseen", "no build aicompat can see for this file, so it may target any fleet GPU; "
                                         "reported because no compile target of any of them accepts it",
-                              archs=frozenset(fleet))]
+                              archs=frozenset(fleet), defines_known=True)]
     return ctx
 
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from ..cpp.ppexpr import UNKNOWN_VALUE
+
 _GENCODE = re.compile(r"arch\s*=\s*(compute_\d+[af]?|sm_\d+[af]?)\s*,\s*code\s*=\s*\[?([\w,\s]+)\]?")
 
 
-# A flag of a list whose value is not known (an f-string of the running GPU, os.environ["X"]).
-UNKNOWN_FLAG = "\x00"
 _NAME = re.compile(r"(?:sm|compute)_(\d+)([a-z]*)")
 
 
@@ -78,12 +78,13 @@ def _option_values(tokens: list[str], names: tuple[str, ...]) -> list[str]:
 
 def parse_nvcc_flags(flags: list, matrix=None, cuda: str | None = None) -> Build:
     """``-gencode arch=compute_90a,code=sm_90a``, ``-arch=sm_90a``, ``--gpu-architecture=compute_90``,
-    ``-arch=compute_90a -code=sm_90a``. A flag None (or UNKNOWN_FLAG) is one not known: the build is
+    ``-arch=compute_90a -code=sm_90a``. A flag None (or UNKNOWN_VALUE) is one not known: the build is
     ``partial``, and only the -gencode targets are ``named`` (nvcc checks each; a later unknown
     -arch/-code may replace the known one)."""
     b = Build()
-    b.partial = any(f is None or f == UNKNOWN_FLAG for f in flags)
-    joined = " ".join(UNKNOWN_FLAG if f is None else f for f in flags)
+    # a flag of a list whose value is not known (an f-string of the running GPU, os.environ["X"])
+    b.partial = any(f is None or f == UNKNOWN_VALUE for f in flags)
+    joined = " ".join(UNKNOWN_VALUE if f is None else f for f in flags)
     gencode: list[tuple[str, str]] = []
     for m in _GENCODE.finditer(joined):
         gencode.append(("arch", m.group(1)))
