@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from aicompat.base.toml_compat import tomllib  # noqa: E402
-from aicompat.cuda.cpp.ptx import instructions  # noqa: E402
+from aicompat.cuda.cpp.ptx import CLASSES, instructions, shape  # noqa: E402
 
 CCCL_DIR = Path("/usr/local/cuda-13.0/include/cccl/cuda/__ptx/instructions/generated")
 OUT = ROOT / "version_matrix" / "ptx_instructions.toml"
@@ -63,6 +63,7 @@ MAX_ISA = ISA_VERSIONS[-1]
 # Register placeholders in seed forms and the PTX register class each stands for.
 REG = {"r": ".b32", "l": ".b64", "h": ".b16", "f": ".f32", "d": ".f64", "p": ".pred", "q": ".b128", "b": ".b8"}
 CONSTRAINT = {"r": "r", "l": "l", "h": "h", "f": "f", "d": "d"}
+REG_CLASS = {**{c: CLASSES[c] for c in "rlhfd"}, "p": "pred", "q": "b128", "b": "b8"}
 
 
 @dataclass
@@ -81,6 +82,21 @@ class Form:
     def key(self):
         ins = instructions(self.main)[0]
         return ins.opcode, tuple(sorted(set(ins.modifiers)))
+
+    @property
+    def shape(self) -> tuple[str, ...]:
+        """The operand pseudo-modifiers (cuda/cpp/ptx.py ``shape``): the forms' registers are
+        named by their class letter (%r40 is 32-bit, %l41 64-bit)."""
+        return shape(instructions(self.main)[0], _klass)
+
+    def key_with(self, operand_opcodes) -> tuple:
+        op, mods = self.key
+        return (op, tuple(sorted(set(mods) | set(self.shape)))) if op in operand_opcodes else (op, mods)
+
+
+def _klass(operand: str) -> str | None:
+    m = re.fullmatch(r"%([rlhfdpqb])\d+", operand)
+    return REG_CLASS.get(m.group(1)) if m else None
 
 
 # --------------------------------------------------------------------------- CCCL
@@ -149,7 +165,7 @@ def _asm_statements(text: str):
             for item in _split_top(sec, ","):
                 cm = re.match(r'\s*"([=+&]*)(\w)"\s*\((.*)\)\s*$', item, re.S)
                 if cm:
-                    ops.append((cm.group(2), cm.group(3).strip()))
+                    ops.append((cm.group(2), cm.group(3).strip(), "=" in cm.group(1) or "+" in cm.group(1)))
         yield m.start(), template, ops
 
 
@@ -187,10 +203,32 @@ def cccl_forms(cccl_dir: Path) -> tuple[list[Form], list[dict]]:
                 if not mains:
                     continue
                 main_text = body[mains[0].start:].split(";")[0] + ";"
-                forms.append(Form(body=body, main=main_text, source=f"CCCL {header.name}",
-                                  doc=f"PTX ISA {im.group(1) if im else '?'}, {', '.join(sms)}",
+                doc_text = f"PTX ISA {im.group(1) if im else '?'}, {', '.join(sms)}"
+                forms.append(Form(body=body, main=main_text, source=f"CCCL {header.name}", doc=doc_text,
                                   doc_isa=isa, doc_sms=sms))
+                forms += _narrowed(template, ops, doc_ptx, header.name)
     return forms, wrappers
+
+
+def _narrowed(template: str, ops: list, doc_ptx: str, header: str) -> list[Form]:
+    """The form again with each 64-bit value operand (an input bound to a parameter, not an
+    address) given a 32-bit register: the operand grammar fixes its width per instruction
+    (st.bulk's size is .b64), so ptxas tells which forms take the narrower one."""
+    out = []
+    for n, (c, expr, is_out) in enumerate(ops):
+        if c != "l" or is_out or not re.fullmatch(r"__\w+", expr) or \
+                re.search(rf"\[[^\]]*%{n}(?!\d)[^\]]*\]", template):  # an address (also [%1, {%2}])
+            continue
+        body = _substitute(template, [(("r", e, o) if k == n else (cc, e, o)) for k, (cc, e, o) in enumerate(ops)])
+        if body is None:
+            continue
+        doc_op = doc_ptx.split()[0].split(".")[0] if doc_ptx else ""
+        mains = [i for i in instructions(body) if i.opcode == doc_op]
+        if not mains:
+            continue
+        main_text = body[mains[0].start:].split(";")[0] + ";"
+        out.append(Form(body=body, main=main_text, source=f"CCCL {header} ({expr.lstrip('_')} as a 32-bit register)"))
+    return out
 
 
 def _substitute(template: str, ops: list[tuple[str, str]]) -> str | None:
@@ -198,7 +236,7 @@ def _substitute(template: str, ops: list[tuple[str, str]]) -> str | None:
         n = int(m.group(1))
         if n >= len(ops):
             raise KeyError(n)
-        c, expr = ops[n]
+        c, expr, _out = ops[n]
         if c == "n":
             return _IMMEDIATES.get(expr, "0")
         return f"%{c}{n}"
@@ -225,6 +263,9 @@ PTX_REDUX = "PTX ISA 9.0, Parallel Synchronization: redux.sync (probed with ptxa
 PTX_CVT = "PTX ISA 9.0, Data Movement and Conversion: cvt (probed with ptxas)"
 PTX_MISC = "PTX ISA 9.0, instruction reference (probed with ptxas)"
 PTX_TCGEN05 = "PTX ISA 9.0, TensorCore 5th Generation: tcgen05.mma (probed with ptxas)"
+PTX_MAX3 = ("PTX ISA 9.0, Floating Point Instructions: max/min (max{.ftz}{.NaN}{.abs}.f32 d, a, b, c: three inputs; "
+            "Integer Arithmetic max/min take two) (probed with ptxas)")
+PTX_STBULK = "PTX ISA 9.0, Data Movement: st.bulk (st.bulk{.weak}{.shared::cta} [a], size, initval; size .b64) (probed with ptxas)"
 
 
 def seeds() -> list[tuple[str, str]]:
@@ -422,6 +463,13 @@ def seeds() -> list[tuple[str, str]]:
         "shfl.sync.bfly.b32 $r, $r, 1, 31, 0xffffffff;",
         "vote.sync.ballot.b32 $r, $p, 0xffffffff;", "tanh.approx.f16x2 $r, $r;",
     ]]
+    # operand forms: three-input max/min (f32 only), st.bulk's size as an immediate
+    s += [(f, PTX_MAX3) for f in [
+        "max.f32 $f, $f, $f, $f;", "max.NaN.f32 $f, $f, $f, $f;", "max.ftz.f32 $f, $f, $f, $f;",
+        "max.abs.f32 $f, $f, $f, $f;", "min.f32 $f, $f, $f, $f;", "min.NaN.f32 $f, $f, $f, $f;",
+        "max.s32 $r, $r, $r, $r;", "max.u32 $r, $r, $r, $r;", "min.s32 $r, $r, $r, $r;",
+        "max.f16x2 $r, $r, $r, $r;", "max.f64 $d, $d, $d, $d;", "max.ftz.NaN.xorsign.abs.f32 $f, $f, $f;"]]
+    s.append(("st.bulk.weak.shared::cta [$r], 128, 0;", PTX_STBULK))
     # tcgen05 forms as CUTLASS writes them (block_scale without scale_vec, .block32)
     for kind in ["mxf8f6f4.block_scale", "mxf8f6f4.block_scale.block32", "mxf4.block_scale",
                  "mxf4nvf4.block_scale.block16", "mxf4nvf4.block_scale.scale_vec::4X"]:
@@ -537,12 +585,14 @@ def probe_isa(forms: list[Form], targets: list[str]) -> None:
 
 
 # --------------------------------------------------------------------------- patterns
-def learn(forms: list[Form], all_targets: list[str]):
+def learn(forms: list[Form], all_targets: list[str], operand_ops=frozenset()):
     """Token patterns per opcode: (opcode, modifiers) -> targets, chosen so that the
-    intersection over matching patterns reproduces each verified form's targets."""
+    intersection over matching patterns reproduces each verified form's targets. Opcodes in
+    ``operand_ops`` are keyed with their operand pseudo-modifiers too, and their forms that
+    ptxas refuses everywhere count (accepted by no target)."""
     by_op: dict[str, list[Form]] = {}
     for f in forms:
-        if f.accepted:
+        if f.accepted or (f.key[0] in operand_ops and _refused(f)):
             by_op.setdefault(f.key[0], []).append(f)
     full = frozenset(all_targets)
     patterns = {}
@@ -552,7 +602,7 @@ def learn(forms: list[Form], all_targets: list[str]):
         # immediate scale) are one token form accepted by the union: never claim less.
         merged: dict[frozenset, frozenset] = {}
         for f in fs:
-            m = frozenset(f.key[1])
+            m = frozenset(f.key_with(operand_ops)[1])
             if m in merged and merged[m] != frozenset(f.accepted):
                 inexact.append((op, sorted(m)))
             merged[m] = merged.get(m, frozenset()) | frozenset(f.accepted)
@@ -593,10 +643,12 @@ def learn(forms: list[Form], all_targets: list[str]):
                     chosen[p] = targets_of(p)
                     gain = base - error()
                     del chosen[p]
-                    # equal gains: the rarer modifiers (v8, block_scale) over common ones (f32, sync)
+                    # equal gains: written modifiers over operand pseudo-modifiers (which the scanner
+                    # cannot always see), then the rarer (v8, block_scale) over common ones (f32, sync)
                     rarity = -sum(freq[x] for x in p)
-                    if gain > 0 and (best is None or (gain, rarity) > best[0]):
-                        best = ((gain, rarity), p)
+                    pseudo = -sum(x.startswith("operand") for x in p)
+                    if gain > 0 and (best is None or (pseudo == 0, gain, pseudo, rarity) > best[0]):
+                        best = ((pseudo == 0, gain, pseudo, rarity), p)
                 if best:
                     break
             if best is None:
@@ -611,7 +663,8 @@ def learn(forms: list[Form], all_targets: list[str]):
                 chosen[best[1]] = targets_of(best[1])
         # drop patterns that change no prediction
         before = [predict(m) for m in mods]
-        for p in sorted(chosen, key=lambda p: (-len(p), sorted(p))):
+        # (those naming operand pseudo-modifiers first: a written modifier that says the same stays)
+        for p in sorted(chosen, key=lambda p: (-any(x.startswith("operand") for x in p), -len(p), sorted(p))):
             if not p:
                 continue
             t = chosen.pop(p)
@@ -646,7 +699,8 @@ def _q(s: str) -> str:
     return json.dumps(s)
 
 
-def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, path: Path) -> None:
+def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, path: Path,
+                operand_ops=frozenset()) -> None:
     order = {t: n for n, t in enumerate(all_targets)}
     full = set(all_targets)
     lines = [
@@ -663,18 +717,22 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         "#   errors: other ptxas messages of covered forms, keyed by their forms' modifiers (error_key: the",
         "#   example's); a finding quotes the message whose key shares most modifiers with its instruction;",
         "#   doc: the CCCL documentation's claim, with `disagrees` where ptxas differs (ptxas wins).",
+        "# operand_opcodes: opcodes whose forms of the same tokens ptxas judges differently by their",
+        "#   operands; their patterns may name operand pseudo-modifiers (operands::N, operandI::CLASS,",
+        "#   cuda/cpp/ptx.py shape), and their forms refused by every target count (targets = []).",
         "# [wrapper.*]: cuda::ptx functions and the targets their CCCL guard compiles the PTX for.",
         "",
         f"targets = [{', '.join(_q(t) for t in all_targets)}]",
         f"forms = {sum(1 for f in forms if f.accepted)}",
+        f"operand_opcodes = [{', '.join(_q(o) for o in sorted(operand_ops))}]",
         "",
     ]
     by_op = {}
     for f in forms:
-        if f.accepted:
+        if f.accepted or (f.key[0] in operand_ops and _refused(f)):
             by_op.setdefault(f.key[0], []).append(f)
     for (op, mods), targets in sorted(patterns.items()):
-        covered = [f for f in by_op[op] if set(mods) <= set(f.key[1])]
+        covered = [f for f in by_op[op] if set(mods) <= set(f.key_with(operand_ops)[1])]
         if set(targets) == full and not mods:
             continue  # the opcode needs nothing any target lacks
         # the form that shows the restriction: accepted exactly by `targets` if any, else the first
@@ -697,13 +755,13 @@ def write_table(forms, patterns, inexact, wrappers, all_targets, ptxas_version, 
         # one message per distinct text, keyed by the modifiers of its most generic form; the
         # scanner quotes the one whose key shares most modifiers with the instruction it reports.
         per = {}
-        for f in sorted(covered, key=lambda f: (len(f.key[1]), f.key[1])):
+        for f in sorted(covered, key=lambda f: (len(f.key_with(operand_ops)[1]), f.key_with(operand_ops)[1])):
             e = f.errors.get(near, "") if near else ""
             if e and e != err and e not in per.values():
-                per[" ".join(f.key[1])] = e
+                per[" ".join(f.key_with(operand_ops)[1])] = e
         if per:
             lines.append("errors = {" + ", ".join(f"{_q(k)} = {_q(v)}" for k, v in sorted(per.items())) + "}")
-            lines.append(f"error_key = {_q(' '.join(ex.key[1]))}")
+            lines.append(f"error_key = {_q(' '.join(ex.key_with(operand_ops)[1]))}")
         lines.append(f"example = {_q(ex.main.strip())}")
         lines.append(f"covers = {len(covered)}")
         docs = sorted({f.doc for f in covered if f.doc})
@@ -786,12 +844,41 @@ def ptxas_version() -> str:
 def collect(cccl_dir: Path):
     cf, wrappers = cccl_forms(cccl_dir) if cccl_dir.is_dir() else ([], [])
     forms, seen = [], set()
+    narrowed = set()
     for f in cf + seed_forms():
         if f.body in seen:
             continue
+        if "32-bit register" in f.source:
+            # one narrowed form per opcode, leading modifier and operand is enough to learn from
+            k = (f.key[0], f.key[1][:1], f.source)
+            if k in narrowed:
+                continue
+            narrowed.add(k)
         seen.add(f.body)
         forms.append(f)
     return forms, wrappers
+
+
+def operand_opcodes(forms: list[Form]) -> set[str]:
+    """Opcodes with forms of the same tokens that ptxas judges differently, told apart by their
+    operands (count or register class): only these are keyed by operand pseudo-modifiers. A
+    form refused everywhere counts when ptxas names an error (not a parse failure) for it."""
+    groups: dict[tuple, list[Form]] = {}
+    for f in forms:
+        if f.accepted or _refused(f):
+            groups.setdefault(f.key, []).append(f)
+    out = set()
+    for key, fs in groups.items():
+        seen: dict[tuple, frozenset] = {}
+        for f in fs:
+            seen.setdefault(f.shape, frozenset(f.accepted))
+        if len(set(seen.values())) > 1:
+            out.add(key[0])
+    return out
+
+
+def _refused(f: Form) -> bool:
+    return bool(f.errors) and all(e.startswith("ptxas error") for e in f.errors.values())
 
 
 def main(argv=None) -> int:
@@ -810,8 +897,9 @@ def main(argv=None) -> int:
     print(f"{len(dead)} forms accepted by no target", file=sys.stderr)
     if not args.no_isa:
         probe_isa(forms, targets)
-    patterns, inexact = learn(forms, targets)
-    write_table(forms, patterns, inexact, wrappers, targets, ptxas_version(), args.out)
+    ops = operand_opcodes(forms)
+    patterns, inexact = learn(forms, targets, ops)
+    write_table(forms, patterns, inexact, wrappers, targets, ptxas_version(), args.out, ops)
     if args.dump:
         args.dump.write_text(json.dumps([{"main": f.main, "body": f.body, "source": f.source, "doc": f.doc,
                                           "accepted": sorted(f.accepted), "errors": f.errors,

@@ -24,13 +24,13 @@ from __future__ import annotations
 import bisect
 import re
 
-from .ppexpr import UNKNOWN, Env, Evaluator, ExprError, Macro, expand, tokenize
+from .brackets import match_close as _match_close
+from .brackets import skip_ws as _skip_ws
+from .constants import Constants
+from .ppexpr import UNKNOWN, Macro
 from .preprocessor import Context, MacroTable, Preprocessed, logical_lines
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_CONSTEXPR = re.compile(
-    r"\bconstexpr\s+(?:static\s+|const\s+|inline\s+)*"
-    r"(?:bool|int|unsigned(?:\s+int)?|long(?:\s+long)?|auto|u?int(?:32|64)_t|size_t)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 _IF_CONSTEXPR = re.compile(r"\bif\s+constexpr\s*\(")
 _DEFINE_LINE = re.compile(r"\s*#\s*define\b")
 _DIRECTIVE_LINE = re.compile(r"^[ \t]*#.*$", re.M)
@@ -67,25 +67,6 @@ def mask(text: str, pp: Preprocessed) -> str:
     return "\n".join(lines)
 
 
-def _match_close(s: str, i: int, open_ch: str, close_ch: str) -> int:
-    """Index of the bracket closing s[i] == open_ch, or -1."""
-    depth = 0
-    for k in range(i, len(s)):
-        if s[k] == open_ch:
-            depth += 1
-        elif s[k] == close_ch:
-            depth -= 1
-            if depth == 0:
-                return k
-    return -1
-
-
-def _skip_ws(s: str, i: int) -> int:
-    while i < len(s) and s[i].isspace():
-        i += 1
-    return i
-
-
 def _stmt_end(s: str, i: int) -> int:
     """End (exclusive) of the statement starting at s[i]: a block, an if/else, or up to ';'."""
     i = _skip_ws(s, i)
@@ -110,61 +91,18 @@ def _stmt_end(s: str, i: int) -> int:
     return -1 if k < 0 else k + 1
 
 
-class _CxxEnv(Env):
-    """The preprocessor's macros, with the project predicates of cuda_macros.toml [cxx_constant]
-    standing in for the template code that defines them."""
-
-    def __init__(self, env: Env, table: MacroTable) -> None:
-        self.env = env
-        self.constants = table.cxx_constant
-
-    def macro(self, name: str):
-        m = self.env.macro(name)
-        e = self.constants.get(name)
-        if e is not None and isinstance(m, Macro) and m.state is True and e["matches"] in m.body:
-            return Macro(name, None, f"({e['value']})")
-        return m
-
-
-class _ConstEval:
-    """Constant expressions over the file's constexpr names and macros (per target)."""
-
-    def __init__(self, pp: Preprocessed) -> None:
-        self.pp = pp
-        self.env = _CxxEnv(pp.env, pp.table) if pp.env is not None and pp.table is not None else None
-        self.values: dict[str, int | None] = {}
-
-    def ident(self, name: str):
-        if name in ("true", "false"):
-            return int(name == "true")
-        return self.values.get(name, UNKNOWN)
-
-    def eval(self, text: str):
-        if self.env is None:
-            return UNKNOWN
-        try:
-            toks = expand(tokenize(text), self.env)
-        except (ExprError, IndexError, RecursionError):
-            return UNKNOWN
-        if "defined" in toks:
-            return UNKNOWN  # not a preprocessor expression here
-        return Evaluator(toks, self.env, self.ident).run()
-
-
-def constexpr_dead(masked: str, pp: Preprocessed) -> list[tuple[int, int]]:
-    """Character spans of ``if constexpr`` branches discarded in this target."""
-    ev = _ConstEval(pp)
-    seen: dict[str, set] = {}
-    for m in _CONSTEXPR.finditer(masked):
-        seen.setdefault(m.group(1), set()).add(ev.eval(m.group(2)))
-    for name, vals in seen.items():
-        ev.values[name] = next(iter(vals)) if len(vals) == 1 else UNKNOWN  # one name, two values: unknown
+def constexpr_dead(masked: str, pp: Preprocessed, unit: bool = False) -> list[tuple[int, int]]:
+    """Character spans of ``if constexpr`` branches discarded in this target (``unit``: the
+    text is a whole translation unit, so its template arguments are all the ones there are)."""
+    if not _IF_CONSTEXPR.search(masked):
+        return []
+    ev = Constants(masked, pp, templates=unit)
     spans = []
     for m in _IF_CONSTEXPR.finditer(masked):
         close = _match_close(masked, m.end() - 1, "(", ")")
         if close < 0:
             continue
-        cond = ev.eval(masked[m.end():close])
+        cond = ev.eval(masked[m.end():close], m.start())
         if cond is UNKNOWN:
             continue
         then_start = _skip_ws(masked, close + 1)
@@ -411,7 +349,7 @@ def dead_lines(text: str, pp: Preprocessed, ctx: Context | None) -> set[int]:
     ctx = ctx or Context()
     masked = mask(text, pp)
     try:
-        spans = constexpr_dead(masked, pp)
+        spans = constexpr_dead(masked, pp, ctx.translation_unit)
         spans += unreached(_blank(masked, spans), text, pp, ctx)
     except RecursionError:  # pathological nesting: claim nothing
         return set()

@@ -5,6 +5,11 @@
 ``block_scale``. Special registers named as operands (``%%cluster_ctarank``) count
 as modifiers too: they, not the mnemonic, carry the requirement of ``mov``.
 Shared by the scanner (cuda/cpp/scan.py) and the table generator (tools/gen_ptx_table.py).
+
+Some forms differ only in their operands (``max.f32 d, a, b, c`` with three inputs needs sm_100;
+``st.bulk``'s size must be 64-bit): ``shape`` gives them as pseudo-modifiers, ``operands::N`` and
+``operandI::CLASS`` (CLASS from the register's asm constraint, or ``imm``), which the table uses
+only for the opcodes whose ptxas verdicts they separate (its ``operand_opcodes``).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class Instruction:
     text: str  # the mnemonic as written: "tcgen05.mma.cta_group::1.kind::f16"
     terminated: bool  # ended by ';' (not by the end of the text)
     operands_ok: bool  # the operands parse as PTX operands
+    operands: tuple[str, ...] = ()  # as written: "%0", "[%1]", "{%2, %3}", "128"
 
     @property
     def mnemonic(self) -> str:
@@ -72,9 +78,27 @@ def instructions(text: str) -> list[Instruction]:
         parts = word.split(".")
         specials = tuple(f"%{n}" for n in _SPECIAL.findall(rest) if not _NUMBERED.fullmatch(n.split(".")[0]))
         ops = rest.strip()
-        operands_ok = not ops or all(_OPERAND.fullmatch(o) for o in _split_operands(ops))
-        out.append(Instruction(pos, parts[0], tuple(parts[1:]) + specials, word, terminated, operands_ok))
+        split = tuple(o.strip() for o in _split_operands(ops)) if ops else ()
+        operands_ok = not ops or all(_OPERAND.fullmatch(o) for o in split)
+        out.append(Instruction(pos, parts[0], tuple(parts[1:]) + specials, word, terminated, operands_ok, split))
     return out
+
+
+# Register classes by asm constraint letter ("r"(x) is a 32-bit register); the generator's own
+# registers are named by the same letters (%r40, %l41).
+CLASSES = {"r": "b32", "l": "b64", "h": "b16", "f": "f32", "d": "f64", "n": "imm", "i": "imm"}
+_IMM = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[fFdD][0-9a-fA-F]+|\d+(?:\.\d*)?)[uU]?")
+
+
+def shape(ins: Instruction, klass=None) -> tuple[str, ...]:
+    """The operand pseudo-modifiers of ``ins``: its operand count, and the class of each plain
+    operand that ``klass`` (operand text -> class or None) or an immediate's form tells."""
+    out = [f"operands::{len(ins.operands)}"]
+    for i, o in enumerate(ins.operands):
+        c = "imm" if _IMM.fullmatch(o) else (klass(o) if klass is not None and o[:1] == "%" else None)
+        if c:
+            out.append(f"operand{i}::{c}")
+    return tuple(out)
 
 
 def _split_operands(ops: str) -> list[str]:

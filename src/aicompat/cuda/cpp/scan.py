@@ -32,7 +32,7 @@ from .preprocessor import (
     preprocess,
     strip_comments,
 )
-from .ptx import instructions
+from .ptx import CLASSES, instructions, shape
 from .toolkits import candidates as toolkit_candidates
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)")
@@ -80,6 +80,15 @@ class Knowledge:
     atoms: list[tuple[re.Pattern, dict]] = field(default_factory=list)  # (name pattern, cuda_atoms.toml entry)
     macros: MacroTable | None = None  # cuda_macros.toml, for the preprocessor (None: the shipped one)
     target_table: dict[str, dict] = field(default_factory=dict)  # gpus.toml [target.*]
+    operand_opcodes: frozenset[str] = frozenset()  # opcodes whose operands decide (ptx_instructions.toml)
+
+    def requirement(self, ins, klass=None) -> Pattern | None:
+        """The requirement of one tokenised instruction: with its operand pseudo-modifiers where its
+        opcode's forms differ by operands (``klass``: operand text -> register class, or None)."""
+        mods = ins.modifiers
+        if ins.opcode in self.operand_opcodes:
+            mods = mods + shape(ins, klass)
+        return self.instruction(ins.opcode, mods)
 
     def instruction(self, opcode: str, modifiers) -> Pattern | None:
         """The requirement of one PTX instruction: the intersection of every matching
@@ -139,6 +148,7 @@ class _Literal:
     content: str  # the decoded text of a run of adjacent string literals
     offsets: list[int]  # source offset of each content character
     in_asm: bool  # the template of an asm statement
+    classes: dict[str, str] = field(default_factory=dict)  # "%1" -> "b64", from the asm's constraints
 
 
 class CudaSource:
@@ -151,7 +161,8 @@ class CudaSource:
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.clean)]
         found: list[Occurrence] = []
         if ptx:
-            found += self._ptx_occurrences(_Literal(self.clean, list(range(len(self.clean))), True))
+            found += self._ptx_occurrences(_Literal(self.clean, list(range(len(self.clean))), True,
+                                                    _declared_classes(self.clean)))
         else:
             for lit in _literals(self.clean):
                 found += self._ptx_occurrences(lit)
@@ -176,7 +187,7 @@ class CudaSource:
         for ins in instructions(lit.content):
             if not lit.in_asm and not (ins.terminated and ins.operands_ok):
                 continue  # a string outside asm() counts only if it reads as a PTX statement
-            req = self.knowledge.instruction(ins.opcode, ins.modifiers)
+            req = self.knowledge.requirement(ins, lit.classes.get)
             if req is None:
                 continue
             line, col = self._pos(lit.offsets[ins.start])
@@ -454,6 +465,63 @@ def _literals(text: str) -> list[_Literal]:
         i += 1
     for lit in out:
         lit.offsets.append(lit.offsets[-1] + 1 if lit.offsets else 0)  # end sentinel
+        if lit.in_asm and lit.offsets[-1]:
+            lit.classes = _constraint_classes(text, lit.offsets[-1])
+    return out
+
+
+_REG_DECL = re.compile(r"\.reg\s+\.([a-z]\d+)\s+%([A-Za-z_]+)<\d+>")
+_WIDTH = {"b32": "b32", "u32": "b32", "s32": "b32", "b64": "b64", "u64": "b64", "s64": "b64", "b16": "b16",
+          "u16": "b16", "s16": "b16", "f16": "b16", "bf16": "b16", "f32": "f32", "f64": "f64"}
+
+
+class _Declared(dict):
+    """``%rd12`` -> the class of the ``.reg .b64 %rd<N>;`` family it belongs to (a PTX file)."""
+
+    def get(self, operand, default=None):
+        m = re.fullmatch(r"%([A-Za-z_]+)\d+", operand)
+        return super().get(m.group(1), default) if m else default
+
+
+def _declared_classes(text: str) -> dict:
+    out = _Declared()
+    for m in _REG_DECL.finditer(text):
+        c = _WIDTH.get(m.group(1))
+        if c and out.setdefault(m.group(2), c) != c:
+            out[m.group(2)] = None  # one prefix, two widths: not known
+    return out
+
+
+_CONSTRAINT = re.compile(r'"([=+&]*)([a-zA-Z])"\s*\(')
+
+
+def _constraint_classes(text: str, after: int) -> dict[str, str]:
+    """``%N`` -> register class of the asm operands after the template ending at ``after``
+    (outputs then inputs, numbered in order: ``"=r"(x)`` is 32-bit, ``"l"(p)`` 64-bit)."""
+    depth, i, end = 0, after + 1, min(len(text), after + 4000)  # after the template's closing quote
+    while i < end:
+        ch = text[i]
+        if ch == '"':
+            j = text.find('"', i + 1)
+            i = end if j < 0 else j
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == ";":
+            break
+        i += 1
+    # ``::`` between names is C++ scope (cute::cast); elsewhere it is two sections (no outputs)
+    sections = re.sub(r"(?<=\w)\s*::\s*(?=[A-Za-z_])", "\x00", text[after + 1:i]).split(":")
+    out, n = {}, 0
+    for sec in sections[1:3]:
+        for m in _CONSTRAINT.finditer(sec):
+            c = CLASSES.get(m.group(2))
+            if c:
+                out[f"%{n}"] = c
+            n += 1
     return out
 
 
@@ -489,7 +557,7 @@ def load_features(matrix) -> Knowledge:
     atoms = [(re.compile(r"(?<!\w)(?:" + e["pattern"] + r")(?!\w)"), e)
              for e in matrix.section("cuda_atoms.toml", "atom").values()]
     return Knowledge(features, patterns, wrappers, frozenset(table.get("targets", matrix.targets)), atoms,
-                     macro_table(matrix), matrix.targets)
+                     macro_table(matrix), matrix.targets, frozenset(table.get("operand_opcodes", ())))
 
 
 def _bound_by_toolkit(pp: Preprocessed, text: str, target: str, ctx: Context | None, knowledge: Knowledge) -> None:
