@@ -162,9 +162,13 @@ HELPERS_UNDER_IF_CONSTEXPR = NS_CONSTANT.replace(
 
 
 def _aic301(tmp_path, name, text, gpus):
+    # A CMake build with CMake's default architectures (the fleet's): the feature is judged on
+    # every target of every fleet GPU, as a build for all of them makes it.
     (tmp_path / ".git").mkdir(exist_ok=True)
     p = tmp_path / name
     p.write_text(text)
+    (tmp_path / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.24)\nproject(kernels LANGUAGES CXX CUDA)\n"
+                                             f"add_library(kernels SHARED {name})\n")
     return [(d.line, d.message.split(" (")[0], d.severity) for d in
             lint_paths([p], Target(gpus=list(gpus)), use_config=False, select=["AIC301"])]
 
