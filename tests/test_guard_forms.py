@@ -1449,3 +1449,40 @@ def test_the_xpu_backend_linted_from_the_repository_root(tmp_path, monkeypatch):
     (tmp_path / rel).parent.mkdir(parents=True)
     (tmp_path / rel).write_text(code)
     assert lint_source(code, Target(gpus=["H100", "B200"]), path=rel) == []
+
+
+# -- a skip helper of the test module with no parameter: the GPU check inside it -------------------
+# The form of a blockscaled-GEMM test suite: `_skip_if_not_sm90()` called first in each test.
+SKIP_IF_NOT = """
+import pytest
+import torch
+
+
+def _skip_if_not_sm90():
+    major = torch.cuda.get_device_properties(0).major
+    if major < {major}:
+        pytest.skip("SM90+ required for FP8 GEMM")
+
+
+def _operands(m, n, k):
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+    return a, b
+
+
+@pytest.mark.parametrize("m", [64, 128])
+def test_scaled_mm_matches_bf16(m):
+    _skip_if_not_sm90()
+    a, b = _operands(m, 256, 128)
+    one = torch.tensor(1.0, device="cuda")
+    out = torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    assert out.shape == (m, 256)
+"""
+
+
+def test_a_parameterless_skip_helper_called_first_is_a_guard():
+    assert failing(SKIP_IF_NOT.replace("{major}", "9")) == []
+
+
+def test_a_skip_helper_that_lets_the_a100_through_guards_nothing_there():
+    assert failing(SKIP_IF_NOT.replace("{major}", "8")) == ["A100"]

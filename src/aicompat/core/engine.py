@@ -21,6 +21,7 @@ from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget, World
 from ..model import guard_forms, loop_items, test_params
 from ..model.evaluate import CALLED_THROUGH_CLASS, Binding, Evaluator
+from ..model.flow import Returns
 from ..model.guards import Ctx, Lazy, is_exit_call, orelse_terminates, split_worlds, terminates
 from ..model.project import HomeEnv, Project
 from ..model.structure import FileModel
@@ -598,6 +599,14 @@ class Walker(cst.CSTVisitor):
         split = self.fc.split_later(node.left)
         arm = 0 if isinstance(node.operator, cst.And) else 1
         self._set(node.right, self.fc.ctx.narrowed(Lazy(lambda: split()[arm])))
+
+    def leave_Expr(self, node: cst.Expr) -> None:
+        """A call of this file's helper that may end the run (``_skip_if_not_sm100()`` whose body
+        is ``if major < 10: pytest.skip(...)``): what follows runs only where it returned, as after
+        an inline ``if ...: pytest.skip()``. Decided when a rule asks."""
+        call = node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and self.fc.model.may_exit(call):
+            self.fc.ctx = _narrow_later(self.fc.ctx, self.fc.split_later(Returns(call)), 0)
 
     def leave_Assert(self, node: cst.Assert) -> None:
         self.fc.ctx = _narrow_later(self.fc.ctx, self.fc.split_later(node.test), 0)
