@@ -22,6 +22,7 @@ import csv
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -100,6 +101,15 @@ def _wilson(t: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, c - h), min(1.0, c + h)
 
 
+def _unbuilt(data: dict) -> str:
+    """The run's count of CUDA files with arch-specific code and no build it could see (its note)."""
+    for n in data.get("notes", []):
+        m = re.match(r"(\d+) CUDA files? with arch-specific code ha(?:s|ve) no build", n)
+        if m:
+            return m.group(1)
+    return "0" if "notes" in data else "-"
+
+
 def _findings(name: str, fleet: str, data: dict, sample_n: int | None, seed: str) -> list[dict]:
     diags = sorted(data["diagnostics"], key=key)
     if sample_n is None or len(diags) <= sample_n:
@@ -123,8 +133,8 @@ def table(sample_n: int | None = None, seed: str = "triage", only: set | None = 
     mode = "every finding" if sample_n is None else f"a sample of {sample_n} per repo and fleet, seed {seed!r}"
     print(f"Judged: {mode}.")
     print()
-    print("| repo | fleet | files | seconds | findings per code | counted | true | false | n/a | unjudged |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| repo | fleet | files | seconds | findings per code | counted | true | false | n/a | unjudged | unbuilt CUDA |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         for fleet in FLEETS:
             p = OUT / f"{name}.{fleet}.json"
@@ -163,7 +173,7 @@ def table(sample_n: int | None = None, seed: str = "triage", only: set | None = 
                 o[0] += t; o[1] += f; o[2] += u
             codes = ", ".join(f"{c} {n}" for c, n in sorted(data["summary"]["by_code"].items()))
             print(f"| {name}{'' if counted else ' (subset, not counted)'} | {fleet} | {data['summary']['files']} "
-                  f"| {data['seconds']} | {codes or '-'} | {len(picked)} | {t} | {f} | {na} | {u} |")
+                  f"| {data['seconds']} | {codes or '-'} | {len(picked)} | {t} | {f} | {na} | {u} | {_unbuilt(data)} |")
     complete = not unjudged
     print()
     print("| false class | A100+H100 | H100+B200 | examples |")
