@@ -19,7 +19,7 @@ LAYERS = ["base", "fs", "syntax", "values", "matrix", "libmodels", "model",
           "cuda.cpp", "cuda.cmake", "cuda.build", "cuda.exact", "cuda",
           "core", "rules._shared", "rules", "report", "run", "matrixbuild", "<top>"]
 WHAT = {
-    "base": "the exceptions that end a run, the TOML reader, where the shipped data lives, the diagnostic record",
+    "base": "the exceptions that end a run, the TOML reader, where the shipped data lives, the diagnostic record, counted run notes",
     "fs": "reading only the linted tree, the cache's link-safe files, the walk from paths to files",
     "syntax": "the lean walk, the module index, node positions, suppression comments, notebooks",
     "values": "abstract values: unknown, strings, paths, symbolic dims, size caps",

@@ -26,6 +26,7 @@ import libcst as cst
 # What the rules use of the layers below, re-exported: a rule module imports only this one,
 # the matrix, the CUDA analyzer's public API (cuda/api.py) and rules/_shared
 # (tests/test_layers.py checks it).
+from ..base.notes import counted
 from ..fs.confine import read_inside, tree_of
 from ..fs.files import is_makefile
 from ..libmodels import argparse_args
@@ -48,7 +49,6 @@ from ..values import (
     Tensor,
     options,
 )
-from .notes import counted
 
 __all__ = [
     # the contract

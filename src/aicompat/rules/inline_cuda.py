@@ -128,7 +128,7 @@ MECHANISMS = {
     "torch.cuda.jiterator._create_multi_output_jit_fn": Mechanism("jiterator", (0, "code_string"), unit=False),
 }
 
-# Said once per run with the number of such files (-v names them): core/notes.py.
+# Said once per run with the number of such files (-v names them): base/notes.py.
 UNSEEN_NOTE = ("{n} CUDA {file|files} with arch-specific code {has|have} no build aicompat can see: judged only for "
                "what fails on every compile target of every fleet GPU {it|they} could be built for")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import cast
 
 from ..base.diagnostics import Diagnostic
-from ..core.notes import fold
+from ..base.notes import fold
 from ..fs import gitignore
 from ..fs.files import discover, display_path
 from ..matrix import Matrix, default_matrix
