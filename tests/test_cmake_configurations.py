@@ -219,3 +219,14 @@ def test_preprocessor_names_known_undefined_on_top_of_some_defines():
     assert (live[2], live[5], live[8]) == (False, None, True)
     live = preprocess(src, CompileTarget("sm_80"), context=Context(some_defines={"GIVEN": "1"})).live
     assert (live[2], live[5], live[8]) == (None, None, True)
+
+
+def test_a_definition_not_known_here_keeps_the_projects_macros_open_in_its_configuration(tmp_path):
+    # -D from the environment may define LIB_HOPPER in the sm_80 configuration: unknown stays unknown.
+    attn(tmp_path, else_defines='  set(EXTRA_DEFS "$ENV{ATTN_EXTRA_DEFS}")\n'
+                                "  add_library(extra SHARED csrc/extra.cu)\n"
+                                "  target_compile_definitions(extra PRIVATE ${EXTRA_DEFS})\n",
+         extra={"csrc/extra.cu": MOE_CU})
+    found = lint(tmp_path, ["A100", "H100"], select=["AIC301"])
+    assert [(p, line) for p, line, _c, _m in found] == [("csrc/attn.cu", 5)]
+    assert "with ATTN_HOPPER=OFF" in found[0][3]
