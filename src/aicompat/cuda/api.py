@@ -23,6 +23,7 @@ from .build.targets import (
     refusing_releases,
     torch_arch_fix,
 )
+from .cmake.configs import configurations as cmake_configurations
 from .cmake.eval import evaluate
 from .cpp import cxx, host_gate, tu
 from .cpp.preprocessor import Context, default_context
@@ -34,6 +35,6 @@ __all__ = [
     "assignments", "commands", "is_nvcc", "Resolved", "define_flags", "read_files", "resolve_text", "string_list",
     "strings_of", "known_strings", "Build", "Refusal", "candidates", "code_for", "newest_toolkit", "parse_cmake_archs",
     "parse_nvcc_flags", "parse_torch_arch_list", "refusal", "refusing_releases", "torch_arch_fix",
-    "evaluate", "cxx", "host_gate", "tu", "Context", "default_context", "CudaSource", "Verdict", "load_features",
+    "evaluate", "cmake_configurations", "cxx", "host_gate", "tu", "Context", "default_context", "CudaSource", "Verdict", "load_features",
     "Verifier", "device_flags", "Nvrtc", "arch_values", "nvrtc_worlds", "target_for",
 ]

@@ -16,10 +16,10 @@ from ..core.ruleapi import DictValue, Example, Finding, Rule, TextFinding, is_ma
 from ..cuda.api import (
     Build,
     assignments,
+    cmake_configurations,
     code_for,
     commands,
     configurations,
-    evaluate,
     is_nvcc,
     known_strings,
     newest_toolkit,
@@ -537,40 +537,70 @@ class BuildArchFlags(Rule):
         return out
 
     def _check_cmake(self, path: str, target, cuda, reads) -> list:
-        """The settings the file makes on every path of the default build: the last
-        CMAKE_CUDA_ARCHITECTURES / CMAKE_CUDA_FLAGS value, each CUDA_ARCHITECTURES
-        property and target_compile_options with arch flags."""
+        """The settings the file makes on every path of each configuration of the project's
+        options (cuda/cmake/configs.py): the last CMAKE_CUDA_ARCHITECTURES / CMAKE_CUDA_FLAGS
+        value, each CUDA_ARCHITECTURES property and target_compile_options with arch flags. A
+        GPU lacks code only where no configuration builds any for what the setting sets (each
+        machine may configure its own); a finding not every configuration has names its own."""
         p = Path(os.path.abspath(path))
-        model = evaluate(p, project_root(p), None, cuda)
+        cfgs = cmake_configurations(p, project_root(p), None, cuda)
         if reads is not None:
-            reads.extend(r for r in model.reads if r != str(p) and r not in reads)
+            reads.extend(r for c in cfgs for r in c.model.reads if r != str(p) and r not in reads)
         archs = target.archs
         nums = sorted({a[3:] for a in archs}, key=int)
         fix = "use CMAKE_CUDA_ARCHITECTURES \"" + ";".join(f"{n}-real" for n in nums[:-1]) + \
               (";" if len(nums) > 1 else "") + f"{nums[-1]}\""
-        last: dict[str, Any] = {}  # key -> its cmake Setting
-        for s in model.settings:
-            if s.path != p or not s.certain:
-                continue
-            key = s.what if s.what.startswith("CMAKE_") else f"{s.what}:{s.line}"
-            last[key] = s
+        judged: list[list] = []  # per configuration: (setting, build, what, fix, style)
+        for c in cfgs:
+            last: dict[str, Any] = {}  # key -> its cmake Setting
+            for s in c.model.settings:
+                if s.path != p or not s.certain:
+                    continue
+                key = s.what if s.what.startswith("CMAKE_") else f"{s.what}:{s.line}"
+                last[key] = s
+            mine = []
+            for s in sorted(last.values(), key=lambda s: s.line):
+                style = "nvcc"
+                if s.what in ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"):
+                    value = ";".join(s.values)
+                    build = parse_cmake_archs(value)
+                    what = f"{s.what} {value}"
+                    use, style = fix, "cmake"
+                else:
+                    flags = [f for f in s.values if "arch" in f or f in ("-gencode", "--generate-code")]
+                    build = parse_nvcc_flags(s.values, self.matrix, cuda) if flags else None
+                    what = f"{s.what} {' '.join(flags)}"
+                    use = self.fix_gencode(archs, build)
+                if build is not None and not build.empty():
+                    mine.append((s, build, what, use, style))
+            judged.append(mine)
+        # What each setting sets (a variable, or a target's property) is served on a GPU when some
+        # configuration builds code for it there, or sets it nowhere (then it is not known here).
+        served: dict[tuple, set] = {}
+        for mine in judged:
+            here: dict[tuple, set] = {}
+            for s, build, *_ in mine:
+                here.setdefault((s.what, s.subject), set()).update(
+                    a for a in archs if code_for(a, build, self.matrix) is not None)
+            for k, got in here.items():
+                served.setdefault(k, set()).update(got)
+        for k in served:
+            if any(not any((s.what, s.subject) == k for s, *_ in mine) for mine in judged):
+                served[k] = set(archs)
+        found: dict[tuple, list] = {}
+        for c, mine in zip(cfgs, judged):
+            for s, build, what, use, style in mine:
+                for msg, failing, sev in self.judge(build, archs, cuda, what, style):
+                    if "{fleet}, which then fails" in msg and len(cfgs) > 1:  # no code for them
+                        failing = frozenset(a for a in failing if a not in served[(s.what, s.subject)])
+                    if failing:
+                        text_ = msg.format(fleet=target.describe(failing), fix=use)
+                        found.setdefault((s.line, s.col, text_), [failing, sev, []])[2].append(c.label)
         out = []
-        for s in sorted(last.values(), key=lambda s: s.line):
-            style = "nvcc"
-            if s.what in ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"):
-                value = ";".join(s.values)
-                build = parse_cmake_archs(value)
-                what = f"{s.what} {value}"
-                use, style = fix, "cmake"
-            else:
-                flags = [f for f in s.values if "arch" in f or f in ("-gencode", "--generate-code")]
-                build = parse_nvcc_flags(s.values, self.matrix, cuda) if flags else None
-                what = f"{s.what} {' '.join(flags)}"
-                use = self.fix_gencode(archs, build)
-            if build is None or build.empty():
-                continue
-            for msg, failing, sev in self.judge(build, archs, cuda, what, style):
-                out.append(TextFinding(s.line, s.col, msg.format(fleet=target.describe(failing), fix=use), failing, sev))
+        for (line, col, text_), (failing, sev, labels) in sorted(found.items(), key=lambda kv: kv[0][:2]):
+            if len(labels) < len(cfgs) and labels[0]:
+                text_ = f"{text_} (in the CMake configuration {labels[0]})"
+            out.append(TextFinding(line, col, text_, failing, sev))
         return out
 
 

@@ -878,7 +878,7 @@ class InlineCudaArch(Rule):
         unit cannot be built."""
         # A header alone does not see the macros its includer defines before the #include:
         # there the build's -D flags only add, the unit below knows them all.
-        alone = dataclasses.replace(origin, defines_known=False) if origin.via else origin
+        alone = dataclasses.replace(origin, defines_known=False, undefined=()) if origin.via else origin
         v = _built(src, alone).verdict(target)
         if v.status == "ok" or not origin.via or not path.endswith(_HEADERS):
             return v
@@ -902,7 +902,7 @@ class InlineCudaArch(Rule):
         """(CudaSource of the unit, {header path: {unit line: header line}}) for the source
         ``via`` with the -D flags of ``origin``'s build, built once per run; None past tu.py's bounds."""
         cache = self.__dict__.setdefault("_units", {})
-        key = (via, origin.defines, origin.defines_known)
+        key = (via, origin.defines, origin.defines_known, origin.undefined)
         if key not in cache:
             cache[key] = None
             ctx = default_context(via, toolkit=_toolkit(cuda))
@@ -961,15 +961,16 @@ def _define_flags(ctx) -> tuple[str, ...]:
 def _build_defines(origin) -> dict:
     """The preprocessor Context fields for the -D flags of ``origin``'s build."""
     d = dict(origin.defines)
-    return {"defines": d} if origin.defines_known else {"some_defines": d or None}
+    out = {"defines": d} if origin.defines_known else {"some_defines": d or None}
+    return {**out, "undefined": frozenset(origin.undefined)} if origin.undefined else out
 
 
 def _built(src: CudaSource, origin) -> CudaSource:
     """``src`` as the build of ``origin`` compiles it (its -D flags), one copy per build."""
-    if not origin.defines and not origin.defines_known or src.context is None:
+    if not origin.defines and not origin.defines_known and not origin.undefined or src.context is None:
         return src
     cache = src.__dict__.setdefault("_builds", {})
-    key = (origin.defines, origin.defines_known)
+    key = (origin.defines, origin.defines_known, origin.undefined)
     if key not in cache:
         cache[key] = src.with_context(dataclasses.replace(src.context, **_build_defines(origin)))
     return cache[key]

@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...fs.files import SKIP_DIRS
-from ..cmake.eval import UNK, evaluate
+from ..cmake.configs import configurations
+from ..cmake.eval import UNK
 from ..cpp import includes, runcache
 from . import jit_specs, torch_jit
 from .build_files import build_files
@@ -68,6 +69,7 @@ class Origin:
     via: str = ""  # a header's: the source that includes it (its translation unit)
     defines: tuple = ()  # (name, value) of the -D flags the build passes
     defines_known: bool = False  # those are all of them: any other macro is undefined
+    undefined: tuple = ()  # names known not to be defined (the project's macros this configuration lacks)
 
 
 @dataclass
@@ -239,9 +241,76 @@ def _extension_archs(ext: Extension, where: str, matrix) -> Origin | None:
                            f"machine's GPUs): taken to be the fleet")
 
 
-def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> None:
-    model = evaluate(cml, root, fleet_caps, cuda)
-    proj.reads.extend(model.reads)
+def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project, fleet: list[str], matrix) -> None:
+    """The origins of each configuration of the project's options (cmake/configs.py), each named
+    by its configuration where not every configuration builds the source alike; a GPU a
+    configuration has no code for is not judged in it (each machine configures its own)."""
+    cfgs = configurations(cml, root, fleet_caps, cuda)
+    defined = [_defined_macros(c.model) for c in cfgs]
+    ours = set().union(*(d for d in defined if d is not None))
+    found: dict[Path, list[tuple[Origin, list[int]]]] = {}
+    for k, (c, d) in enumerate(zip(cfgs, defined)):
+        proj.reads.extend(r for r in c.model.reads if r not in proj.reads)
+        # The project's own macros (its CMake defines them in another configuration) are not
+        # defined in this one; imported targets' definitions are not read, so others stay open.
+        undefined = tuple(sorted(ours - d)) if d is not None else ()
+        for s, o in _model_origins(c.model, root, cuda, undefined).items():
+            got = found.setdefault(s, [])
+            same = next((ks for o2, ks in got if o2 == o), None)
+            if same is not None:
+                same.append(k)
+            else:
+                got.append((o, [k]))
+    for s, got in found.items():
+        for o, ks in got:
+            if len(ks) < len(cfgs):
+                labels = [cfgs[k].label for k in ks]
+                label = " or ".join(labels[:3]) + (" (or another flip)" if len(labels) > 3 else "")
+                archs = o.archs
+                if o.kind == "build":
+                    archs = frozenset(a for a in fleet if any(code_for(a, b, matrix) is not None for b in o.builds))
+                o = dataclasses.replace(o, how=f"{o.how} {label}", archs=archs)
+            proj.sources.setdefault(s, []).append(o)
+    for c in cfgs:
+        for s, (where_path, line) in c.model.skipped.items():
+            if s.suffix in CUDA_EXT and s not in proj.sources:
+                proj.sources[s] = [Origin("none", f"{_rel(where_path, root)} line {line} adds it only in an if() "
+                                                  f"branch the build for this fleet does not take")]
+
+
+def _defined_macros(model) -> set[str] | None:
+    """Every macro the configuration's CMake defines for some compile, in any alternative; None
+    when a part not known here may define others (``-D${X}``, a generator expression with -D)."""
+    if not model.complete:
+        return None
+    lists = [a for t in model.targets.values() for r in t.options for a in r.alts]
+    lists += [a for recs in model.source_options.values() for r in recs for a in r.alts]
+    for sc in [t.scope for t in model.targets.values() if t.scope] + [getattr(model, "final_scope", {})]:
+        lists += [tuple(g.split()) for g in sc.get("CMAKE_CUDA_FLAGS", ())]
+    out: set[str] = set()
+    for flags in lists:
+        if any(_may_define(f) for f in flags):
+            return None
+        out |= set(nvcc_defines(list(flags)))
+    return out
+
+
+def _may_define(flag: str) -> bool:
+    """A flag with a part not known here that may define a macro not named: not ``-DN=<unknown>``,
+    not another option's value (``-I<unknown>``), not a generator expression without -D."""
+    if UNK not in flag:
+        return False
+    m = re.match(r"(?:-D|--define-macro=)([A-Za-z_]\w*)(=|$)", flag)
+    if m and UNK not in m.group(1):
+        return False
+    if flag.startswith(UNK + "$<"):
+        return "-D" in flag or "TARGET_PROPERTY" in flag or "GENEX_EVAL" in flag
+    return not (flag.startswith("-") and not flag.startswith(("-D", "-X", "--compiler-options", "--define")))
+
+
+def _model_origins(model, root: Path, cuda, undefined: tuple) -> dict[Path, Origin]:
+    """One configuration's origin for each CUDA source its targets build."""
+    out: dict[Path, Origin] = {}
     by_source: dict[Path, list[tuple]] = {}
     for t in model.targets.values():
         for s in t.sources:
@@ -303,13 +372,11 @@ def _cmake_origins(cml: Path, root: Path, fleet_caps, cuda, proj: _Project) -> N
             bs = tuple(uniq.values())
             desc = _describe(bs[0]) if len(bs) == 1 else " or ".join(_describe(b) for b in bs)
             o = Origin("build", f"{where} builds it for {desc}", builds=bs)
-        if o.kind in ("build", "fleet") and common:
-            o = dataclasses.replace(o, defines=tuple(sorted(common.items())))
-        proj.sources.setdefault(s, []).append(o)
-    for s, (where_path, line) in model.skipped.items():
-        if s.suffix in CUDA_EXT and s not in proj.sources:
-            proj.sources[s] = [Origin("none", f"{_rel(where_path, root)} line {line} adds it only in an if() branch "
-                                              f"the build for this fleet does not take")]
+        if o.kind in ("build", "fleet"):
+            o = dataclasses.replace(o, defines=tuple(sorted(common.items())),
+                                    undefined=tuple(n for n in undefined if n not in common))
+        out[s] = o
+    return out
 
 
 def _jit_fronts(path: Path, root: Path, matrix, proj_reads: list) -> list[tuple[Path, str, dict]]:
@@ -389,7 +456,7 @@ def _project(root: Path, dirs: list[Path], fleet: list[str], matrix, cuda) -> _P
             _setup_origins(setup, root, caps, matrix, proj)
         cml = d / "CMakeLists.txt"
         if cml.is_file() and str(cml) not in proj.reads:  # not already read through add_subdirectory
-            _cmake_origins(cml, root, caps, cuda, proj)
+            _cmake_origins(cml, root, caps, cuda, proj, fleet, matrix)
     return proj
 
 
@@ -638,8 +705,7 @@ def _through_includers(ctx: Context, path: Path, root: Path, sources: dict, jit_
             if key in seen or len(seen) >= 64:
                 continue
             seen.add(key)
-            ctx.origins.append(Origin(o.kind, f"included by {_rel(s, root)}, which: {o.how}", o.builds, o.target,
-                                      o.archs, str(s), o.defines, o.defines_known))
+            ctx.origins.append(dataclasses.replace(o, how=f"included by {_rel(s, root)}, which: {o.how}", via=str(s)))
             if str(s) not in ctx.reads:
                 ctx.reads.append(str(s))
 

@@ -4,9 +4,10 @@ The commands from cmake.py are interpreted over variables whose values are
 a few alternatives (``if()`` branches that cannot be decided each leave
 theirs) or unknown (``string(REPLACE ...)``, ``$ENV{}``, loops over unknown
 lists). Unknown pieces are carried as the marker ``UNK`` inside a value, so
-one unknown word never spoils the rest of a command. This is the project's
-*default* build: variables a user could set with ``-D`` are undefined, cache
-variables take their default.
+one unknown word never spoils the rest of a command. This is one configuration
+of the project's build: option()s take their default unless ``forced`` fixes them
+(configs.py runs one evaluation per configuration), other variables a user could
+set with ``-D`` are undefined, cache variables take their default.
 
 Two answers come out: the arch settings a file makes (AIC302), and per source
 file the nvcc flags and CUDA_ARCHITECTURES it is compiled with (build context).
@@ -43,8 +44,10 @@ class Interpreter(VariableCommands, FileCommands, TargetCommands):
     """The commands of cmake.py over alternative values; the command families live in
     cmake_vars.py, cmake_files.py and cmake_targets.py."""
 
-    def __init__(self, root: Path, fleet_caps: list[str] | None, cuda: str | None, model: Model) -> None:
+    def __init__(self, root: Path, fleet_caps: list[str] | None, cuda: str | None, model: Model,
+                 forced: dict[str, Alts] | None = None) -> None:
         self.root = root
+        self.forced = forced or {}  # option name -> the values it takes (one configuration)
         self.fleet_caps = fleet_caps  # ["8.0", "9.0"]: the user's arch list, when known
         self.cuda = cuda
         self.model = model
@@ -102,6 +105,7 @@ class Interpreter(VariableCommands, FileCommands, TargetCommands):
     # -- running -----------------------------------------------------------------
     def run_file(self, path: Path, scope: dict, certain: bool = True) -> None:
         if self.files >= MAX_FILES:
+            self.model.complete = False
             return
         text = _read(path)
         if text is None:
@@ -173,6 +177,8 @@ class Interpreter(VariableCommands, FileCommands, TargetCommands):
         taken_for_sure = False
         undecided = False  # an earlier branch may have been taken
         for k, (cond_cmd, a, b) in enumerate(branches):
+            if cond_cmd.name != "else":
+                self.note_tested(cond_cmd)
             val = True if cond_cmd.name == "else" else self.condition(cond_cmd, scope)
             if val is False:
                 if not undecided:
@@ -192,6 +198,16 @@ class Interpreter(VariableCommands, FileCommands, TargetCommands):
             results.append(dict(scope))  # no branch taken
         _merge(scope, results)
         return end
+
+    def note_tested(self, c: Command) -> None:
+        """Options the condition reads (``X``, ``NOT X``, ``${X}``): each a configuration to flip."""
+        for a in c.args:
+            names = [m.group(2) for m in _VAR_REF.finditer(a.text) if not m.group(1)]
+            if a.kind == "unquoted":
+                names.append(a.text)
+            for n in names:
+                if n in self.model.options and n not in self.model.tested:
+                    self.model.tested.append(n)
 
     def note_skipped(self, body: list[Command], scope: dict, path: Path) -> None:
         """CUDA sources a branch the default build never takes names (vLLM adds a per-arch
@@ -377,10 +393,12 @@ def _merge(scope: dict, results: list[dict]) -> None:
         scope[k] = tuple(vals) if len(vals) <= MAX_ALTS else (UNK,)
 
 
-def evaluate(path: Path, root: Path, fleet_caps: list[str] | None = None, cuda: str | None = None) -> Model:
-    """Interpret the CMake file ``path`` (and what it includes) inside ``root``."""
+def evaluate(path: Path, root: Path, fleet_caps: list[str] | None = None, cuda: str | None = None,
+             forced: dict[str, Alts] | None = None) -> Model:
+    """Interpret the CMake file ``path`` (and what it includes) inside ``root``, with the
+    option() values of ``forced`` (the others at their default)."""
     model = Model()
-    interp = Interpreter(root, fleet_caps, cuda, model)
+    interp = Interpreter(root, fleet_caps, cuda, model, forced)
     scope: dict = {"CMAKE_CURRENT_SOURCE_DIR": (str(path.parent),), "CMAKE_SOURCE_DIR": (str(path.parent),),
                    "PROJECT_SOURCE_DIR": (str(path.parent),)}
     # The CUDA build of the project (the fleet is NVIDIA GPUs), with the configured
@@ -391,6 +409,7 @@ def evaluate(path: Path, root: Path, fleet_caps: list[str] | None = None, cuda: 
     try:
         interp.run_file(path, scope)
     except (_Stop, RecursionError):
-        pass
+        model.complete = False
+    model.steps = interp.steps
     model.final_scope = scope  # type: ignore[attr-defined]
     return model

@@ -21,7 +21,8 @@ class Setting:
     col: int
     what: str  # "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES" | "CMAKE_CUDA_FLAGS" | "target_compile_options"
     values: list[str]  # the list items (arch list) or flags
-    certain: bool  # reached on every path of the default build
+    certain: bool  # reached on every path of the build's configuration
+    subject: str = ""  # the targets it sets (CUDA_ARCHITECTURES, target_compile_options); "" for a variable
 
 
 @dataclass
@@ -52,3 +53,7 @@ class Model:
     reads: list[str] = field(default_factory=list)
     fleet_used: bool = False
     skipped: dict[Path, tuple[Path, int]] = field(default_factory=dict)  # sources only in branches not taken
+    options: dict[str, str] = field(default_factory=dict)  # option() name -> its default ("ON"/"OFF")
+    tested: list[str] = field(default_factory=list)  # options an if()/elseif() tests, first test first
+    steps: int = 0  # commands run (the cost of one evaluation)
+    complete: bool = True  # False: stopped at the step or file bound, commands past it unread

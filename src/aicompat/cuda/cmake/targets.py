@@ -69,13 +69,13 @@ class TargetCommands:
                 for n in names:
                     t = self.model.targets.setdefault(n, Target(n, path=path, line=c.line))
                     t.archs = vals
-                self._arch_setting(c, val, "CUDA_ARCHITECTURES", path, certain, len(alts) == 1)
+                self._arch_setting(c, val, "CUDA_ARCHITECTURES", path, certain, len(alts) == 1, ";".join(names))
 
-    def _arch_setting(self, c, val, what, path, certain, single) -> None:
+    def _arch_setting(self, c, val, what, path, certain, single, subject) -> None:
         arg = next((a for a in c.args if a.text == "CUDA_ARCHITECTURES"), None)
         if single and UNK not in val:
             line, col = (arg.line, arg.col) if arg else (c.line, c.col)
-            self.model.settings.append(Setting(path, line, col, what, split_list(val), certain))
+            self.model.settings.append(Setting(path, line, col, what, split_list(val), certain, subject))
 
     def cmd_set_property(self, c, scope, path, certain) -> None:
         alts = self.args(c, scope)
@@ -132,9 +132,9 @@ class TargetCommands:
                      for words in alts)
         rec = self.recorded(_flags(vals), path, c.line)
         t.options.append(rec)
-        if len(rec.alts) == 1 and any("arch" in f for f in rec.alts[0]):
+        if len(rec.alts) == 1 and any("arch" in f and UNK not in f for f in rec.alts[0]):
             self.model.settings.append(Setting(path, c.line, c.col, "target_compile_options", list(rec.alts[0]),
-                                               certain))
+                                               certain, w[0]))
 
     def cmd_add_compile_options(self, c, scope, path, certain) -> None:
         alts = self.args(c, scope)
@@ -180,7 +180,7 @@ def _flags(vals: tuple) -> tuple[tuple[str, ...], ...]:
                     continue
                 item = m.group(2)
             elif item.startswith("$<"):
-                flags.append(UNK)
+                flags.append(UNK + item)  # not known here; its text says whether it may carry a -D
                 continue
             flags.extend(item.split())
         out.append(tuple(flags))

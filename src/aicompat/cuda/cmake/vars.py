@@ -40,15 +40,17 @@ class VariableCommands:
         self.note_setting(c, var, scope, path, certain)
 
     def cmd_option(self, c, scope, path, certain) -> None:
-        """option(<var> "<help>" [ON|OFF]): a boolean the user sets with -D<var>=..., so both
-        values are configurations of the build (issue 28): the default and the other one. An
-        already set variable is left as it is (CMake 3.21 Help/command/option.rst, CMP0077)."""
+        """option(<var> "<help>" [ON|OFF]): a boolean the user sets with -D<var>=..., so each
+        value is a configuration of the build (issue 28): the default, unless this run is the
+        configuration that fixes it (``forced``, configs.py). An already set variable is left as
+        it is (CMake 3.21 Help/command/option.rst, CMP0077)."""
         alts = self.args(c, scope)
         if not alts or not alts[0] or UNK in alts[0][0] or alts[0][0] in scope:
             return
         words = alts[0]
         default = "ON" if len(words) > 2 and words[2].upper() in ("ON", "TRUE", "1", "YES", "Y") else "OFF"
-        scope[words[0]] = (default, "OFF" if default == "ON" else "ON")
+        self.model.options.setdefault(words[0], default)
+        scope[words[0]] = self.forced.get(words[0], (default,))
 
     def note_setting(self, c, var, scope, path, certain) -> None:
         if var not in ("CMAKE_CUDA_ARCHITECTURES", "CMAKE_CUDA_FLAGS") or var not in scope:

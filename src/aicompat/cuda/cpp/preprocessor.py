@@ -15,6 +15,8 @@ Undefined means undefined, as for the compiler. A name is known undefined when
   in this target): a project does not also pass ``-D`` for a macro its own
   source computes. A ``#define N value`` under ``#ifndef N`` is the exception
   (a default the build may override);
+- the build is known not to pass it (``Context.undefined``: a macro the project's CMake
+  defines only in other configurations);
 - the build's ``-D`` flags are known (``Context.defines``) and the name does
   not look like it comes from a header outside the tree: such a header (an
   ``#include`` that does not resolve in-tree) may define names that start with
@@ -77,6 +79,7 @@ class Context:
     include_dirs: tuple = ()
     defines: dict[str, str] | None = None  # the build's -D flags, all of them; None: not known
     some_defines: dict[str, str] | None = None  # -D flags the build passes when the rest are not known
+    undefined: frozenset = frozenset()  # names the build is known not to define (the rest may stay open)
     toolkit: tuple[int, int] | None = None  # nvcc's version, when known
     translation_unit: bool = True  # compiled by itself (.cu, a load_inline string), not only included
     relocatable: bool | None = None  # -rdc=true: extern __device__ functions are emitted even unused
@@ -340,6 +343,8 @@ class _Env(Env):
         if name in self.table.never:
             return True
         if name in self.own and name not in self.overridable:
+            return True
+        if name in self.ctx.undefined:
             return True
         if self.ctx.defines is None:
             return False  # the build may pass -D for it
