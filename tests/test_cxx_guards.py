@@ -290,3 +290,26 @@ def test_claims_hold_for_nvcc(tmp_path, name, text, target, flags, ok):
            *flags]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert (r.returncode == 0) is ok, r.stderr[-2000:]
+
+
+# SageAttention's expect_bytes<bytes>(): the tx count is an immediate ("n"), not a register.
+EXPECT_TX_IMM = """\
+#include <cstdint>
+template <uint32_t bytes>
+__device__ __forceinline__ void expect_bytes(uint64_t* bar) {
+    uint32_t bar_ptr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+    asm volatile ("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n"
+        :: "r"(bar_ptr), "n"(bytes));
+}
+__global__ void kern(float* out) {
+    __shared__ uint64_t bar;
+    expect_bytes<128>(&bar);
+    out[0] = 1.f;
+}
+"""
+
+
+def test_an_immediate_operand_meets_the_register_form_of_its_slot(tmp_path):
+    # ptxas 13.0 for sm_80: "Feature 'mbarrier.arrive.expect_tx' requires .target sm_90 or higher"
+    assert [ln for ln, _m, _s in _aic301(tmp_path, "tx.cu", EXPECT_TX_IMM, ["A100", "H100"])] == [5]
+    assert _aic301(tmp_path, "tx_h100.cu", EXPECT_TX_IMM, ["H100"]) == []

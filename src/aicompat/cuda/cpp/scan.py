@@ -97,7 +97,7 @@ class Knowledge:
         if not pats:
             return None
         mods = set(modifiers)
-        hits = [p for p in pats if p.modifiers <= mods]
+        hits = [p for p in pats if p.modifiers <= mods or _immediate_fits(p, mods, pats)]
         if not hits:
             return None
         targets = frozenset.intersection(*(p.targets for p in hits))
@@ -106,11 +106,16 @@ class Knowledge:
         named = min(hits, key=lambda p: (len(p.targets), -len(p.modifiers), p.key))
         # the message of the verified form most like this instruction (ties: the pattern's own)
         error, best = named.error, None
+        imm = {_operand_slot(m) for m in mods if m.endswith("::imm")} - {None}
         for key, msg in named.errors:
+            if imm:  # an immediate is as like a register of its slot as the verified form's
+                key = frozenset(f"{_operand_slot(m)}::imm" if _operand_slot(m) in imm else m for m in key)
             score = (len(key & mods) - len(key - mods), msg == named.error)
             if best is None or score > best:
                 error, best = msg, score
-        return Pattern(named.key, named.modifiers, targets, error)
+        # shown as the feature's name: the operand pseudo-modifiers are the table's, not PTX's
+        label = " ".join(w for w in named.key.split() if _operand_slot(w) is None and not w.startswith("operands::"))
+        return Pattern(label or named.key, named.modifiers, targets, error)
 
     # mapping-like access kept for callers that list features
     def __getitem__(self, name):
@@ -490,6 +495,31 @@ def _declared_classes(text: str) -> dict:
         if c and out.setdefault(m.group(2), c) != c:
             out[m.group(2)] = None  # one prefix, two widths: not known
     return out
+
+
+def _operand_slot(m: str) -> str | None:
+    """"operand2" of the pseudo-modifier "operand2::b32"; None for anything else."""
+    head, sep, _cls = m.partition("::")
+    return head if sep and head.startswith("operand") and head != "operands" else None
+
+
+def _immediate_fits(p, mods: set, pats) -> bool:
+    """An immediate operand (``"n"(bytes)``, ``128``) is assembled at the width its form declares,
+    so it meets a pattern that names a register class in its slot (``mbarrier.arrive.expect_tx``'s
+    tx count, written ``operand2::b32`` in the table) -- unless the table has forms of the opcode
+    for an immediate in that slot (they decide), or the pattern is a form no target accepts (a
+    register of the wrong width, which an immediate is not: ``st.bulk`` with a 32-bit size)."""
+    if not p.targets:
+        return False
+    imm = {_operand_slot(m) for m in mods if m.endswith("::imm")} - {None}
+    if not imm:
+        return False
+    rest = p.modifiers - mods
+    slots = {_operand_slot(m) for m in rest}
+    if None in slots or not slots <= imm:
+        return False
+    own = {_operand_slot(m) for q in pats for m in q.modifiers if m.endswith("::imm")}
+    return not (slots & own)
 
 
 _CONSTRAINT = re.compile(r'"([=+&]*)([a-zA-Z])"\s*\(')
