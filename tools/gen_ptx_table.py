@@ -49,7 +49,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from aicompat.base.toml_compat import tomllib  # noqa: E402
-from aicompat.cuda.cpp.ptx import CLASSES, instructions, shape  # noqa: E402
+from aicompat.cuda.cpp.ptx import CLASSES, instructions  # noqa: E402
+from aicompat.cuda.cpp.ptx import shape as operand_shape  # noqa: E402
 
 CCCL_DIR = Path("/usr/local/cuda-13.0/include/cccl/cuda/__ptx/instructions/generated")
 OUT = ROOT / "version_matrix" / "ptx_instructions.toml"
@@ -87,7 +88,7 @@ class Form:
     def shape(self) -> tuple[str, ...]:
         """The operand pseudo-modifiers (cuda/cpp/ptx.py ``shape``): the forms' registers are
         named by their class letter (%r40 is 32-bit, %l41 64-bit)."""
-        return shape(instructions(self.main)[0], _klass)
+        return operand_shape(instructions(self.main)[0], _klass)
 
     def key_with(self, operand_opcodes) -> tuple:
         op, mods = self.key

@@ -339,7 +339,8 @@ class FileContext:
         (``os.getenv("X", "9.0")``) is unset, and the names of those variables; (UNKNOWN, empty)
         when it reads none. Its own memo: these values are not the file's values."""
         worlds = sorted(self.ctx.worlds, key=_world_key)
-        first, names = UNKNOWN, frozenset()
+        first: Any = UNKNOWN
+        names: frozenset[str] = frozenset()
         for i, w in enumerate(worlds):
             ev = self.evaluator(w)
             ev.memo, ev.env_unset = {}, set()
@@ -606,7 +607,8 @@ class Walker(cst.CSTVisitor):
         an inline ``if ...: pytest.skip()``. Decided when a rule asks."""
         call = node.value
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and self.fc.model.may_exit(call):
-            self.fc.ctx = _narrow_later(self.fc.ctx, self.fc.split_later(Returns(call)), 0)
+            # Returns is a flow condition the evaluator reads as an expression (model/flow.py)
+            self.fc.ctx = _narrow_later(self.fc.ctx, self.fc.split_later(cast(Any, Returns(call))), 0)
 
     def leave_Assert(self, node: cst.Assert) -> None:
         self.fc.ctx = _narrow_later(self.fc.ctx, self.fc.split_later(node.test), 0)
