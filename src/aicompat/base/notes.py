@@ -20,6 +20,11 @@ def counted(summary: str, item: str) -> str:
     return f"{_MARK}{summary}{_MARK}{item}"
 
 
+def is_counted(note: str) -> bool:
+    """Is ``note`` one file's item of a counted note (folded into the run's note later)?"""
+    return note.startswith(_MARK) and note.count(_MARK) == 2
+
+
 def fold(notes: list[str], named: bool) -> list[str]:
     """``notes`` with the items of each counted note replaced by that note, where the first
     item was; ``named``: the items follow it, else it says -v names them."""

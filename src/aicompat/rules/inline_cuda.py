@@ -1035,15 +1035,17 @@ def judge_gpus(archs, builds_of, verdict_of) -> tuple[dict, dict, dict]:
             verdicts = [verdict_of(t, origin) for t in targets]
             # A build not known: only an instruction every target rejects (compiles out) is its fault.
             strict = getattr(origin, "kind", None) == "unseen"
+            # nvcc's outcomes (exact mode) name no occurrences: their status is the verdict
+            static = all(isinstance(v, Verdict) for v in verdicts)
             if all(v.status == "fail" for v in verdicts):
-                v = verdicts[0] if len(verdicts) == 1 else _common_failing(verdicts, strict)
-                if arch not in fails and v.failing:
+                v = verdicts[0] if len(verdicts) == 1 or not static else _common_failing(verdicts, strict)
+                if arch not in fails and (not isinstance(v, Verdict) or v.failing):
                     fails[arch] = v
                     built[arch] = (targets, every, origin)
             elif all(v.status in ("fail", "empty") for v in verdicts):
                 empty = [v for v in verdicts if v.status == "empty"]
-                v = _common_dropped(empty) if strict else empty[0]
-                if arch not in drops and v.dropped:
+                v = _common_dropped(empty) if strict and static else empty[0]
+                if arch not in drops and (not isinstance(v, Verdict) or v.dropped):
                     drops[arch] = v
                     built[arch] = (targets, every, origin)
     return fails, drops, built
