@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import libcst as cst
-import libcst.matchers as matchers
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, TextFinding, is_makefile
 from ..cuda.api import (
@@ -654,12 +653,22 @@ def _flag_literal(expr, kw: str, flags: list[str], fc):
 def _has_env_dict_literal(fc) -> bool:
     """Whether a dict literal in the file names TORCH_CUDA_ARCH_LIST (judged by check_dict)."""
     if "AIC302.env_dict_literal" not in fc.state:
-        keys = matchers.findall(fc.module, matchers.DictElement(key=matchers.SimpleString())) \
-            if ENV_NAME in fc.text else []
-        # The matcher finds only DictElements whose key is a SimpleString.
-        fc.state["AIC302.env_dict_literal"] = any(
-            cast(cst.SimpleString, cast(cst.DictElement, el).key).evaluated_value == ENV_NAME for el in keys)
+        seen = _EnvKey()
+        if ENV_NAME in fc.text:
+            fc.module.visit(seen)
+        fc.state["AIC302.env_dict_literal"] = seen.found
     return fc.state["AIC302.env_dict_literal"]
+
+
+class _EnvKey(cst.CSTVisitor):
+    """Finds a dict element keyed by the string TORCH_CUDA_ARCH_LIST (plain isinstance checks:
+    libcst.matchers costs more to import than the rest of LibCST)."""
+
+    found = False
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        if isinstance(node.key, cst.SimpleString) and node.key.evaluated_value == ENV_NAME:
+            self.found = True
 
 
 def _describe_build(b: Build) -> str:
