@@ -28,7 +28,8 @@ def test_a_new_rule_is_discovered_with_the_next_free_code(tmp_path):
     code = r.stdout.split()[0]
     assert new == [f"rules/{code}.toml", "src/aicompat/rules/tf32_ignored.py", "version_matrix/tf32_ignored.toml"]
     changed = sorted(str(p) for p in before if (repo / p).read_bytes() != (ROOT / p).read_bytes())
-    assert changed == ["README.md", "rules/README.md", "rules/codes.toml", "version_matrix/README.md"]
+    assert changed == ["README.md", "rules/README.md", "rules/codes.toml", "src/aicompat/rules/_index.py",
+                       "version_matrix/README.md"]
     probe = ("from aicompat.rules.registry import RULE_CLASSES, CODES, MESSAGE_NUMBERS\n"
              f"cls = [c for c in RULE_CLASSES if c.code == {code!r}]\n"
              "print(cls[0].name, CODES[cls[0].code], MESSAGE_NUMBERS[cls[0].code], len(set(MESSAGE_NUMBERS.values())) "
@@ -40,6 +41,10 @@ def test_a_new_rule_is_discovered_with_the_next_free_code(tmp_path):
     assert (name, listed, distinct) == ("tf32-ignored", "tf32-ignored", "True") and pylint.startswith("1")
     assert f"| {code} | tf32-ignored |" in (repo / "README.md").read_text()
     assert f"{code} tf32-ignored" in (repo / "rules" / "README.md").read_text()
+    # The registry's light index lists it (``aicompat rules`` reads it; the probe above checked it).
+    index = subprocess.run([sys.executable, "-c", "from aicompat.rules import _index; print(_index.MODULES[%r])" % code],
+                           capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(repo / "src")})
+    assert index.stdout.split() == ["tf32_ignored"], index.stderr
     again = subprocess.run([sys.executable, str(ROOT / "tools" / "new_rule.py"), "tf32-ignored", "--family", "1",
                             "--root", str(repo)], capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "is taken" in again.stderr

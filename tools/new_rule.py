@@ -12,7 +12,9 @@ takes the next free code and pylint number of the family from rules/codes.toml a
   use instead) that ``aicompat explain`` prints;
 - ``version_matrix/MODULE.toml``: a data stub whose every entry must name its source;
 - the rule's line in ``rules/codes.toml``, its row in the README rule table and its name in its
-  family's row of ``rules/README.md`` (tests/test_docs_tables.py checks all three).
+  family's row of ``rules/README.md`` (tests/test_docs_tables.py checks all three);
+- its line in the registry's index, ``src/aicompat/rules/_index.py`` (tools/gen_rule_index.py
+  writes the same; the registry checks it on every lint).
 
 Nothing else needs an edit: the registry discovers the module. The examples and the docs stub
 fail their tests until they are filled in.
@@ -130,6 +132,12 @@ def main(argv=None) -> int:
     for path, text in files.items():
         path.write_text(text)
     codes_path.write_text(codes_text.rstrip("\n") + f'\n\n[{code}]\nname = "{args.name}"\npylint = "{pylint}"\n')
+    index = root / "src" / "aicompat" / "rules" / "_index.py"  # the registry's light index (gen_rule_index.py)
+    text = index.read_text()
+    lines = list(re.finditer(r'^    "(AIC\d{3})": "[a-z0-9_]+",$', text, re.M))
+    before = [m for m in lines if m.group(1) > code]
+    at = before[0].start() if before else lines[-1].end() + 1
+    index.write_text(text[:at] + f'    "{code}": "{module}",\n' + text[at:])
     readme = root / "README.md"
     text = readme.read_text()
     rows = list(re.finditer(r"^\| (AIC\d{3}) \| [a-z0-9-]+ \|.*$", text, re.M))
@@ -149,7 +157,8 @@ def main(argv=None) -> int:
         matrix_readme.write_text(text[:anchor.end()] + f"| {module}.toml | TODO: what it holds | {code} |\n" +
                                  text[anchor.end():])
     print(f"{code} {args.name} (pylint {pylint}): wrote " + ", ".join(str(p.relative_to(root)) for p in files) +
-          "; added it to rules/codes.toml, README.md, rules/README.md and version_matrix/README.md")
+          "; added it to rules/codes.toml, src/aicompat/rules/_index.py, README.md, rules/README.md and "
+          "version_matrix/README.md")
     return 0
 
 
