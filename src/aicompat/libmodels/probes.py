@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..base.data import data_dir
 from ..base.errors import MatrixError
-from ..base.toml_compat import tomllib
+from ..matrix.prebuilt import load_toml
 from ..values import UNKNOWN
 
 _KINDS = {"table", "constant", "at_least", "equals", "same_major", "dist_version", "by_argument", "capability_number"}
@@ -143,8 +143,7 @@ class Probe:
 def load(directory: str | None = None) -> tuple[dict[str, Probe], dict[str, Probe]]:
     """(calls, attributes) by qualified name."""
     path = Path(directory or data_dir("version_matrix")) / "probes.toml"
-    with open(path, "rb") as fh:
-        doc = tomllib.load(fh)
+    doc = load_toml(path)
     calls: dict[str, Probe] = {}
     attrs: dict[str, Probe] = {}
     for key, e in doc.get("probe", {}).items():

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from ..base.data import data_dir
 from ..base.errors import MatrixError
 from ..base.toml_compat import tomllib
+from .prebuilt import load_toml
 
 # section -> {field: (type, required)}; every entry also needs "source".
 _LIST = list
@@ -391,8 +392,7 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     for fname, sections in SCHEMAS.items():
         path = directory / fname
         try:
-            with open(path, "rb") as fh:
-                doc = tomllib.load(fh)
+            doc = load_toml(path)
         except FileNotFoundError:
             raise MatrixError(f"version_matrix/{fname}: file is missing") from None
         except tomllib.TOMLDecodeError as exc:
@@ -410,9 +410,9 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     # ("?" after it: optional), and is checked the same way: a rule's data needs no edit here.
     for path in sorted(directory.glob("*.toml")):
         if path.name not in SCHEMAS:
-            doc = _self_described(path)
-            if doc is not None:
-                files[path.name] = doc
+            described = _self_described(path)
+            if described is not None:
+                files[path.name] = described
     m = _index(files)
     if (directory / "modules").is_dir():
         m.modules_dir = directory / "modules"
@@ -426,8 +426,7 @@ def load_matrix(directory: Path | None = None) -> Matrix:
     api_dir = directory / "api"
     if (api_dir / "index.toml").is_file():
         m.api_dir = api_dir
-        with open(api_dir / "index.toml", "rb") as fh:
-            index = tomllib.load(fh)
+        index = load_toml(api_dir / "index.toml")
         for package, e in index.get("package", {}).items():
             for root in e.get("import", []):
                 m.api_roots[root] = package
@@ -441,8 +440,7 @@ def _self_described(path: Path, fname: str | None = None) -> dict[str, Any] | No
     """A data file with its own [schema.*] tables, checked by them; None for one without."""
     fname = fname or path.name
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
+        doc = load_toml(path)
     except tomllib.TOMLDecodeError as exc:
         raise MatrixError(f"version_matrix/{fname}: {exc}") from None
     schema = doc.get("schema")

@@ -49,6 +49,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..base.errors import MatrixError
 from ..base.toml_compat import tomllib
+from .prebuilt import load_toml
 
 
 # The namespace of one module in one release, as the tables store it (the builder, matrixbuild/apiscan.py,
@@ -383,8 +384,7 @@ def release_label(labels: list[str], indices) -> str:
 
 def load_package(path: Path) -> PackageApi:
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = load_toml(path)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise MatrixError(f"version_matrix/api/{path.name}: {exc}") from None
     meta = data.get("meta")

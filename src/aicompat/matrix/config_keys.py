@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion, Version
 from ..base.errors import MatrixError
 from ..base.toml_compat import tomllib
 from .api_tables import release_label
+from .prebuilt import load_toml
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,7 @@ def _expand(labels: list[str], ranges, where: str) -> frozenset[int]:
 def load_config_table(path: Path) -> ConfigTable:
     name = f"version_matrix/config/{path.name}"
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
+        doc = load_toml(path)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise MatrixError(f"{name}: {exc}") from None
     meta = doc.get("meta", {})

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
 from packaging.version import InvalidVersion, Version
 
 from .api_tables import release_label
+from .prebuilt import load_toml
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,7 @@ def _expand(labels: list[str], ranges: list[str]) -> frozenset[int]:
 
 
 def load_inventory(path: Path) -> ModuleInventory:
-    with open(path, "rb") as fh:
-        doc = tomllib.load(fh)
+    doc = load_toml(path)
     meta = doc["meta"]
     labels = list(meta.get("reference", [])) + list(meta["releases"])
     for v in labels:
