@@ -12,28 +12,14 @@ import signal
 import sys
 from pathlib import Path
 
+# Only what --version, --help, `rules` and `explain` need is imported here: a lint imports the
+# engine, the rules, LibCST and the matrix when it starts (_lint), so they cost nothing elsewhere.
 from . import __version__
 from .base.data import data_dir
 from .base.errors import ConfigError, MatrixError
-from .fs.confine import tree_of, within
-from .matrix import default_matrix
-from .matrix.target import Target
-from .report import baseline
-from .report.fix import LeftAlone, fixed_source, unified_diff, write_fixed
 from .report.formatters import FORMATTERS, location, printable, printable_path, show_fixes, statistics, summary
-from .report.ruledocs import load_docs, render
-from .rules.registry import CODES, IMPLEMENTED, INFORMATIONAL, RULE_CLASSES, unknown_code
-from .run.api import run, with_run_options
-from .run.cache import CACHE_DIR
-from .run.config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
-from .run.parallel import (
-    MAX_FILE_BYTES,
-    default_jobs,
-    limit_own_memory,
-    memory_limit,
-    own_memory_limit,
-    restore_own_memory,
-)
+from .run import own_memory
+from .run.defaults import CACHE_DIR, MAX_FILE_SIZE_MB, MAX_TIMEOUT
 
 # Seconds per file: the largest module in torch (1.4 MB) takes ~15 s to parse
 # on a busy 2-CPU VM; files over --max-file-size (2 MB) are not parsed at all (parallel.too_large).
@@ -235,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     except MemoryError:
         # aicompat's own limit (limit_own_memory), or the one it was given: one line, never a traceback.
-        own = own_memory_limit()
+        own = own_memory.own_memory_limit()
         if own:
             print(f"aicompat: error: out of memory: the run needed more than the {own / 2**30:g} GiB memory limit "
                   "of aicompat's own process; the run is incomplete: check fewer files at a time, or raise "
@@ -251,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
               "the run is incomplete", file=sys.stderr)
         return 3
     finally:
-        restore_own_memory()
+        own_memory.restore_own_memory()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -303,6 +289,16 @@ def _demo(args) -> int:
 
 
 def _lint(args) -> int:
+    from .fs.confine import tree_of
+    from .matrix import default_matrix
+    from .matrix.target import Target
+    from .report import baseline
+    from .report.fix import LeftAlone, fixed_source, unified_diff, write_fixed
+    from .rules.registry import INFORMATIONAL, unknown_code
+    from .run.api import run, with_run_options
+    from .run.config import build_settings
+    from .run.parallel import MAX_FILE_BYTES, default_jobs, memory_limit
+
     matrix = default_matrix()
     if not args.paths:
         args.paths = ["-"] if args.stdin_filename else ["."]
@@ -326,7 +322,7 @@ def _lint(args) -> int:
     _no_ignoring_incomplete(ignore, "--ignore")
     _no_ignoring_incomplete([c.upper() for c in settings.ignore], f"{settings.config_file}: [tool.aicompat] ignore")
     # This process's own memory limit (run/parallel.py), undone when main() returns.
-    limit_own_memory(memory_limit(args.max_file_size or settings.max_bytes or MAX_FILE_BYTES))
+    own_memory.limit_own_memory(memory_limit(args.max_file_size or settings.max_bytes or MAX_FILE_BYTES))
     stdin = (sys.stdin.buffer.read(), args.stdin_filename or "-") if from_stdin else None
     opts = {
         "jobs": args.jobs or settings.jobs or default_jobs(),
@@ -435,6 +431,8 @@ def _lint(args) -> int:
 def _fails(code: str, chosen: list[str]) -> bool:
     """Whether a finding of ``code`` fails the run: any but AIC000/AIC002 (exit 3's) and the
     informational codes (AIC204), which fail only where a selection names them or their family."""
+    from .rules.registry import INFORMATIONAL
+
     if code in INCOMPLETE:
         return False
     if code in INFORMATIONAL:
@@ -518,6 +516,8 @@ def _inside_project(cache_dir: Path, config_file: Path) -> Path:
     """A cache folder the project's own config names must be inside the project:
     a repository must not make aicompat write elsewhere. One outside it is given
     on the command line or in $AICOMPAT_CACHE_DIR."""
+    from .fs.confine import within
+
     try:
         project = config_file.parent.resolve()
         inside = project in cache_dir.resolve().parents and within(cache_dir, project) is not None  # not in .git
@@ -530,6 +530,9 @@ def _inside_project(cache_dir: Path, config_file: Path) -> Path:
 
 
 def _rules() -> int:
+    from .report.ruledocs import load_docs
+    from .rules.registry import CODES, IMPLEMENTED
+
     docs = load_docs()
     for code, name in CODES.items():
         if code in IMPLEMENTED:
@@ -541,6 +544,9 @@ def _rules() -> int:
 
 
 def _explain(code: str) -> int:
+    from .report.ruledocs import load_docs, render
+    from .rules.registry import CODES, explains_facts, rule_class
+
     given = code
     by_name = {name: c for c, name in CODES.items()}  # `aicompat explain fp8-unsupported`, the name pylint shows
     code = by_name.get(code.strip().lower().removeprefix("aicompat-"), code.strip().upper())
@@ -552,9 +558,11 @@ def _explain(code: str) -> int:
         print(f"{code} {CODES[code]}: planned, not implemented yet")
         return 0
     facts = ""
-    for cls in RULE_CLASSES:
-        if cls.code == code:
-            facts = cls.explain_facts(default_matrix())
+    cls = rule_class(code) if explains_facts(code) else None  # that rule's module alone, and the matrix
+    if cls is not None:
+        from .matrix import default_matrix
+
+        facts = cls.explain_facts(default_matrix())
     sys.stdout.write(render(docs[code], facts))
     return 0
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..base.diagnostics import Diagnostic
 from ..base.version import __version__
-from ..matrix.target import ResolvedTarget
+
+if TYPE_CHECKING:  # annotations only: the CLI imports this module for --help and --version
+    from ..base.diagnostics import Diagnostic
+    from ..matrix.target import ResolvedTarget
 
 
 def printable(text: str) -> str:

@@ -36,7 +36,6 @@ from ..fs.cachefs import ensure_root, machine_secret, real_dirs, replace_file
 from ..fs.confine import read_inside, read_regular
 from .linter import FileResult
 
-CACHE_DIR = ".aicompat_cache"
 FORMAT = 3  # bump when the entry layout changes
 _NOT_CACHED = {"AIC000", "AIC002"}
 _DIAG_FIELDS = {f.name for f in fields(Diagnostic)} - {"fix"}  # fixes are never stored

@@ -42,12 +42,9 @@ from ..matrix.target import (
 )
 from ..rules.registry import unknown_code
 from .declared import Pin, declared_pins, project_root
+from .defaults import MAX_FILE_SIZE_MB, MAX_TIMEOUT
 
 # jobs, timeout and cache-dir say how to run, not what to check; the rest is the target.
-MAX_TIMEOUT = 1e6  # seconds per file: more is no limit, and the timer cannot hold 1e308
-# max-file-size, in MB: LibCST needs ~0.6 GB per MB of source (parallel.too_large); past
-# 100 MB no machine this runs on parses the file, so a larger limit is a mistake.
-MAX_FILE_SIZE_MB = 100.0
 TOOL_KEYS = {"gpus", "python", "pins", "cuda", "exclude", "select", "extend-select", "ignore", "jobs", "timeout", "cache-dir",
              "cuda-verify", "max-file-size", "allow-incomplete",
              "respect-gitignore", "per-file-ignores"}

@@ -41,6 +41,7 @@ from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget
 from ..report.fix import digest
 from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result, unreadable
+from .own_memory import soft_before
 
 # Below this much source to parse, one process is faster than starting
 # workers. Measured on a 2-CPU x86_64 VM (bench/RESULTS.md): two forked
@@ -275,50 +276,6 @@ def _limit_memory(limit: int, inherited: int | None = None) -> None:
         pass
 
 
-# The parent's own limit while limit_own_memory holds: (bytes added, the soft limit before).
-_OWN: tuple[int, int] | None = None
-
-
-def limit_own_memory(limit: int) -> None:
-    """The command line's own process gets a memory limit too, in the workers' spirit:
-    its address space may grow by ``limit`` (memory_limit) over what it has now. It
-    holds no file's bytes but one at a time, so what grows is only what the files found;
-    past the limit an allocation fails (MemoryError: one line and exit 3, cli.py), not
-    the machine. A soft limit the user set is left as it is. Undone by restore_own_memory."""
-    global _OWN
-    try:
-        import resource
-
-        with open("/proc/self/statm") as fh:
-            size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY or _OWN is not None:
-            return
-        cap = size + limit if hard == resource.RLIM_INFINITY else min(size + limit, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-        _OWN = (limit, soft)
-    except (ImportError, OSError, ValueError):
-        pass
-
-
-def own_memory_limit() -> int | None:
-    """The bytes limit_own_memory let this process add, or None (no limit of aicompat's)."""
-    return _OWN[0] if _OWN is not None else None
-
-
-def restore_own_memory() -> None:
-    global _OWN
-    if _OWN is None:
-        return
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (_OWN[1], resource.getrlimit(resource.RLIMIT_AS)[1]))
-    except (ImportError, OSError, ValueError):
-        pass
-    _OWN = None
-
-
 def _die_with_parent() -> None:
     """Linux: the kernel kills this worker when the parent dies, however it
     dies (SIGKILL included), so no worker outlives an interrupted run."""
@@ -391,7 +348,7 @@ class _Worker:
     def __init__(self, ctx, spec: LinterSpec) -> None:
         self.conn, child = ctx.Pipe()
         self.peak = ctx.Value("q", 0, lock=False)  # the worker's largest address space, in bytes
-        inherited = _OWN[1] if _OWN is not None else None
+        inherited = soft_before()
         self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid(), self.peak, inherited), daemon=True)
         self.proc.start()
         child.close()
