@@ -5,15 +5,23 @@ compile budget, its private folder and the compilers it starts. The run makes on
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .cpp.runcache import RunCache
-from .exact.verify import Options, Verifier
+
+if TYPE_CHECKING:
+    from .exact.verify import Options, Verifier
 
 
 class CudaRun:
     def __init__(self, verify: Options | None) -> None:
         self.cache = RunCache()
         self.notes: list[str] = []  # the Verifier's run-level notes; the rule that asked passes them on
-        self.verifier = Verifier(verify, self.notes) if verify is not None else None
+        self.verifier: Verifier | None = None
+        if verify is not None:  # exact mode only: a lint without it never loads nvcc's side
+            from .exact.verify import Verifier
+
+            self.verifier = Verifier(verify, self.notes)
 
     def active(self):
         """The block in which the CUDA analyzer's modules use this run's caches."""

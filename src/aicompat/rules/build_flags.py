@@ -12,26 +12,7 @@ from typing import Any, cast
 import libcst as cst
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, TextFinding, is_makefile
-from ..cuda.api import (
-    Build,
-    assignments,
-    cmake_configurations,
-    code_for,
-    commands,
-    configurations,
-    is_nvcc,
-    known_strings,
-    newest_toolkit,
-    parse_cmake_archs,
-    parse_nvcc_flags,
-    parse_torch_arch_list,
-    producer,
-    project_root,
-    refusal,
-    refusing_releases,
-    strings_of,
-    torch_arch_fix,
-)
+from ..cuda import api as cuda_api
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
 # Calls whose keyword carries nvcc flags: cpp_extension.load/load_inline(extra_cuda_cflags=[...]),
@@ -133,7 +114,7 @@ class BuildArchFlags(Rule):
         return set(FLAG_CALLS)
 
     # -- judging one build -------------------------------------------------------
-    def judge(self, build: Build, archs, cuda: str | None, what: str,
+    def judge(self, build: cuda_api.Build, archs, cuda: str | None, what: str,
               style: str = "nvcc") -> list[tuple[str, frozenset, str]]:
         """(message, failing archs, severity) for a build against the fleet and toolkit. A
         ``partial`` build (flags not all known) is judged only on the targets it names: a GPU
@@ -141,11 +122,11 @@ class BuildArchFlags(Rule):
         (nvcc flags, TORCH_CUDA_ARCH_LIST entries, CMake architectures), for the fix."""
         out = []
         archs = self._judged(archs)
-        refused = refusal(build, cuda, self.matrix)
+        refused = cuda_api.refusal(build, cuda, self.matrix)
         # A name no toolkit has (compute_80a) is no build at all: what it covers is judged once it is
         # spelled right. A target this toolkit lacks is real, and what the list covers still matters.
         whole = not build.partial and (refused is None or refused.why != "invalid")
-        missing = [a for a in archs if code_for(a, build, self.matrix) is None] if whole else []
+        missing = [a for a in archs if cuda_api.code_for(a, build, self.matrix) is None] if whole else []
         if missing:
             out.append((f"{what} builds {_describe_build(build)}: no code for {{fleet}}, which then fails with "
                         f"\"no kernel image is available for execution on the device\"; {{fix}}",
@@ -168,7 +149,7 @@ class BuildArchFlags(Rule):
         known = plain in self.matrix.targets or plain in self.matrix.dropped_targets
         use = f"use {_spelled(re.sub(r'[a-z]+$', '', r.name), style)}" if known and plain != r.target \
             else f"drop {entry}"
-        return (f"{what}: {r.name} is no compile target (no CUDA toolkit up to {newest_toolkit(self.matrix)} "
+        return (f"{what}: {r.name} is no compile target (no CUDA toolkit up to {cuda_api.newest_toolkit(self.matrix)} "
                 f"has it): {said}; {use}")
 
     def _judged(self, archs) -> list[str]:
@@ -180,7 +161,7 @@ class BuildArchFlags(Rule):
 
     def torch_value(self, archs, target) -> tuple[str | None, str]:
         """The TORCH_CUDA_ARCH_LIST every pinned torch release accepts that serves the fleet."""
-        return torch_arch_fix(archs, self.matrix, _torch_releases(target))
+        return cuda_api.torch_arch_fix(archs, self.matrix, _torch_releases(target))
 
     def fix_torch(self, archs, target=None) -> str:
         value, why = self.torch_value(archs, target)
@@ -194,16 +175,16 @@ class BuildArchFlags(Rule):
         releases = _torch_releases(target)
         who = "torch"
         if releases:
-            refusing = refusing_releases(bad[0], self.matrix, releases)
+            refusing = cuda_api.refusing_releases(bad[0], self.matrix, releases)
             who = f"torch {_span(refusing)}" if refusing else who
         # An entry no release takes (10.0f, sm_90) is a spelling to correct; one newer releases
         # take (10.0 under 2.5) is a release to upgrade or an arch to leave to PTX.
         hint = (" (entries are X.Y or X.Ya, with +PTX: no 'f' targets, no sm_/compute_ prefixes)"
-                if refusing_releases(bad[0], self.matrix) else "")
+                if cuda_api.refusing_releases(bad[0], self.matrix) else "")
         return (f"{what}: {who} rejects {', '.join(repr(b) for b in bad)}: \"ValueError: Unknown CUDA arch ({bad[0]}) "
                 f"or GPU not supported\"; {use}{hint}")
 
-    def fix_gencode(self, archs, build: Build | None = None) -> str:
+    def fix_gencode(self, archs, build: cuda_api.Build | None = None) -> str:
         """One -gencode per fleet arch; arch-specific ('a') where the build used 'a' targets."""
         specific = bool(build and any(c.endswith("a") for c in build.cubins))
         parts = []
@@ -240,8 +221,8 @@ class BuildArchFlags(Rule):
             return []
         expr = site.kw.get(kw)
         value = _nvcc_list(fc.value_everywhere(expr), kw) if expr is not None else ()
-        flags: list | None = strings_of(value)
-        fc.state.setdefault("AIC302.explicit", []).append(self._explicit(known_strings(value)))
+        flags: list | None = cuda_api.strings_of(value)
+        fc.state.setdefault("AIC302.explicit", []).append(self._explicit(cuda_api.known_strings(value)))
         if expr is None:
             return []
         unset: frozenset[str] = frozenset()
@@ -249,12 +230,12 @@ class BuildArchFlags(Rule):
             # Not known: the list a build gets with the environment variables it reads unset
             # (os.getenv("ARCHS", "80;90")), else its known flags alone (a partial build).
             default, unset = fc.value_if_env_unset(expr)
-            flags = strings_of(_nvcc_list(default, kw)) if unset else None
+            flags = cuda_api.strings_of(_nvcc_list(default, kw)) if unset else None
             if flags is None:
-                flags, unset = known_strings(value), frozenset()
+                flags, unset = cuda_api.known_strings(value), frozenset()
         if not flags or not any(f and "arch" in f for f in flags):
             return []
-        build = parse_nvcc_flags(flags, self.matrix, fc.target.cuda)
+        build = cuda_api.parse_nvcc_flags(flags, self.matrix, fc.target.cuda)
         if build.empty() and not build.named:
             return []
         short = qualname.rsplit(".", 1)[-1]
@@ -276,9 +257,9 @@ class BuildArchFlags(Rule):
             return []
         value = fc.value_everywhere(arg)
         if isinstance(value, str):
-            cmds: list[list] = [[w.text for w in c] for c in commands(value)]  # a word None: not known
+            cmds: list[list] = [[w.text for w in c] for c in cuda_api.commands(value)]  # a word None: not known
         else:
-            items = known_strings(value)  # None where a word is not known
+            items = cuda_api.known_strings(value)  # None where a word is not known
             cmds = [items] if items else []
         out = []
         for words in cmds:
@@ -300,7 +281,7 @@ class BuildArchFlags(Rule):
         name = value.replace("\\", "/").rsplit("/", 1)[-1] if isinstance(value, str) else None
         if not name or not name.endswith((".cubin", ".fatbin", ".ptx")):
             return []
-        found = producer(Path(fc.path), name, fc.reads)
+        found = cuda_api.producer(Path(fc.path), name, fc.reads)
         if found is None:
             return []
         words, where = found
@@ -318,14 +299,14 @@ class BuildArchFlags(Rule):
     def _nvcc_build(self, words: list, cuda):
         """(build, what, fix) of an nvcc command line (words None where not known), or None
         when it is no nvcc command or what it builds is not known."""
-        if not is_nvcc(words):
+        if not cuda_api.is_nvcc(words):
             return None
         args = words[1:]
         if not any(w is not None and _ARCH_WORD.search(w) for w in args):
             return None  # no target named: nvcc's default arch, which depends on the toolkit
         # A word the file does not fix (${ARCH_FLAGS}) may name more targets: a partial build,
         # judged only on the -gencode targets it names.
-        build = parse_nvcc_flags(args, self.matrix, cuda)
+        build = cuda_api.parse_nvcc_flags(args, self.matrix, cuda)
         if build.partial and not build.named or not build.partial and (build.empty() or build.unknown):
             return None
         shown = [w for w in args if w is not None and _ARCH_WORD.search(w)]
@@ -355,7 +336,7 @@ class BuildArchFlags(Rule):
         """A Makefile, one configuration of its conditionals at a time (cuda/build/makefile.py):
         a GPU lacks code where no configuration of the command builds any for it (each machine
         may choose its own); any other finding is its configuration's, named when not all have it."""
-        cfgs = configurations(text)
+        cfgs = cuda_api.configurations(text)
         if len(cfgs) <= 1:
             return self._command_findings(cfgs[0].commands if cfgs else [], target, cuda)
         alts: dict[tuple, list] = {}
@@ -366,7 +347,7 @@ class BuildArchFlags(Rule):
                     alts.setdefault((cmd[0].line, cmd[0].col), []).append((cfg.label, judged))
         out = []
         for (line, col), got in sorted(alts.items()):
-            served = {a for _l, (b, _w, _f) in got for a in target.archs if code_for(a, b, self.matrix) is not None}
+            served = {a for _l, (b, _w, _f) in got for a in target.archs if cuda_api.code_for(a, b, self.matrix) is not None}
             found: dict[str, list] = {}
             for label, (build, what, fix) in got:
                 for msg, failing, sev in self.judge(build, target.archs, cuda, what):
@@ -391,7 +372,7 @@ class BuildArchFlags(Rule):
         value = env.get(ENV_NAME) if isinstance(env, DictValue) else None
         return self._judge_env_text(value, expr, fc) if isinstance(value, str) else []
 
-    def _flag_list_fix(self, expr, build: Build, fc) -> str | None:
+    def _flag_list_fix(self, expr, build: cuda_api.Build, fc) -> str | None:
         """The flag list with its arch flags replaced by one -gencode per fleet arch.
 
         Only for a literal list of plain strings without comments; other flags
@@ -488,7 +469,7 @@ class BuildArchFlags(Rule):
     def _judge_env_text(self, text: str, expr, fc, unset: frozenset[str] = frozenset()) -> list[Finding]:
         if self._read_as_unset(text):
             return []
-        build, bad = parse_torch_arch_list(text, self.matrix, _torch_releases(fc.target))
+        build, bad = cuda_api.parse_torch_arch_list(text, self.matrix, _torch_releases(fc.target))
         found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}{_when_unset(unset)}", "torch")
         if found and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
             # The fix: the list that covers exactly the fleet and that every pinned torch accepts,
@@ -517,13 +498,13 @@ class BuildArchFlags(Rule):
         if is_makefile(name):
             return self._makefile_findings(text, target, cuda)
         docker = name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".dockerfile")
-        out = self._command_findings(commands(text, dockerfile=docker), target, cuda)
+        out = self._command_findings(cuda_api.commands(text, dockerfile=docker), target, cuda)
         archs = target.archs
-        for a in assignments(text, dockerfile=docker):
+        for a in cuda_api.assignments(text, dockerfile=docker):
             if a.name != ENV_NAME or a.value is None or self._read_as_unset(a.value):
                 continue  # another variable, a value known only at run time, or "" (unset)
             value = a.value
-            build, bad = parse_torch_arch_list(value, self.matrix, _torch_releases(target))
+            build, bad = cuda_api.parse_torch_arch_list(value, self.matrix, _torch_releases(target))
             what = f"{ENV_NAME}={value!r}"
             found = self.judge(build, archs, cuda, what, "torch")
             use = self.fix_torch(archs, target) if bad or found else ""
@@ -542,7 +523,7 @@ class BuildArchFlags(Rule):
         GPU lacks code only where no configuration builds any for what the setting sets (each
         machine may configure its own); a finding not every configuration has names its own."""
         p = Path(os.path.abspath(path))
-        cfgs = cmake_configurations(p, project_root(p), None, cuda)
+        cfgs = cuda_api.cmake_configurations(p, cuda_api.project_root(p), None, cuda)
         if reads is not None:
             reads.extend(r for c in cfgs for r in c.model.reads if r != str(p) and r not in reads)
         archs = target.archs
@@ -562,12 +543,12 @@ class BuildArchFlags(Rule):
                 style = "nvcc"
                 if s.what in ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"):
                     value = ";".join(s.values)
-                    build = parse_cmake_archs(value)
+                    build = cuda_api.parse_cmake_archs(value)
                     what = f"{s.what} {value}"
                     use, style = fix, "cmake"
                 else:
                     flags = [f for f in s.values if "arch" in f or f in ("-gencode", "--generate-code")]
-                    build = parse_nvcc_flags(s.values, self.matrix, cuda) if flags else None
+                    build = cuda_api.parse_nvcc_flags(s.values, self.matrix, cuda) if flags else None
                     what = f"{s.what} {' '.join(flags)}"
                     use = self.fix_gencode(archs, build)
                 if build is not None and not build.empty():
@@ -580,7 +561,7 @@ class BuildArchFlags(Rule):
             here: dict[tuple, set] = {}
             for s, build, *_ in mine:
                 here.setdefault((s.what, s.subject), set()).update(
-                    a for a in archs if code_for(a, build, self.matrix) is not None)
+                    a for a in archs if cuda_api.code_for(a, build, self.matrix) is not None)
             for k, got in here.items():
                 served.setdefault(k, set()).update(got)
         for k in served:
@@ -645,7 +626,7 @@ def _flag_literal(expr, kw: str, flags: list[str], fc):
         nv = [el.value for el in lit.elements if isinstance(el, cst.DictElement)
               and fc.value_everywhere(el.key) == "nvcc"]
         lit = _deref(nv[0], fc) if nv else None
-    if isinstance(lit, (cst.List, cst.Tuple)) and strings_of(fc.value_everywhere(lit)) == flags:
+    if isinstance(lit, (cst.List, cst.Tuple)) and cuda_api.strings_of(fc.value_everywhere(lit)) == flags:
         return lit
     return None
 
@@ -671,7 +652,7 @@ class _EnvKey(cst.CSTVisitor):
             self.found = True
 
 
-def _describe_build(b: Build) -> str:
+def _describe_build(b: cuda_api.Build) -> str:
     parts = list(b.cubins) + [f"PTX {p.replace('sm_', 'compute_')}" for p in b.ptx]
     return ", ".join(parts) if parts else "nothing"
 

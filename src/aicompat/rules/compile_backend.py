@@ -10,7 +10,7 @@ import libcst as cst
 from packaging.version import Version
 
 from ..core.ruleapi import DictValue, Example, Finding, Rule, options
-from ..cuda.api import resolve_text
+from ..cuda import api as cuda_api
 
 BOTH_ERROR = "Either mode or options can be specified, but both can't be specified at the same time."
 
@@ -158,7 +158,7 @@ class CompileBackend(Rule):
         out = self._python(site.node, label, fc)
         backend = "inductor"
         if backend_expr is not None:
-            r = resolve_text(backend_expr, fc)
+            r = cuda_api.resolve_text(backend_expr, fc)
             if r is None:
                 return out  # a callable or a value we cannot see: fine
             backend = r.text
@@ -169,7 +169,7 @@ class CompileBackend(Rule):
             out.append(self._everywhere(site.node, f'{label}: mode= and options= together: "{BOTH_ERROR}"; '
                                                    f"pass the mode's settings in options instead", fc))
         elif mode_expr is not None:
-            mr = resolve_text(mode_expr, fc)
+            mr = cuda_api.resolve_text(mode_expr, fc)
             if mr is not None:
                 out += self._mode(mode_expr, label, backend, mr.text, fc)
         return out
@@ -253,7 +253,7 @@ class CompileBackend(Rule):
         if isinstance(expr, cst.Dict):
             for el in expr.elements:
                 if isinstance(el, cst.DictElement):
-                    r = resolve_text(el.key, fc)
+                    r = cuda_api.resolve_text(el.key, fc)
                     if r is not None:
                         at.setdefault(r.text, el.key)
         worlds_of: dict[str, set] = {}  # key -> worlds it reaches the call in

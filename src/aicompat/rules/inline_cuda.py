@@ -14,37 +14,7 @@ from typing import Any, cast
 import libcst as cst
 
 from ..core.ruleapi import Example, Finding, Rule, TextFinding, counted
-from ..cuda.api import (
-    UNKNOWN_VALUE,
-    Build,
-    CudaSource,
-    Nvrtc,
-    Resolved,
-    Verdict,
-    Verifier,
-    arch_values,
-    candidates,
-    code_for,
-    context_for,
-    cxx,
-    default_context,
-    define_flags,
-    device_flags,
-    exact,
-    groups,
-    host_gate,
-    load_features,
-    nvcc_defines,
-    nvrtc_worlds,
-    parse_nvcc_flags,
-    parse_torch_arch_list,
-    read_files,
-    resolve_text,
-    string_list,
-    target_for,
-    tu,
-)
-from ..cuda.api import Context as PPContext
+from ..cuda import api as cuda_api
 
 
 @dataclass(frozen=True)
@@ -71,8 +41,8 @@ class _CupyPlan:
 
     options: tuple[str, ...]  # the options that name it, as written
     suffix: str  # the 'a'/'f' NVRTC 12.9+ keeps, or ""
-    refused: tuple[Nvrtc, ...]  # NVRTC ranges that refuse a second -arch
-    kept: tuple[Nvrtc, ...]  # NVRTC ranges that build the GPU's number with the suffix
+    refused: tuple[cuda_api.Nvrtc, ...]  # NVRTC ranges that refuse a second -arch
+    kept: tuple[cuda_api.Nvrtc, ...]  # NVRTC ranges that build the GPU's number with the suffix
     targets: dict  # arch -> the target the kept ranges build there
     invalid: dict  # arch -> NVRTC's error where that target does not exist
 
@@ -87,8 +57,8 @@ class _Call:
     mech: Mechanism
     units: tuple
     flags: list
-    constraints: Resolved | None
-    ver: Verifier | None
+    constraints: cuda_api.Resolved | None
+    ver: cuda_api.Verifier | None
 
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
@@ -276,9 +246,9 @@ class InlineCudaArch(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        self.features = load_features(matrix)
+        self.features = cuda_api.load_features(matrix)
         self.call_tails = frozenset({q.rsplit(".", 1)[-1] for q in MECHANISMS} | {"setdefault", "putenv"})
-        self._sources: dict[tuple, CudaSource] = {}
+        self._sources: dict[tuple, cuda_api.CudaSource] = {}
 
     def _judged(self, archs, target) -> list[str]:
         """The fleet GPUs CUDA 13.0's compile targets run on; the others (V100) are said once, in a note."""
@@ -287,7 +257,7 @@ class InlineCudaArch(Rule):
             self.notes.append(note)
         return [a for a in archs if self.matrix.buildable(a)]
 
-    def _pass_notes(self, ver: Verifier) -> None:
+    def _pass_notes(self, ver: cuda_api.Verifier) -> None:
         """The run-level notes exact mode left while it answered: said as this rule's, in order."""
         self.notes.extend(ver.notes)
         ver.notes.clear()
@@ -311,13 +281,13 @@ class InlineCudaArch(Rule):
             lines.append(f"    {e['summary']}; corpus: {', '.join(e['corpus']) or '-'}")
         return "\n".join(lines)
 
-    def source(self, text: str, ptx: bool = False, path: str | None = None, cuda: str | None = None) -> CudaSource:
+    def source(self, text: str, ptx: bool = False, path: str | None = None, cuda: str | None = None) -> cuda_api.CudaSource:
         key = (hash(text), len(text), ptx, path)
         src = self._sources.get(key)
         if src is None:
-            src = self._sources[key] = CudaSource(text, self.features, ptx=ptx)
+            src = self._sources[key] = cuda_api.CudaSource(text, self.features, ptx=ptx)
             if path is not None:  # a file: follow its in-tree includes; a header is not compiled alone
-                src.context = default_context(path, toolkit=_toolkit(cuda))
+                src.context = cuda_api.default_context(path, toolkit=_toolkit(cuda))
         return src
 
     # -- Python calls that compile CUDA ---------------------------------------
@@ -330,11 +300,11 @@ class InlineCudaArch(Rule):
         if mech is None or site.has_star or not fc.ctx.worlds:
             return []
         arg = site.arg(*mech.source)
-        texts: list[Resolved] = []
+        texts: list[cuda_api.Resolved] = []
         if mech.files:
-            texts = [r for r in read_files(arg, fc) if r.file.suffix in (".cu", ".cuh")] if arg is not None else []
+            texts = [r for r in cuda_api.read_files(arg, fc) if r.file.suffix in (".cu", ".cuh")] if arg is not None else []
         else:
-            r = resolve_text(arg, fc)
+            r = cuda_api.resolve_text(arg, fc)
             if r:
                 texts.append(r)
         if not texts:
@@ -343,7 +313,7 @@ class InlineCudaArch(Rule):
         fexpr = site.arg(*mech.flags) if mech.flags is not None else None
         unknown = None  # why what is built is not known: then only what no target of the GPU accepts is judged
         if fexpr is not None:
-            got = string_list(fexpr, fc)
+            got = cuda_api.string_list(fexpr, fc)
             if got is None:
                 unknown = "not known here"
             else:
@@ -357,7 +327,7 @@ class InlineCudaArch(Rule):
         ver = self.verifier if (mech.unit or mech.constraints) and unknown is None else None
         # Everything the call's names say is read here, where its scopes are; only the
         # judgement may wait for the module's TORCH_CUDA_ARCH_LIST.
-        constraints = resolve_text(site.arg(*mech.constraints), fc) if ver and mech.constraints else None
+        constraints = cuda_api.resolve_text(site.arg(*mech.constraints), fc) if ver and mech.constraints else None
         units = []
         for res in texts:
             src = self.source(res.text, mech.ptx)
@@ -385,7 +355,7 @@ class InlineCudaArch(Rule):
     def _cupy_plan(self, site, flags: list[str], fc) -> _CupyPlan | str | None:
         """What a CuPy call's -arch options make with each NVRTC in scope; None without one (the
         GPU's plain sm_XY in every release), a reason when that is not known."""
-        values = arch_values(flags)
+        values = cuda_api.arch_values(flags)
         if values is None:
             return "its options name targets with -gencode/-code, which NVRTC's reading of is not modelled"
         if not values:
@@ -393,7 +363,7 @@ class InlineCudaArch(Rule):
         jit = site.kw.get("jitify")
         if jit is not None and not (isinstance(jit, cst.Name) and jit.value == "False"):
             return "jitify rewrites the options"
-        worlds = nvrtc_worlds(self.matrix, fc.target.pins, fc.target.releases, fc.target.cuda)
+        worlds = cuda_api.nvrtc_worlds(self.matrix, fc.target.pins, fc.target.releases, fc.target.cuda)
         if worlds is None:
             return "the CuPy or CUDA release it runs with is not one modelled"
         refused = tuple(w for w in worlds if w.resolves == "refused")
@@ -402,7 +372,7 @@ class InlineCudaArch(Rule):
         invalid: dict[str, str] = {}
         if kept:
             for arch in self._judged(sorted({w.arch for w in fc.ctx.worlds}), fc.target):
-                t, err = target_for(arch, values, kept[0], self.matrix.targets)
+                t, err = cuda_api.target_for(arch, values, kept[0], self.matrix.targets)
                 if t is not None:
                     targets[arch] = t
                 elif err is not None:
@@ -462,7 +432,7 @@ class InlineCudaArch(Rule):
         out = []
         for res, src in call.units:
             fails, _drops, _built = judge_gpus(
-                fleet, lambda a: [(ts, True, None)] if (ts := candidates(a, self.matrix, cuda)) else [],
+                fleet, lambda a: [(ts, True, None)] if (ts := cuda_api.candidates(a, self.matrix, cuda)) else [],
                 lambda t, _origin, verdict=src.verdict: verdict(t))
             node, delta = self._anchor(call.site, res)
             where = f"{res.file.name} line" if res.file is not None else "CUDA line"
@@ -478,43 +448,43 @@ class InlineCudaArch(Rule):
     def _exact_python(self, call: _Call, res, targets, fc) -> dict:
         """nvcc's outcome per target for one source of a Python call (exact mode)."""
         mech, ver = call.mech, call.ver
-        flags = list(exact.TORCH_NVCC_FLAGS if mech.torch_env else ()) + list(device_flags(call.flags))
-        here = exact.tree_of(Path(fc.path).resolve().parent)
+        flags = list(cuda_api.exact.TORCH_NVCC_FLAGS if mech.torch_env else ()) + list(cuda_api.device_flags(call.flags))
+        here = cuda_api.exact.tree_of(Path(fc.path).resolve().parent)
         source_dir = res.file.resolve().parent if res.file is not None else Path(fc.path).resolve().parent
-        extra = exact.torch_include_dirs() if mech.torch_env else ()
+        extra = cuda_api.exact.torch_include_dirs() if mech.torch_env else ()
         if mech.constraints is not None:
             c = call.constraints
-            unit = exact.triton_unit(res.text, c.text) if c else None
+            unit = cuda_api.exact.triton_unit(res.text, c.text) if c else None
             if unit is None:
                 return {}
-            outs = exact.per_target(cast(Verifier, ver), self.matrix, unit, targets, flags, source_dir, here, extra)
-            return {t: exact.triton_line(res.text, o) for t, o in outs.items()}
-        return exact.per_target(cast(Verifier, ver), self.matrix, res.text, targets, flags, source_dir, here, extra)
+            outs = cuda_api.exact.per_target(cast(cuda_api.Verifier, ver), self.matrix, unit, targets, flags, source_dir, here, extra)
+            return {t: cuda_api.exact.triton_line(res.text, o) for t, o in outs.items()}
+        return cuda_api.exact.per_target(cast(cuda_api.Verifier, ver), self.matrix, res.text, targets, flags, source_dir, here, extra)
 
-    def _as_built(self, src: CudaSource, site, mech: Mechanism, res, fc) -> CudaSource:
+    def _as_built(self, src: cuda_api.CudaSource, site, mech: Mechanism, res, fc) -> cuda_api.CudaSource:
         """``src`` with the macros the call's compile defines (its -D/-U flags; for torch's
         JIT also torch's own, build.toml [torch_jit_defines]): all of them when every flag
         is known, else those it passes as an addition."""
         if mech.ptx or mech.flags is None:
             return src
         fexpr = site.arg(*mech.flags)
-        got = define_flags(fexpr, fc) if fexpr is not None else ([], True)
+        got = cuda_api.define_flags(fexpr, fc) if fexpr is not None else ([], True)
         if got is None:
             return src
         flags, complete = got
-        ctx = default_context(str(res.file), toolkit=_toolkit(fc.target.cuda)) if res.file is not None \
-            else PPContext(toolkit=_toolkit(fc.target.cuda))
+        ctx = cuda_api.default_context(str(res.file), toolkit=_toolkit(fc.target.cuda)) if res.file is not None \
+            else cuda_api.Context(toolkit=_toolkit(fc.target.cuda))
         defines: dict[str, str] = {}
         known = self.matrix.section("build.toml", "torch_jit_defines") if mech.torch_env else {}
         if known:
             data = max(known.items(), key=lambda kv: _vkey(kv[0]))[1]
             defines.update({d: "1" for d in data["defines"]})
-            name = resolve_text(site.arg(0, "name"), fc)
-            defines[data["name_define"]] = name.text if name is not None else UNKNOWN_VALUE
+            name = cuda_api.resolve_text(site.arg(0, "name"), fc)
+            defines[data["name_define"]] = name.text if name is not None else cuda_api.UNKNOWN_VALUE
             if res.file is None:  # load_inline: its cuda_sources follow torch's #include lines
                 ctx = dataclasses.replace(ctx, preincluded=tuple(data["prepended"]),
                                           libraries=tuple(data["libraries"]))
-        defines.update(nvcc_defines(flags))
+        defines.update(cuda_api.nvcc_defines(flags))
         if not defines and not complete:
             return src
         # torch's own flags and the call's are all that nvcc gets: any other macro is undefined
@@ -527,36 +497,36 @@ class InlineCudaArch(Rule):
             cache[key] = src.with_context(ctx)
         return cache[key]
 
-    def _build(self, site, mech: Mechanism, flags: list[str], fc) -> tuple[Build | None, str | None] | None:
+    def _build(self, site, mech: Mechanism, flags: list[str], fc) -> tuple[cuda_api.Build | None, str | None] | None:
         """What gets built, (build, how): from the call's arch flags or the GPU itself (build
         None); ``how`` None when a backend adds flags that are not modelled; None when it is
         what TORCH_CUDA_ARCH_LIST says (``_env_build``, once the module is walked)."""
         if mech.device_arch:
             backend = site.kw.get("backend")
-            named = resolve_text(backend, fc) if backend is not None else None
+            named = cuda_api.resolve_text(backend, fc) if backend is not None else None
             if backend is not None and (named is None or named.text != "nvrtc") \
                     and any("arch" in f or "code" in f for f in flags):
                 return None, None  # backend="nvcc" adds -gencode for the GPU beside the user's: not modelled
             return None, "no -arch option: CuPy builds the plain sm_XY of the GPU it runs on"
         if mech.arch_kw is not None:
             a = site.arg(*mech.arch_kw)
-            r = resolve_text(a, fc) if a is not None else None
+            r = cuda_api.resolve_text(a, fc) if a is not None else None
             if r and re.fullmatch(r"sm_\d+[af]?", r.text):
-                return Build(cubins=[r.text]), f"arch={r.text!r}"
+                return cuda_api.Build(cubins=[r.text]), f"arch={r.text!r}"
         # torch ignores TORCH_CUDA_ARCH_LIST once any extra flag mentions "arch".
         if any("arch" in f for f in flags):
-            b = parse_nvcc_flags(flags, self.matrix, fc.target.cuda)
+            b = cuda_api.parse_nvcc_flags(flags, self.matrix, fc.target.cuda)
             if not b.empty():
                 return b, "its -gencode/-arch flags"
         if mech.torch_env:
             return None
         return self._fallback(mech)
 
-    def _env_build(self, mech: Mechanism, fc) -> tuple[Build | None, str]:
+    def _env_build(self, mech: Mechanism, fc) -> tuple[cuda_api.Build | None, str]:
         """What torch's JIT builds without arch flags: the module's TORCH_CUDA_ARCH_LIST, else the GPU's own."""
         env = _torch_arch_list(fc)
         if env is not None:
-            b, _bad = parse_torch_arch_list(env, self.matrix)
+            b, _bad = cuda_api.parse_torch_arch_list(env, self.matrix)
             if not b.empty():
                 return b, f"TORCH_CUDA_ARCH_LIST={env!r}"
         return self._fallback(mech)
@@ -582,10 +552,10 @@ class InlineCudaArch(Rule):
         the value's text, None when it is not known; by statement, kept in the module's order."""
         if not _names_env(fc):
             return
-        k = resolve_text(key, fc)
+        k = cuda_api.resolve_text(key, fc)
         if k is None or k.text != ENV_NAME:
             return
-        r = resolve_text(value, fc)
+        r = cuda_api.resolve_text(value, fc)
         fc.state.setdefault("torch_arch_list", {})[id(node)] = r.text if r is not None else None
 
     def _judge_python(self, call: _Call, res, src, build, how, fc, per_arch: dict | None = None):
@@ -594,7 +564,7 @@ class InlineCudaArch(Rule):
         chosen: dict[str, str] = {}
         fleet = self._judged(sorted({w.arch for w in fc.ctx.worlds}), fc.target)
         for arch in fleet:
-            target = arch if build is None else code_for(arch, build, self.matrix)
+            target = arch if build is None else cuda_api.code_for(arch, build, self.matrix)
             if build is None and mech.a_from is not None:
                 target = _triton_target(arch, mech, self.matrix)
             if per_arch is not None:  # CuPy: what NVRTC builds beside its own -arch
@@ -611,7 +581,7 @@ class InlineCudaArch(Rule):
 
         def verdict_of(target, _origin):  # nvcc's where it decided, else the static one
             o = nvcc.get(target)
-            return o if o is not None and o.status in exact.DECIDED else src.verdict(target)
+            return o if o is not None and o.status in cuda_api.exact.DECIDED else src.verdict(target)
 
         fails, drops, _ = judge_gpus(fleet, lambda a: [([chosen[a]], False, None)] if a in chosen else [],
                                      verdict_of)
@@ -632,7 +602,7 @@ class InlineCudaArch(Rule):
         out = []
         node, delta = self._anchor(site, res)
         where = f"{res.file.name} line" if res.file is not None else "CUDA line"
-        unverified = exact.first_unverified(nvcc.values())
+        unverified = cuda_api.exact.first_unverified(nvcc.values())
         suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         # One finding per instruction: its message, fix and fleet members from that same occurrence.
         for occ, archs in _per_occurrence(failing, "failing", delta is None):
@@ -681,7 +651,7 @@ class InlineCudaArch(Rule):
         """(verdict, target, by nvcc?) of the first built target that rejects the source, or None."""
         for t in built:
             o = nvcc.get(t)
-            if o is not None and o.status in exact.DECIDED:
+            if o is not None and o.status in cuda_api.exact.DECIDED:
                 if o.status == "fail":
                     return o, t, True
                 continue
@@ -696,7 +666,7 @@ class InlineCudaArch(Rule):
             return res.node, 0
         return site.node, None
 
-    def _fix_built(self, occ, failing: dict, build: Build | None, mech: Mechanism) -> str:
+    def _fix_built(self, occ, failing: dict, build: cuda_api.Build | None, mech: Mechanism) -> str:
         """The fix, first dropping PTX the build embeds unasked when that is what fails."""
         if mech.device_arch:
             return self._fix_cupy(occ, failing)
@@ -749,7 +719,7 @@ class InlineCudaArch(Rule):
 
     def _capable(self, occ, failing: dict) -> dict[str, list[str]]:
         """{arch: the compile targets that run there and accept the occurrence}."""
-        return {a: [t for t in candidates(a, self.matrix) if t in occ.targets] for a in failing}
+        return {a: [t for t in cuda_api.candidates(a, self.matrix) if t in occ.targets] for a in failing}
 
     def _fix(self, occ, failing: dict) -> str:
         per_arch = list(self._capable(occ, failing).items())
@@ -776,7 +746,7 @@ class InlineCudaArch(Rule):
         if path.endswith(".ptx"):
             m = re.search(r"^\s*\.target\s+(sm_\d+[af]?)", text, re.M)
             ptx_target = m.group(1) if m else None
-        ctx = None if ptx_target else context_for(Path(path), target.archs, self.matrix, cuda)
+        ctx = None if ptx_target else cuda_api.context_for(Path(path), target.archs, self.matrix, cuda)
         if ctx is not None and reads is not None:
             reads.extend(r for r in ctx.reads if r not in reads)
         if ctx is not None and any(_unseen(o) for o in ctx.origins):
@@ -787,14 +757,14 @@ class InlineCudaArch(Rule):
         if ver is not None and not ptx_target:
             assert ctx is not None  # no .target line: context_for gave it
             # Exact mode compiles for the targets the build makes for each GPU.
-            cands = {a: sorted({t for ts, _e, _o in groups(ctx, a, self.matrix, cuda) for t in ts}, key=_tnum)
+            cands = {a: sorted({t for ts, _e, _o in cuda_api.groups(ctx, a, self.matrix, cuda) for t in ts}, key=_tnum)
                      for a in fleet}
             cands = {a: c for a, c in cands.items() if c}
             if cands:
                 static_ok = {t for c in cands.values() for t in c if src.verdict(t).status == "ok"}
                 folder = Path(path).resolve().parent
-                nvcc, seen = exact.per_gpu(ver, self.matrix, text, cands, static_ok, _define_flags(ctx), folder,
-                                           exact.tree_of(folder))
+                nvcc, seen = cuda_api.exact.per_gpu(ver, self.matrix, text, cands, static_ok, _define_flags(ctx), folder,
+                                           cuda_api.exact.tree_of(folder))
                 self._pass_notes(ver)
         # built: arch -> (targets, every candidate?, where the build says so)
         if ptx_target:  # the file names its one target
@@ -806,14 +776,14 @@ class InlineCudaArch(Rule):
         else:  # a GPU nvcc judged (exact mode) is _exact_file's to report
             assert ctx is not None  # no .target line: context_for gave it
             fails, drops, built = judge_gpus(
-                fleet, lambda a: [] if a in nvcc else groups(ctx, a, self.matrix, cuda),
+                fleet, lambda a: [] if a in nvcc else cuda_api.groups(ctx, a, self.matrix, cuda),
                 lambda t, origin: self._verdict_via(src, t, origin, path, cuda))
         if drops and path.endswith(".cu"):
             # Run-time effects only where main() launches the kernels; the build still compiles them all.
             away = self._turned_away(src, next(iter(drops.values())).target, list(drops))
             drops = {a: v for a, v in drops.items() if a not in away}
             drops = self._run_by_tests(src, drops)
-        unverified = exact.first_unverified(seen.values())
+        unverified = cuda_api.exact.first_unverified(seen.values())
         suffix = f" (nvcc could not verify: {unverified.error})" if unverified is not None else ""
         for occ, archs in _per_occurrence(fails, "failing"):
             v = fails[archs[0]]
@@ -847,32 +817,32 @@ class InlineCudaArch(Rule):
         out.extend(self._exact_file(src, text, target, nvcc, ver))
         return out
 
-    def _turned_away(self, src: CudaSource, target: str, archs: list[str]) -> set[str]:
+    def _turned_away(self, src: cuda_api.CudaSource, target: str, archs: list[str]) -> set[str]:
         """The fleet GPUs the program's main() returns on before launching a kernel (cuda/cpp/host_gate.py)."""
-        conds = host_gate.gates(cxx.mask(src.clean, src.preprocessed(target)))
+        conds = cuda_api.host_gate.gates(cuda_api.cxx.mask(src.clean, src.preprocessed(target)))
         return {a for a in archs if conds and a in self.matrix.archs
-                and host_gate.turned_away(conds, tuple(self.matrix.archs[a].capability[:2]))}
+                and cuda_api.host_gate.turned_away(conds, tuple(self.matrix.archs[a].capability[:2]))}
 
-    def _run_by_tests(self, src: CudaSource, drops: dict[str, Verdict]) -> dict[str, Verdict]:
+    def _run_by_tests(self, src: cuda_api.CudaSource, drops: dict[str, cuda_api.Verdict]) -> dict[str, cuda_api.Verdict]:
         """A unit test of a harness that filters tests by compute capability (CUTLASS's SM90_*
         tests run only on 9.0): its traps and emptied kernels cannot happen on the GPUs filtered out."""
-        filters = host_gate.harness_filters(self.matrix, src.clean)
+        filters = cuda_api.host_gate.harness_filters(self.matrix, src.clean)
         if not filters:
             return drops
         out = {}
         for arch, v in drops.items():
-            spans = host_gate.test_spans(cxx.mask(src.clean, src.preprocessed(v.target)))
+            spans = cuda_api.host_gate.test_spans(cuda_api.cxx.mask(src.clean, src.preprocessed(v.target)))
             cap = self.matrix.archs[arch].capability if arch in self.matrix.archs else None
             if cap is None:
                 out[arch] = v
                 continue
             cc = cap[0] * 10 + cap[1]
-            kept = [o for o in v.dropped if not host_gate.filtered_out(o.line, spans, filters, cc)]
+            kept = [o for o in v.dropped if not cuda_api.host_gate.filtered_out(o.line, spans, filters, cc)]
             if kept:
                 out[arch] = dataclasses.replace(v, dropped=kept)
         return out
 
-    def _verdict_via(self, src: CudaSource, target: str, origin, path: str, cuda: str | None) -> Verdict:
+    def _verdict_via(self, src: cuda_api.CudaSource, target: str, origin, path: str, cuda: str | None) -> cuda_api.Verdict:
         """A header's verdict for ``target`` inside the unit that includes it: what that unit's
         live kernels do not reach is not emitted (cuda/cpp/tu.py). The header's own verdict when the
         unit cannot be built."""
@@ -892,7 +862,7 @@ class InlineCudaArch(Rule):
         tv = tu_src.verdict(target)
         bad = {(me[o.line], o.token) for o in tv.failing if o.line in me}
         empty = {(me[o.line], o.token) for o in tv.dropped if o.line in me}
-        out = Verdict(target, "ok")
+        out = cuda_api.Verdict(target, "ok")
         out.failing = [o for o in v.failing if (o.line, o.token) in bad]
         out.dropped = [o for o in v.dropped if (o.line, o.token) in empty]
         out.status = "fail" if out.failing else "empty" if out.dropped else "ok"
@@ -905,13 +875,13 @@ class InlineCudaArch(Rule):
         key = (via, origin.defines, origin.defines_known, origin.undefined)
         if key not in cache:
             cache[key] = None
-            ctx = default_context(via, toolkit=_toolkit(cuda))
+            ctx = cuda_api.default_context(via, toolkit=_toolkit(cuda))
             # The includer is what gets compiled: a build's .cu, or a JIT front-end's source
             # (DeepGEMM compiles a unit around impls/sm90_*.cuh).
             ctx = dataclasses.replace(ctx, translation_unit=True, **_build_defines(origin))
-            unit = tu.inline(Path(via), ctx.root or Path(via).parent, ctx.include_dirs) if ctx.path else None
+            unit = cuda_api.tu.inline(Path(via), ctx.root or Path(via).parent, ctx.include_dirs) if ctx.path else None
             if unit is not None:
-                tu_src = CudaSource(unit.text, self.features)
+                tu_src = cuda_api.CudaSource(unit.text, self.features)
                 tu_src.context = ctx
                 by_file: dict[str, dict[int, int]] = {}
                 for i, (f, ln) in enumerate(unit.where, 1):
@@ -955,7 +925,7 @@ def _define_flags(ctx) -> tuple[str, ...]:
     command serves them all); values not known here are left out."""
     sets = [set(o.defines) for o in ctx.origins]
     common = set.intersection(*sets) if sets else set()
-    return device_flags([f"-D{k}={v}" for k, v in sorted(common) if v != UNKNOWN_VALUE])
+    return cuda_api.device_flags([f"-D{k}={v}" for k, v in sorted(common) if v != cuda_api.UNKNOWN_VALUE])
 
 
 def _build_defines(origin) -> dict:
@@ -965,7 +935,7 @@ def _build_defines(origin) -> dict:
     return {**out, "undefined": frozenset(origin.undefined)} if origin.undefined else out
 
 
-def _built(src: CudaSource, origin) -> CudaSource:
+def _built(src: cuda_api.CudaSource, origin) -> cuda_api.CudaSource:
     """``src`` as the build of ``origin`` compiles it (its -D flags), one copy per build."""
     if not origin.defines and not origin.defines_known and not origin.undefined or src.context is None:
         return src
@@ -976,14 +946,14 @@ def _built(src: CudaSource, origin) -> CudaSource:
     return cache[key]
 
 
-def _shown(target: str, build: Build | None) -> str:
+def _shown(target: str, build: cuda_api.Build | None) -> str:
     """compute_90 for a target the build embeds only as PTX."""
     if build is not None and target in build.ptx and target not in build.cubins:
         return target.replace("sm_", "compute_")
     return target
 
 
-def _how(how: str, build: Build | None, targets) -> str:
+def _how(how: str, build: cuda_api.Build | None, targets) -> str:
     said = [build.implied[t] for t in targets if build is not None and t in build.implied]
     return f"{how}: {'; '.join(said)}" if said else how
 
@@ -1008,14 +978,14 @@ def _unseen(origin) -> bool:
     return getattr(origin, "kind", None) == "unseen"
 
 
-def _common_failing(verdicts: list[Verdict], strict: bool = False) -> Verdict:
+def _common_failing(verdicts: list[cuda_api.Verdict], strict: bool = False) -> cuda_api.Verdict:
     """The first verdict, keeping only the instructions every one of ``verdicts`` rejects
     (those are what keeps the GPU from any build); all of its own if none is common, unless
     ``strict`` (then none)."""
     first = verdicts[0]
     keys = set.intersection(*({(o.line, o.column, o.token) for o in v.failing} for v in verdicts))
     common = [o for o in first.failing if (o.line, o.column, o.token) in keys]
-    return Verdict(first.target, first.status, common if strict else common or first.failing, first.dropped)
+    return cuda_api.Verdict(first.target, first.status, common if strict else common or first.failing, first.dropped)
 
 
 def judge_gpus(archs, builds_of, verdict_of) -> tuple[dict, dict, dict]:
@@ -1027,8 +997,8 @@ def judge_gpus(archs, builds_of, verdict_of) -> tuple[dict, dict, dict]:
     A GPU fails where every target of one of its builds rejects the text, and is left with
     kernels that do nothing where each one rejects it or compiles the work out (no #else).
     Returns (fails, drops, built): {arch: verdict} twice, and {arch: the build judged}."""
-    fails: dict[str, Verdict] = {}
-    drops: dict[str, Verdict] = {}
+    fails: dict[str, cuda_api.Verdict] = {}
+    drops: dict[str, cuda_api.Verdict] = {}
     built: dict[str, tuple] = {}
     for arch in archs:
         for targets, every, origin in builds_of(arch):
@@ -1036,26 +1006,26 @@ def judge_gpus(archs, builds_of, verdict_of) -> tuple[dict, dict, dict]:
             # A build not known: only an instruction every target rejects (compiles out) is its fault.
             strict = getattr(origin, "kind", None) == "unseen"
             # nvcc's outcomes (exact mode) name no occurrences: their status is the verdict
-            static = all(isinstance(v, Verdict) for v in verdicts)
+            static = all(isinstance(v, cuda_api.Verdict) for v in verdicts)
             if all(v.status == "fail" for v in verdicts):
                 v = verdicts[0] if len(verdicts) == 1 or not static else _common_failing(verdicts, strict)
-                if arch not in fails and (not isinstance(v, Verdict) or v.failing):
+                if arch not in fails and (not isinstance(v, cuda_api.Verdict) or v.failing):
                     fails[arch] = v
                     built[arch] = (targets, every, origin)
             elif all(v.status in ("fail", "empty") for v in verdicts):
                 empty = [v for v in verdicts if v.status == "empty"]
                 v = _common_dropped(empty) if strict and static else empty[0]
-                if arch not in drops and (not isinstance(v, Verdict) or v.dropped):
+                if arch not in drops and (not isinstance(v, cuda_api.Verdict) or v.dropped):
                     drops[arch] = v
                     built[arch] = (targets, every, origin)
     return fails, drops, built
 
 
-def _common_dropped(verdicts: list[Verdict]) -> Verdict:
+def _common_dropped(verdicts: list[cuda_api.Verdict]) -> cuda_api.Verdict:
     """The first verdict, keeping only what every one of ``verdicts`` compiles out."""
     first = verdicts[0]
     keys = set.intersection(*({(o.line, o.column, o.token) for o in v.dropped} for v in verdicts))
-    return Verdict(first.target, first.status, first.failing, [o for o in first.dropped
+    return cuda_api.Verdict(first.target, first.status, first.failing, [o for o in first.dropped
                                                                if (o.line, o.column, o.token) in keys])
 
 
