@@ -147,3 +147,36 @@ def test_a_matrix_elsewhere_is_read_from_its_toml(tmp_path):
     gpus.write_text(gpus.read_text().replace('[gpu.H100]', '[gpu.H100X]\narch = "sm_90"\nsource = "test"\n\n'
                                              '[gpu.H100]', 1))
     assert "H100X" in load_matrix(tmp_path / "vm").files["gpus.toml"]["gpu"]
+
+
+def test_the_cuda_api_names_load_where_the_type_checkers_see_them():
+    import ast
+
+    from aicompat.cuda import api
+
+    tree = ast.parse((SRC / "aicompat" / "cuda" / "api.py").read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If))  # if TYPE_CHECKING:
+    seen: dict[str, object] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        package = "aicompat.cuda" + (f".{node.module}" if node.module else "")
+        for a in node.names:
+            module = __import__(package, fromlist=[a.name])
+            seen[a.asname or a.name] = getattr(module, a.name)
+    assert set(seen) == set(api._WHERE) == set(api.__all__)
+    assert all(getattr(api, name) is value for name, value in seen.items())
+
+
+def test_a_python_file_without_cuda_loads_no_build_or_exact_mode_module():
+    # The lint itself, in this process (the API): CUDA's build, CMake and exact-mode modules
+    # load only for a file that reaches them.
+    probe = ("import json, sys\nfrom aicompat import Target, lint_source\n"
+             "found = lint_source('import torch\\nmodel = torch.nn.Linear(4, 4).cuda()\\n', Target(gpus=['A100']))\n"
+             "print(json.dumps([len(found), sorted(sys.modules)]))\n")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert r.returncode == 0, r.stderr
+    found, modules = json.loads(r.stdout)
+    assert found == 0 and "aicompat.rules.inline_cuda" in modules
+    assert [m for m in modules if m.startswith(("aicompat.cuda.build", "aicompat.cuda.cmake",
+                                                "aicompat.cuda.exact"))] == []
