@@ -24,7 +24,7 @@ from .report.formatters import FORMATTERS, location, printable, printable_path, 
 from .report.ruledocs import load_docs, render
 from .rules.registry import CODES, IMPLEMENTED, INFORMATIONAL, RULE_CLASSES, unknown_code
 from .run.api import run, with_run_options
-from .run.cache import CACHE_DIR
+from .run.cache import CACHE_DIR, describe
 from .run.config import MAX_FILE_SIZE_MB, MAX_TIMEOUT, build_settings
 from .run.parallel import (
     MAX_FILE_BYTES,
@@ -405,7 +405,10 @@ def _lint(args) -> int:
             if f.skipped:
                 print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
         cached = "off" if opts["cache_dir"] is None else \
-            f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}"
+            f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}" + \
+            describe(result.cache_misses, result.cache_unstored)
+        for line in result.cache_details:
+            print(f"cache miss {printable(line)}", file=sys.stderr)
         print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
               file=sys.stderr)
     chosen = select + extend + settings.select + settings.extend_select
