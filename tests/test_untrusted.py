@@ -12,8 +12,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from aicompat.fs.deps import digest
 from conftest import SRC, run_cli
+
+from aicompat.fs.deps import digest
 
 FP8 = "import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
 A100 = "[tool.aicompat]\ngpus = ['A100']\n"

@@ -61,7 +61,7 @@ def regular_inside(path: str | os.PathLike, root: str | os.PathLike | None,
 def read_inside(path: str | os.PathLike, root: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> bytes | None:
     """The bytes of ``path`` under the rules of ``regular_inside``, else None."""
     if regular_inside(path, root, max_bytes) is None:
-        deps.note_read(path, None)  # nothing there to read is what the result was made from too
+        deps.note_read(path, None, max_bytes)  # nothing (or too much) to read is what the result was made of too
         return None
     return read_regular(path, max_bytes)
 
@@ -70,7 +70,7 @@ def read_regular(path: str | os.PathLike, max_bytes: int) -> bytes | None:
     """At most ``max_bytes`` of a regular file, opened without following a final
     symlink and without blocking on a FIFO; None when it is anything else or longer."""
     data = _read_regular(path, max_bytes)
-    deps.note_read(path, data)  # while a file is linted, what it was made from (fs/deps.py)
+    deps.note_read(path, data, max_bytes)  # while a file is linted, what it was made from (fs/deps.py)
     return data
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -25,6 +26,21 @@ ABSENT = "-"  # not a regular file we could read (missing, a link, a FIFO, too l
 
 def digest(data: bytes | None) -> str:
     return ABSENT if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def over(limit: int) -> str:
+    """What a reader capped at ``limit`` bytes saw of a longer regular file: only its size
+    mattered (a module too large to follow), so only its size is checked again."""
+    return f">{limit}"
+
+
+def longer_than(path: str | os.PathLike, limit: int) -> bool:
+    """Is ``path`` a regular file (not a link) of more than ``limit`` bytes?"""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > limit
 
 
 class Record:
@@ -50,9 +66,12 @@ def recording() -> Iterator[Record]:
         _current = None
 
 
-def note_read(path: str | os.PathLike, data: bytes | None) -> None:
+def note_read(path: str | os.PathLike, data: bytes | None, limit: int | None = None) -> None:
+    """``data``: what was read, None when nothing was; ``limit``: the reader's cap (a file
+    longer than it was not read for its size: ``over``)."""
     if _current is not None:
-        note_digest(path, digest(data))
+        too_long = data is None and limit is not None and longer_than(path, limit)
+        note_digest(path, over(limit) if too_long and limit is not None else digest(data))
 
 
 def note_digest(path: str | os.PathLike, value: str) -> None:

@@ -95,6 +95,7 @@ def _load(path: Path, libs) -> ModuleEnv | None:
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+        deps.note_read(path, None, MAX_BYTES)  # not followed: a file that shrinks changes the result
         return None
     key = (st.st_mtime_ns, st.st_size, st.st_ino)
     hit = _cache.get(str(path))
@@ -113,7 +114,8 @@ def _load(path: Path, libs) -> ModuleEnv | None:
     except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError, ValueError,
             RecursionError):
         env = None
-    got = deps.digest(data if data is not None and len(data) <= MAX_BYTES else None)
+    got = deps.digest(data) if data is not None and len(data) <= MAX_BYTES else \
+        deps.over(MAX_BYTES) if data is not None else deps.ABSENT
     deps.note_digest(path, got)
     _cache[str(path)] = (key, env, got)
     while len(_cache) > _PROCESS_CACHE:
@@ -194,7 +196,9 @@ def _world_dependent(path: Path, tokens: tuple[bytes, ...]) -> bool:
     hit = _world_dep.get(str(path))
     if hit is None:
         data = read_regular(path, MAX_BYTES)
-        hit = _world_dep[str(path)] = (any(t in (data or b"") for t in tokens), deps.digest(data))
+        seen = deps.digest(data) if data is not None else deps.over(MAX_BYTES) \
+            if deps.longer_than(path, MAX_BYTES) else deps.ABSENT
+        hit = _world_dep[str(path)] = (any(t in (data or b"") for t in tokens), seen)
         if len(_world_dep) > 4096:
             _world_dep.clear()
     else:

@@ -10,12 +10,12 @@ from typing import cast
 from ..base.diagnostics import Diagnostic
 from ..base.notes import fold
 from ..fs import gitignore
+from ..fs.deps import digest as content_digest
 from ..fs.files import discover, display_path
 from ..matrix import Matrix, default_matrix
 from ..matrix.target import Target
 from ..report.fix import digest
 from ..syntax.suppress import NEVER_SUPPRESSED
-from ..fs.deps import digest as content_digest
 from .cache import Cache, run_settings
 from .config import Settings, build_settings
 from .linter import FileResult, Linter, limit_result, unreadable

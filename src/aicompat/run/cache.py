@@ -49,7 +49,7 @@ from ..base.diagnostics import Diagnostic
 from ..base.version import __version__
 from ..fs.cachefs import ensure_root, machine_secret, real_dirs, replace_file
 from ..fs.confine import read_regular, tree_of, within
-from ..fs.deps import ABSENT, digest
+from ..fs.deps import digest, longer_than
 from .linter import FileResult
 
 CACHE_DIR = ".aicompat_cache"
@@ -139,7 +139,7 @@ class Cache:
         self.unstored: Counter[str] = Counter()  # why a result was not stored -> files
         self.details: list[str] = []  # the first DETAILS misses, each with its file and what changed
         self._secret = machine_secret()
-        self._digests: dict[str, str] = {}  # a dependency's digest, read back once per run
+        self._digests: dict[tuple[str, str], str] = {}  # a dependency's digest, read back once per run
         self._roots: dict[str, tuple[str, ...]] = {}
         self._trees: dict[str, str | None] = {}  # per folder: where its files' dependencies may be read
 
@@ -232,7 +232,7 @@ class Cache:
         if fixes and fixable:
             raise _Miss("its findings have fixes", "fixes are not stored")
         for dep, want in reads.items():  # a module it follows, a .cu it loads, a build file changed: stale
-            if self._dep_digest(dep, real) != want:
+            if self._dep_digest(dep, real, want) != want:
                 raise _Miss("a dependency changed", _shown(dep))
         tree = self.tree(real)
         if tree != doc["tree"]:
@@ -252,15 +252,20 @@ class Cache:
         res.notes = list(notes)
         return res
 
-    def _dep_digest(self, dep: str, real: str) -> str | None:
+    def _dep_digest(self, dep: str, real: str, want: str) -> str | None:
         """The digest of a dependency now, read back only inside the file's tree or its build's
-        project (a regular file, no link, no FIFO); None: not ours to read."""
-        hit = self._digests.get(dep)
+        project (a regular file, no link, no FIFO); None: not ours to read. ``want``: what the
+        entry holds (a file too large to read was noted by its size only: fs/deps.over)."""
+        hit = self._digests.get((dep, want))
         if hit is not None:
             return hit
         if not any(within(dep, root) is not None for root in self._dep_roots(real)):
             return None
-        got = self._digests[dep] = digest(read_regular(dep, MAX_DEP_BYTES))
+        if want.startswith(">") and want[1:].isdigit():
+            got = want if longer_than(dep, int(want[1:])) else "shorter"
+        else:
+            got = digest(read_regular(dep, MAX_DEP_BYTES))
+        self._digests[(dep, want)] = got
         return got
 
     # -- writing ---------------------------------------------------------------------------------
