@@ -231,10 +231,13 @@ class Cache:
             raise _Miss("unreadable entry")
         if fixes and fixable:
             raise _Miss("its findings have fixes", "fixes are not stored")
-        for dep, want in reads.items():  # a module it follows, a .cu it loads, a build file changed: stale
-            if self._dep_digest(dep, real, want) != want:
-                raise _Miss("a dependency changed", _shown(dep))
         tree = self.tree(real)
+        for dep, want in reads.items():  # a module it follows, a .cu it loads, a build file changed: stale
+            got = self._dep_digest(dep, real, want)
+            if got is None:  # not inside the folders it may be read from now (the root followed the cwd)
+                raise _Miss("the project root changed", f"{_shown(dep)} is not inside {_shown(tree or '-')}")
+            if got != want:
+                raise _Miss("a dependency changed", _shown(dep))
         if tree != doc["tree"]:
             for path, inside in _list(doc["decisions"]):
                 if not (isinstance(path, str) and isinstance(inside, bool)):
