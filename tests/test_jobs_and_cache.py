@@ -2,6 +2,7 @@
 output as no cache, and never trusts an entry it cannot verify."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,8 +82,9 @@ def test_cache_cold_warm_changed_and_corrupt(tmp_path):
     assert f"cache: {n - 1} unchanged files" in r.stderr
     assert [d["line"] for d in edited if d["path"] == "m01.py"] == [3]
     # Truncated, garbage, emptied, another file's entry, a wrong shape: all ignored and recomputed.
-    # (m01.py's old entry is stale: left alone, it is simply never found again.)
-    entries = [e for e in sorted(cache.rglob("*.json")) if json.loads(e.read_text())["path"] != "m01.py"]
+    # (m01.py's entry was replaced: one entry per file.)
+    assert len(list(cache.rglob("*.json"))) == n
+    entries = [e for e in sorted(cache.rglob("*.json")) if not json.loads(e.read_text())["file"].endswith("/m01.py")]
     entries[0].write_bytes(entries[0].read_bytes()[:25])
     entries[1].write_bytes(b"\x00\xff not json")
     entries[2].write_bytes(b"")
@@ -92,9 +94,10 @@ def test_cache_cold_warm_changed_and_corrupt(tmp_path):
     entries[5].write_text(json.dumps(doc))
     again, r = _lint(proj, "--cache-dir", str(cache), ".")
     assert again == edited and f"cache: {n - 5} unchanged files" in r.stderr
+    assert "5 misses: 5 unreadable entry" in r.stderr  # never silent: counted by cause
     # A different target is a different key.
     other, r = run_cli("lint", "--no-config", "--gpu", "H100", "-v", "--cache-dir", str(cache), ".", cwd=proj), None
-    assert "cache: 0 unchanged files" in other.stderr
+    assert f"cache: 0 unchanged files from {cache}; {n} misses: {n} settings changed (gpus)" in other.stderr
 
 
 def test_no_cache_writes_nothing_and_default_location(tmp_path):
@@ -129,9 +132,15 @@ def test_incomplete_results_are_not_cached(tmp_path, monkeypatch):
         mp.setattr(Fp8Unsupported, "check_call", lambda *a, **k: 1 / 0)
         res = run([str(tmp_path)], settings, m, cache_dir=tmp_path / "c")
         assert [d.code for d in res.diagnostics] == ["AIC000"]
-    assert not list((tmp_path / "c").rglob("*.json"))
+        assert res.cache_unstored == {"the result was incomplete (AIC000)": 1}
+    # What is kept says why no result was: the next run's miss names it.
+    (entry,) = (tmp_path / "c").rglob("*.json")
+    assert "diagnostics" not in json.loads(entry.read_text())
     res = run([str(tmp_path)], settings, m, cache_dir=tmp_path / "c")
     assert [d.code for d in res.diagnostics] == ["AIC102"] and res.cache_hits == 0
+    assert res.cache_misses == {"not stored last run": 1}
+    assert res.cache_details == ["a.py: not stored last run: the result was incomplete (AIC000)"] or \
+        res.cache_details[0].endswith("a.py: not stored last run: the result was incomplete (AIC000)")
     res = run([str(tmp_path)], settings, m, cache_dir=tmp_path / "c")
     assert [d.code for d in res.diagnostics] == ["AIC102"] and res.cache_hits == 1
 
@@ -217,3 +226,140 @@ def test_the_code_digest_covers_every_module_of_the_package(monkeypatch):
     monkeypatch.setattr(cache, "_tree_digest", lambda h, root, pattern: roots.append((Path(root), pattern)))
     cache.code_digest()
     assert (Path(aicompat.__file__).resolve().parent, "*.py") in roots
+
+
+# -- warm runs of a real project (issue 29) ---------------------------------------------------------
+
+_PROJECT = {
+    "setup.py": """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+ARCHS = ["80", "90"]
+setup(
+    name="mypkg",
+    packages=["mypkg"],
+    ext_modules=[CUDAExtension("mypkg._C", ["csrc/kernel.cu"],
+                               extra_compile_args={"nvcc": ["-O3"] + [f"-gencode=arch=compute_{a},code=sm_{a}"
+                                                                      for a in ARCHS]})],
+    cmdclass={"build_ext": BuildExtension},
+)
+""",
+    "requirements.txt": "torch==2.1.0\nnumpy\n",
+    "csrc/kernel.cu": "#include <cuda_bf16.h>\n__global__ void scale(float* x, float s) { x[threadIdx.x] *= s; }\n",
+    "mypkg/__init__.py": "from .ops import attention, fp8_matmul\n",
+    "mypkg/caps.py": "import torch\n\n\ndef has_fp8():\n    return torch.cuda.get_device_capability() >= (8, 9)\n",
+    "mypkg/ops.py": """import torch
+
+from .caps import has_fp8
+
+
+def fp8_matmul(a, b, sa, sb):
+    if has_fp8():
+        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)
+    return a @ b
+
+
+def attention(q, k, v):
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.FLASH_ATTENTION):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+""",
+    "mypkg/ext.py": """import os
+
+from torch.utils.cpp_extension import load
+
+_HERE = os.path.dirname(__file__)
+extra = load(name="extra", sources=[os.path.join(_HERE, "extra.cu")])
+""",
+    "mypkg/extra.cu": "__global__ void k(float* x) { x[0] = 1.0f; }\n",
+    "mypkg/train.py": """import torch
+
+from mypkg.ops import fp8_matmul
+
+
+def step(a, b):
+    return fp8_matmul(a, b, torch.ones(()), torch.ones(()))
+""",
+}
+
+
+def _project_tree(root: Path) -> Path:
+    for name, text in _PROJECT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def _warm(cwd, cache, path):
+    """The project's own pins (requirements.txt), no pyproject: a run as a user starts it."""
+    r = run_cli("lint", "--gpu", "A100", "--gpu", "H100", "--format", "json", "-v", "--cache-dir", str(cache), path,
+                cwd=cwd)
+    assert "Traceback" not in r.stderr, r.stderr
+    line = next(x for x in r.stderr.splitlines() if x.startswith("parsed on"))
+    hits = int(re.search(r"cache: (\d+) unchanged", line).group(1))
+    found = sorted((d["path"], d["line"], d["code"]) for d in json.loads(r.stdout)["diagnostics"])
+    return hits, line, found, r.stderr
+
+
+def _rel(found, cwd, proj):
+    """The findings' paths relative to the project, as a run from its root shows them."""
+    return sorted((os.path.relpath(os.path.join(cwd, p), proj), line, code) for p, line, code in found)
+
+
+def test_every_unchanged_file_is_a_hit_from_any_folder(tmp_path):
+    proj = _project_tree(tmp_path / "work" / "proj")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = tmp_path / "cache"
+    hits, line, cold, _ = _warm(proj, cache, ".")
+    n = int(re.search(r"(\d+) misses: \1 no entry", line).group(1))
+    assert hits == 0 and n >= 6  # the modules, both .cu files, setup.py
+    assert ("mypkg/ops.py", 13, "AIC201") in cold  # torch 2.1.0, from requirements.txt
+    # From the root, its parent, an unrelated folder (an absolute path), a folder inside the tree.
+    for cwd, path in [(proj, "."), (proj.parent, "proj"), (elsewhere, str(proj)), (proj / "mypkg", "..")]:
+        hits, line, found, _ = _warm(cwd, cache, path)
+        assert hits == n and line.endswith("; no misses"), (cwd, line)
+        assert _rel(found, cwd, proj) == cold, cwd
+        # ... which are what a run without the cache gives there.
+        r = run_cli("lint", "--gpu", "A100", "--gpu", "H100", "--format", "json", "--no-cache", path, cwd=cwd)
+        assert sorted((d["path"], d["line"], d["code"]) for d in json.loads(r.stdout)["diagnostics"]) == found
+    # A run with a fresh cache from elsewhere: the second run is all hits too (entries are written
+    # though the tree is not under the current folder).
+    hits, line, _, _ = _warm(elsewhere, tmp_path / "cache2", str(proj))
+    assert hits == 0 and "not stored" not in line
+    hits, line, _, _ = _warm(elsewhere, tmp_path / "cache2", str(proj))
+    assert hits == n and line.endswith("; no misses")
+
+
+def test_a_changed_module_invalidates_exactly_its_importers(tmp_path):
+    proj = _project_tree(tmp_path / "proj")
+    cache = tmp_path / "cache"
+    _, line, cold, _ = _warm(proj, cache, ".")
+    n = int(re.search(r"(\d+) misses", line).group(1))
+    assert not [f for f in cold if f[2] == "AIC102"]  # the guard helper checks the capability
+    # The guard helper no longer checks: ops.py, which follows it, is checked again and fails on A100.
+    (proj / "mypkg" / "caps.py").write_text("import torch\n\n\ndef has_fp8():\n    return True\n")
+    hits, line, found, err = _warm(proj, cache, ".")
+    assert ("mypkg/ops.py", 8, "AIC102") in found
+    assert hits == n - 2 and line.endswith("; 2 misses: 1 the file changed, 1 a dependency changed"), line
+    assert "cache miss mypkg/ops.py: a dependency changed: mypkg/caps.py" in err
+    assert "cache miss mypkg/caps.py: the file changed" in err
+    # The twin: back as it was, the next run of the same tree is all hits again.
+    hits, line, again, _ = _warm(proj, cache, ".")
+    assert hits == n and again == found
+    # A sidecar .cu file the module loads by name: only the module and the .cu itself.
+    (proj / "mypkg" / "extra.cu").write_text("__global__ void k(float* x) { x[1] = 2.0f; }\n")
+    hits, line, _, err = _warm(proj, cache, ".")
+    assert hits == n - 2 and "cache miss mypkg/ext.py: a dependency changed: mypkg/extra.cu" in err, err
+
+
+def test_changed_pins_invalidate_what_depends_on_them(tmp_path):
+    proj = _project_tree(tmp_path / "proj")
+    cache = tmp_path / "cache"
+    _, line, cold, _ = _warm(proj, cache, ".")
+    n = int(re.search(r"(\d+) misses", line).group(1))
+    (proj / "requirements.txt").write_text("torch==2.4.0\nnumpy\n")  # sdpa_kernel exists there
+    hits, line, found, err = _warm(proj, cache, ".")
+    assert hits == 0 and line.endswith(f"; {n} misses: {n} settings changed (pin torch)"), line
+    assert [f for f in cold if f[2] == "AIC201"] and not [f for f in found if f[2] == "AIC201"]
+    hits, line, again, _ = _warm(proj, cache, ".")
+    assert hits == n and again == found

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import SRC, run_cli
 
+from aicompat.fs.deps import digest
+
 FP8 = "import torch\nx = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)\n"
 A100 = "[tool.aicompat]\ngpus = ['A100']\n"
 
@@ -63,16 +65,17 @@ def test_an_edited_entry_neither_hides_nor_forges_findings(tmp_path):
     _lint(proj, "--no-prefilter", ".", home=home)
     for entry in _entries(proj):
         doc = json.loads(entry.read_text())
-        if doc["path"] == "a.py":
+        if doc["file"].endswith("/a.py"):
             doc["diagnostics"] = []  # hide the real finding
         else:
-            doc["diagnostics"] = [dict(path="clean.py", line=1, column=1, end_line=1, end_column=1, code="AIC102",
+            doc["diagnostics"] = [dict(path="", line=1, column=1, end_line=1, end_column=1, code="AIC102",
                                        rule="fp8-unsupported", severity="error", message="forged", targets=[],
                                        cell=None, cell_line=None)]
         entry.write_text(json.dumps(doc))
     r = _lint(proj, "--no-prefilter", "--format", "json", ".", home=home)
     found = [(d["path"], d["code"]) for d in json.loads(r.stdout)["diagnostics"]]
     assert found == [("a.py", "AIC102")] and "cache: 0 unchanged files" in r.stderr
+    assert "2 misses: 2 unreadable entry" in r.stderr
 
 
 def test_a_fix_is_never_taken_from_the_cache(tmp_path):
@@ -90,61 +93,69 @@ def test_a_fix_is_never_taken_from_the_cache(tmp_path):
     assert "pwned" not in fixed and fixed == "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0;9.0+PTX'\n", r.stderr
 
 
-def _forge(cache, key: str, doc: dict) -> None:
-    """An entry with a valid MAC (as if this machine had written it)."""
-    doc = dict(doc, key=key)
+def _forge(cache, file: Path, doc: dict) -> None:
+    """An entry for ``file`` with a valid MAC (as if this machine had written it)."""
+    real = os.path.realpath(file)
+    doc = dict(doc, file=real, digest=digest(file.read_bytes()), settings=cache.settings)
     doc["mac"] = cache._mac(doc)
+    key = cache.key(real)
     folder = cache.dir / key[:2]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{key}.json").write_text(json.dumps(doc))
 
 
+_BASE = {"parsed": True, "skipped": None, "notes": [], "fixable": False, "reads": {}, "decisions": [],
+         "diagnostics": [], "suppressed": []}
+
+
 def test_cached_reads_are_checked_only_inside_the_project(tmp_path):
     """``reads`` names files whose digests make an entry stale; one naming a file
     outside the project, a link out, or a FIFO is a miss, and is never opened."""
-    import hashlib
-
     from aicompat.run.cache import Cache
 
     proj, outside = tmp_path / "proj", tmp_path / "outside"
     proj.mkdir()
     outside.mkdir()
+    (proj / "a.py").write_text("import torch\n")
     (outside / "secret.cu").write_text("secret\n")
     (proj / "kernel.cu").write_text("secret\n")
     os.symlink(outside / "secret.cu", proj / "link.cu")
     os.mkfifo(proj / "pipe.cu")
-    digest = hashlib.blake2b(b"secret\n", digest_size=16).hexdigest()
-    cache = Cache(tmp_path / "cache", "fp", proj)
-    base = {"path": "a.py", "parsed": True, "skipped": None, "notes": [], "fixable": False, "diagnostics": [], "suppressed": []}
+    secret = digest(b"secret\n")
+    cache = Cache(tmp_path / "cache", {"fp": "1"}, proj)
+    base = dict(_BASE, tree=str(proj))
     old = signal.signal(signal.SIGALRM, lambda *a: pytest.fail("a FIFO named in reads was opened"))
     signal.alarm(20)
     try:
-        for i, dep in enumerate([outside / "secret.cu", proj / "link.cu", proj / "pipe.cu", Path("/dev/zero")]):
-            key = f"{i:02d}" + "0" * 38
-            _forge(cache, key, dict(base, reads={str(dep): digest}))
-            assert cache.get(key, "a.py") is None, dep
+        for dep in [outside / "secret.cu", proj / "link.cu", proj / "pipe.cu", Path("/dev/zero")]:
+            _forge(cache, proj / "a.py", dict(base, reads={str(dep): secret}))
+            assert cache.get(proj / "a.py", "a.py", digest(b"import torch\n")) is None, dep
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
-    key = "ff" + "0" * 38
-    _forge(cache, key, dict(base, reads={str(proj / "kernel.cu"): digest}))
-    assert cache.get(key, "a.py") is not None  # the twin: a regular file inside the project
+    assert cache.misses == {"the project root changed": 3, "a dependency changed": 1}  # outside: never opened
+    _forge(cache, proj / "a.py", dict(base, reads={str(proj / "kernel.cu"): secret}))
+    cache._digests.clear()
+    assert cache.get(proj / "a.py", "a.py", digest(b"import torch\n")) is not None  # the twin: inside the project
 
 
 @pytest.mark.parametrize("field, value", [
     ("parsed", "yes"), ("skipped", 3), ("reads", ["x"]), ("diagnostics", {"a": 1}),
-    ("diagnostics", [{"path": "a.py", "line": "1"}]), ("fixable", None),
+    ("diagnostics", [{"path": "", "line": "1"}]), ("fixable", None), ("decisions", [["/x", "yes"]]),
 ])
 def test_every_field_of_an_entry_is_checked(tmp_path, field, value):
     from aicompat.run.cache import Cache
 
-    cache = Cache(tmp_path / "cache", "fp", tmp_path)
-    base = {"path": "a.py", "parsed": True, "skipped": None, "notes": [], "fixable": False, "reads": {}, "diagnostics": [],
-            "suppressed": []}
-    _forge(cache, "ab" + "0" * 38, base)
-    assert cache.get("ab" + "0" * 38, "a.py") is not None
-    _forge(cache, "cd" + "0" * 38, dict(base, **{field: value}))
-    assert cache.get("cd" + "0" * 38, "a.py") is None
+    (tmp_path / "a.py").write_text("import torch\n")
+    (tmp_path / "b.py").write_text("import torch\n")
+    # A tree other than the run's: the confinement answers (decisions) are checked too.
+    cache = Cache(tmp_path / "cache", {"fp": "1"}, tmp_path)
+    base = dict(_BASE, tree="/elsewhere")
+    _forge(cache, tmp_path / "a.py", base)
+    assert cache.get(tmp_path / "a.py", "a.py", digest(b"import torch\n")) is not None
+    _forge(cache, tmp_path / "b.py", dict(base, **{field: value}))
+    assert cache.get(tmp_path / "b.py", "b.py", digest(b"import torch\n")) is None
+    assert cache.misses == {"unreadable entry": 1}
 
 
 # -- the cache folder --------------------------------------------------------

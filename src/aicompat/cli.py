@@ -298,6 +298,7 @@ def _lint(args) -> int:
     from .run.api import run, with_run_options
     from .run.config import build_settings
     from .run.parallel import MAX_FILE_BYTES, default_jobs, memory_limit
+    from .run.cache import describe
 
     matrix = default_matrix()
     if not args.paths:
@@ -401,7 +402,10 @@ def _lint(args) -> int:
             if f.skipped:
                 print(f"skipped {printable_path(f.path)}: {printable(f.skipped)}", file=sys.stderr)
         cached = "off" if opts["cache_dir"] is None else \
-            f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}"
+            f"{result.cache_hits} unchanged files from {printable(str(opts['cache_dir']))}" + \
+            describe(result.cache_misses, result.cache_unstored)
+        for line in result.cache_details:
+            print(f"cache miss {printable(line)}", file=sys.stderr)
         print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
               file=sys.stderr)
     chosen = select + extend + settings.select + settings.extend_select

@@ -17,6 +17,8 @@ import os
 import stat
 from pathlib import Path
 
+from . import deps
+
 _VCS = {".git", ".hg", ".svn"}
 MAX_BYTES = 2_000_000
 
@@ -31,11 +33,10 @@ def within(path: str | os.PathLike, root: str | os.PathLike) -> str | None:
         real = os.path.realpath(p)
     except (OSError, ValueError, TypeError):  # ValueError: a NUL in the name
         return None
-    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        return None
-    if _VCS & set(Path(os.path.relpath(real, real_root)).parts):
-        return None
-    return p
+    inside = (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)) and \
+        not _VCS & set(Path(os.path.relpath(real, real_root)).parts)
+    deps.note_decision(real, real_root, inside)  # a result depends on it (fs/deps.py)
+    return p if inside else None
 
 
 def regular_inside(path: str | os.PathLike, root: str | os.PathLike | None,
@@ -60,6 +61,7 @@ def regular_inside(path: str | os.PathLike, root: str | os.PathLike | None,
 def read_inside(path: str | os.PathLike, root: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> bytes | None:
     """The bytes of ``path`` under the rules of ``regular_inside``, else None."""
     if regular_inside(path, root, max_bytes) is None:
+        deps.note_read(path, None, max_bytes)  # nothing (or too much) to read is what the result was made of too
         return None
     return read_regular(path, max_bytes)
 
@@ -67,6 +69,12 @@ def read_inside(path: str | os.PathLike, root: str | os.PathLike | None, max_byt
 def read_regular(path: str | os.PathLike, max_bytes: int) -> bytes | None:
     """At most ``max_bytes`` of a regular file, opened without following a final
     symlink and without blocking on a FIFO; None when it is anything else or longer."""
+    data = _read_regular(path, max_bytes)
+    deps.note_read(path, data, max_bytes)  # while a file is linted, what it was made from (fs/deps.py)
+    return data
+
+
+def _read_regular(path: str | os.PathLike, max_bytes: int) -> bytes | None:
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)

@@ -36,6 +36,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..fs import deps
 from ..fs.confine import read_regular, tree_of, within
 from ..syntax.index import ModuleIndex, Qual, build_index, resolve_chain
 from .guards import is_exit_call
@@ -84,7 +85,7 @@ class ModuleEnv:
         return self._positions
 
 
-_cache: "OrderedDict[str, tuple[tuple, ModuleEnv | None]]" = OrderedDict()
+_cache: "OrderedDict[str, tuple[tuple, ModuleEnv | None, str]]" = OrderedDict()
 
 
 def _load(path: Path, libs) -> ModuleEnv | None:
@@ -94,13 +95,16 @@ def _load(path: Path, libs) -> ModuleEnv | None:
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+        deps.note_read(path, None, MAX_BYTES)  # not followed: a file that shrinks changes the result
         return None
     key = (st.st_mtime_ns, st.st_size, st.st_ino)
     hit = _cache.get(str(path))
     if hit is not None and hit[0] == key:
         _cache.move_to_end(str(path))
+        deps.note_digest(path, hit[2])  # each checked file that follows it depends on it
         return hit[1]
     env = None
+    data = None
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
@@ -110,7 +114,10 @@ def _load(path: Path, libs) -> ModuleEnv | None:
     except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError, ValueError,
             RecursionError):
         env = None
-    _cache[str(path)] = (key, env)
+    got = deps.digest(data) if data is not None and len(data) <= MAX_BYTES else \
+        deps.over(MAX_BYTES) if data is not None else deps.ABSENT
+    deps.note_digest(path, got)
+    _cache[str(path)] = (key, env, got)
     while len(_cache) > _PROCESS_CACHE:
         _cache.popitem(last=False)
     return env
@@ -180,7 +187,7 @@ def _files_calling(root: Path, name: str, exclude: Path) -> list:
 
 
 _REFUSED = object()
-_world_dep: dict[str, bool] = {}
+_world_dep: dict[str, tuple[bool, str]] = {}
 
 
 def _world_dependent(path: Path, tokens: tuple[bytes, ...]) -> bool:
@@ -188,11 +195,15 @@ def _world_dependent(path: Path, tokens: tuple[bytes, ...]) -> bool:
     (the library table's ``world_tokens``: probes, the device capability, ``__version__``)?"""
     hit = _world_dep.get(str(path))
     if hit is None:
-        data = read_regular(path, MAX_BYTES) or b""
-        hit = _world_dep[str(path)] = any(t in data for t in tokens)
+        data = read_regular(path, MAX_BYTES)
+        seen = deps.digest(data) if data is not None else deps.over(MAX_BYTES) \
+            if deps.longer_than(path, MAX_BYTES) else deps.ABSENT
+        hit = _world_dep[str(path)] = (any(t in (data or b"") for t in tokens), seen)
         if len(_world_dep) > 4096:
             _world_dep.clear()
-    return hit
+    else:
+        deps.note_digest(path, hit[1])  # the answer depends on the text, for every file that asks
+    return hit[0]
 
 
 def _package_root(here: Path) -> Path:
@@ -427,6 +438,8 @@ class Project:
             return _REFUSED  # not cached: a rule's question may still read it
         if inside and real == self.home:
             return self.home_env  # not registered: its nodes are read as the checked file's
+        if inside and not real.is_file():
+            deps.note_read(real, None)  # a module created later changes what this file's names are
         if inside and real.is_file() and (self._loaded < MAX_MODULES or (
                 self._loaded < MAX_MODULES + MAX_WORLD_MODULES and _world_dependent(real, self.libs.world_tokens))):
             # Guard helpers (torch_version(), is_fp8_available wrappers) keep a budget of their

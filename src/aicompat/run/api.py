@@ -10,12 +10,13 @@ from typing import cast
 from ..base.diagnostics import Diagnostic
 from ..base.notes import fold
 from ..fs import gitignore
+from ..fs.deps import digest as content_digest
 from ..fs.files import discover, display_path
 from ..matrix import Matrix, default_matrix
 from ..matrix.target import Target
 from ..report.fix import digest
 from ..syntax.suppress import NEVER_SUPPRESSED
-from .cache import Cache, run_fingerprint
+from .cache import Cache, run_settings
 from .config import Settings, build_settings
 from .linter import FileResult, Linter, limit_result, unreadable
 from .parallel import (
@@ -49,6 +50,9 @@ class RunResult:
     root: str | None = None  # the project root: files outside it are not read for the checked code, nor fixed
     pruned: list[str] = field(default_factory=list)  # build/dist folders the walk skipped (-v names them)
     named_notes: list[str] = field(default_factory=list)  # the notes with what a counted note counts (-v)
+    cache_misses: dict[str, int] = field(default_factory=dict)  # cause -> files (run/cache.py)
+    cache_unstored: dict[str, int] = field(default_factory=dict)  # why a result was not stored -> files
+    cache_details: list[str] = field(default_factory=list)  # the first misses, each with its file and cause
 
     @property
     def suppressed(self) -> list[Diagnostic]:
@@ -105,11 +109,11 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
                                   respect_gitignore=settings.respect_gitignore)
         cache = None
         if cache_dir is not None:
-            cache = Cache(cache_dir, run_fingerprint(settings.target.as_json(), list(spec.select), list(spec.ignore),
-                                                     prefilter), project_root)
+            cache = Cache(cache_dir, run_settings(settings.target.as_json(), list(spec.select), list(spec.ignore),
+                                                 prefilter), project_root)
         results: list[FileResult | None] = [None] * len(files)
         work: list[Work] = []
-        keys: dict[int, str] = {}
+        contents: dict[int, str] = {}  # the digest of each file's bytes, for the cache
         for i, f in enumerate(files):
             display = display_path(f)
             try:
@@ -123,8 +127,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
             if results[i] is not None:  # most files of a tree end here, unparsed and uncached
                 continue
             if cache is not None:
-                keys[i] = cache.key(display, data)
-                results[i] = cache.get(keys[i], display, fixes)
+                contents[i] = content_digest(data)
+                results[i] = cache.get(f, display, contents[i], fixes)
                 if results[i] is not None:
                     continue
             # Where to read it again, not its bytes: they would all be held here at once.
@@ -139,7 +143,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
             checked = res.digest  # None: not a result of the bytes the key was made of
             res.digest = checked if fixes else None
             if cache is not None and checked is not None:
-                cache.put(keys[i], res)
+                cache.put(files[i], contents[i], res)
         final = [r for r in results if r is not None]
         # The link itself is named, not where it points (nowhere, or in a loop).
         final += [FileResult(f"{display_path(p.parent)}/{p.name}".removeprefix("./"), skipped=why) for p, why in unusable]
@@ -151,8 +155,13 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
         diags = sorted((d for r in final for d in r.diagnostics), key=Diagnostic.sort_key)
         # Every file's notes, checked here, on a worker or read from the cache: a counted note counts them all.
         notes = list(dict.fromkeys(n for r in final for n in r.notes))
-        return RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers, fold(notes, False),
-                         project_root, [display_path(p) for p in pruned], fold(notes, True))
+        out = RunResult(diags, final, missing, settings, cache.hits if cache else 0, workers=workers,
+                        notes=fold(notes, False), root=project_root, pruned=[display_path(p) for p in pruned],
+                        named_notes=fold(notes, True))
+        if cache is not None:
+            out.cache_misses, out.cache_unstored, out.cache_details = \
+                dict(cache.misses.most_common()), dict(cache.unstored.most_common()), list(cache.details)
+        return out
 
     finally:
         linter.close()  # the run's end: exact mode's compilers and private folder (cuda/session.py)

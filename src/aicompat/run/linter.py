@@ -15,6 +15,7 @@ from ..base.diagnostics import Diagnostic
 from ..core.engine import check_module, internal_error
 from ..core.ruleapi import Rule
 from ..cuda.session import CudaRun
+from ..fs import deps
 from ..fs.capped import MAX_FILE_BYTES
 from ..fs.files import CUDA_SUFFIXES, is_build_file
 from ..matrix import Matrix
@@ -107,6 +108,10 @@ class FileResult:
     reads: list[str] = field(default_factory=list)  # other files the result depends on
     notes: list[str] = field(default_factory=list)  # run-level notes rules left (Rule.notes)
     digest: str | None = None  # of the bytes checked, when the caller fixes (--fix re-verifies them)
+    # What else the result was made from (fs/deps.py), for the cache: path -> digest of the bytes read,
+    # and the (real path, real root) -> inside decisions of the confined readers.
+    deps: dict[str, str] = field(default_factory=dict)
+    decisions: dict[tuple[str, str], bool] = field(default_factory=dict)
 
 
 class Linter:
@@ -196,8 +201,10 @@ class Linter:
         self.cuda.close()
 
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
-        with self.cuda.active():
-            return self._lint_bytes(data, path)
+        with self.cuda.active(), deps.recording() as rec:
+            res = self._lint_bytes(data, path)
+        res.deps, res.decisions = dict(rec.reads), dict(rec.decisions)
+        return res
 
     def _lint_bytes(self, data: bytes, path: str) -> FileResult:
         res = FileResult(path)

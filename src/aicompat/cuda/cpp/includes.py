@@ -16,6 +16,7 @@ import re
 import stat
 from pathlib import Path
 
+from ...fs import deps
 from ...fs.confine import read_regular, within
 from . import runcache
 
@@ -71,7 +72,11 @@ def read(path: Path) -> str | None:
         return None
     key = (str(path), st.st_size, st.st_mtime_ns)
     texts: dict[tuple[str, int, int], str | None] = runcache.table("texts")
+    digests: dict[tuple[str, int, int], str] = runcache.table("text_digests")
     if key not in texts:
         data = read_regular(path, MAX_BYTES)  # not through a link swapped in since, never a FIFO
         texts[key] = data.decode("utf-8", "replace") if data is not None else None
+        digests[key] = deps.digest(data)
+    else:  # every file that includes it depends on it, not only the first (fs/deps.py)
+        deps.note_digest(path, digests.get(key, deps.ABSENT))
     return texts[key]
