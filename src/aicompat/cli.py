@@ -296,9 +296,9 @@ def _lint(args) -> int:
     from .report.fix import LeftAlone, fixed_source, unified_diff, write_fixed
     from .rules.registry import INFORMATIONAL, unknown_code
     from .run.api import run, with_run_options
+    from .run.cache import describe
     from .run.config import build_settings
     from .run.parallel import MAX_FILE_BYTES, default_jobs, memory_limit
-    from .run.cache import describe
 
     matrix = default_matrix()
     if not args.paths:
