@@ -11,6 +11,7 @@ from test_build_context import SAGE_SETUP, SM90_KERNEL, WGMMA_CUH, write
 
 from aicompat import Target, lint_paths
 from aicompat.cuda import session
+from aicompat.cuda.exact import verify
 from aicompat.matrix import default_matrix
 from aicompat.run.config import build_settings
 from aicompat.run.linter import Linter
@@ -57,7 +58,8 @@ def test_the_run_hands_its_verifier_to_the_rules():
 def test_the_run_stops_exact_mode(tmp_path, monkeypatch):
     made, folders = [], []
 
-    class Recorded(session.Verifier):
+    # the run makes its Verifier from cuda/exact/verify.py when exact mode is on (session.py imports it then)
+    class Recorded(verify.Verifier):
         def __init__(self, *a, **k):
             super().__init__(*a, **k)
             made.append(self)
@@ -66,7 +68,7 @@ def test_the_run_stops_exact_mode(tmp_path, monkeypatch):
             folders.append(self._tmp.name if self._tmp is not None else None)
             super().close()
 
-    monkeypatch.setattr(session, "Verifier", Recorded)
+    monkeypatch.setattr(verify, "Verifier", Recorded)
     (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1.f; }\n")
     lint_paths([tmp_path], target=Target(gpus=["H100"], cuda_verify=True), use_config=False, select=["AIC301"])
     assert len(made) == 1
