@@ -10,7 +10,6 @@ import pytest
 from test_build_context import SAGE_SETUP, SM90_KERNEL, WGMMA_CUH, write
 
 from aicompat import Target, lint_paths
-from aicompat.cuda import session
 from aicompat.cuda.exact import verify
 from aicompat.matrix import default_matrix
 from aicompat.run.config import build_settings
