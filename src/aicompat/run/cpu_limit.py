@@ -12,9 +12,11 @@ else runs, so that is what the limit counts:
 - A worker also gets ``RLIMIT_CPU`` (``cpu_backstop``), a kernel limit that
   ends the process (SIGXCPU) inside native code too; its unit is whole seconds,
   so it fires up to two seconds after the limit, where the alarm could not.
-- A wall-clock cap of WALL_FACTOR times the limit stays as the last resort, for
-  an analysis that waits instead of working (a blocked read): far above what
-  any load makes of the CPU limit, so it never decides a run that works.
+- A wall-clock cap (``wall_cap``: WALL_FACTOR times the limit, at least
+  WALL_MIN) stays as the last resort, for an analysis that waits instead of
+  working (a blocked read): far above what any load makes of the CPU limit, so
+  it never decides a run that works (WALL_MIN: a worker's start, ~20 ms
+  forked and 1-2 s spawned, is not the file's time either).
 
 Where no timer is possible (not the main thread, no ``setitimer``: Windows) the
 in-process limit is not enforced; workers are then held to the wall-clock cap.
@@ -27,8 +29,13 @@ import signal
 import threading
 from contextlib import contextmanager
 
-# The wall-clock cap, in multiples of the CPU limit.
+# The wall-clock cap, in multiples of the CPU limit, and its least value in seconds.
 WALL_FACTOR = 10
+WALL_MIN = 5.0
+
+
+def wall_cap(seconds: float) -> float:
+    return max(WALL_FACTOR * seconds, WALL_MIN)
 
 
 class FileTimeout(BaseException):
@@ -66,7 +73,7 @@ def per_file_limit(seconds: float | None):
     try:
         try:
             signal.setitimer(signal.ITIMER_PROF, seconds)
-            signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR)
+            signal.setitimer(signal.ITIMER_REAL, wall_cap(seconds))
             yield
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
@@ -115,7 +122,7 @@ def killed_by_cpu_limit(exitcode: int | None) -> bool:
 def limit_reason(seconds: float, wall: bool = False) -> str:
     """The reason of the AIC002 a file over the limit gets."""
     if wall:
-        return (f"analysis ran for more than {seconds * WALL_FACTOR:g} s of wall-clock time, {WALL_FACTOR} times the "
+        return (f"analysis ran for more than {wall_cap(seconds):g} s of wall-clock time, the last-resort cap over the "
                 f"{seconds:g} s CPU-time limit per file (--timeout), without using that CPU time: it was waiting "
                 f"or the machine was overloaded")
     return f"analysis used more than the {seconds:g} s CPU-time limit per file (--timeout)"

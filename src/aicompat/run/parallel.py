@@ -18,7 +18,7 @@ a worker has a memory limit (``MEMORY_LIMIT``, on its address space) and is
 ended at the time limit even inside LibCST's native parser, so a hostile
 file costs one AIC000/AIC002, not the run. The time limit counts CPU seconds
 (cpu_limit.py): a worker's alarm and RLIMIT_CPU, the parent's wall-clock cap
-at WALL_FACTOR times it as the last resort. The Python API with ``jobs=1``
+(10 times it, at least 5 s) as the last resort. The Python API with ``jobs=1``
 lints in the caller's process (a library starts no processes it was not
 asked for); there the limit is the CPU alarm alone (POSIX, main thread),
 which interrupts Python code but not a call into native code.
@@ -42,7 +42,7 @@ from ..fs.capped import read_capped
 from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget
 from ..report.fix import digest
-from .cpu_limit import WALL_FACTOR, FileTimeout, cpu_backstop, killed_by_cpu_limit, limit_reason, per_file_limit
+from .cpu_limit import FileTimeout, cpu_backstop, killed_by_cpu_limit, limit_reason, per_file_limit, wall_cap
 from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result, unreadable
 
 # Below this much source to parse, one process is faster than starting
@@ -410,7 +410,7 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
                   ctx=None, linter: Linter | None = None) -> dict[int, FileResult]:
     """Lint ``work`` ((index, display path, bytes or Queued) items) on ``jobs`` worker processes.
     Each worker holds its file to ``timeout`` CPU seconds itself; this process ends a worker
-    only at the wall-clock cap (WALL_FACTOR times it) or when it has died."""
+    only at the wall-clock cap (cpu_limit.wall_cap) or when it has died."""
     ctx = ctx or _context()
     # Largest first, so a big file does not start last and leave one CPU busy
     # after the others are done.
@@ -424,7 +424,7 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
         # process must survive whatever the tree holds.
         warm_up(linter)
     workers: list[_Worker] = []
-    wall = timeout * WALL_FACTOR if timeout else None
+    wall = wall_cap(timeout) if timeout else None
     try:
         for _ in range(min(jobs, len(queue))):
             w = _Worker(ctx, spec, timeout)
