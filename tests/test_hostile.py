@@ -173,19 +173,38 @@ def test_a_parser_crash_costs_one_file_and_never_the_run(tmp_path, monkeypatch, 
 
 
 def test_the_time_limit_is_a_hard_kill(tmp_path, monkeypatch, capsys):
-    """A parse stuck where no signal reaches it (native code) is killed at the limit."""
+    """A parse busy where no Python signal handler runs (native code) is ended at the CPU
+    limit by the kernel (RLIMIT_CPU: whole seconds, so up to two past the limit)."""
     from aicompat.run.linter import Linter
 
     def stuck(self, data, path):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # as inside LibCST's native parser
-        time.sleep(30)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPROF, signal.SIGALRM})  # as inside LibCST's parser
+        end = time.process_time() + 60
+        while time.process_time() < end:  # busy: CPU time, as a parser's
+            pass
+
+    monkeypatch.setattr(Linter, "lint_bytes", stuck)
+    (tmp_path / "a.py").write_text(FP8)
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--timeout", "1")
+    assert "a.py:1:1: AIC002 not checked: analysis used more than the 1 s CPU-time limit" in out
+    assert code == 3
+
+
+def test_a_worker_that_waits_is_ended_at_the_wall_clock_cap(tmp_path, monkeypatch, capsys):
+    """An analysis that sleeps uses no CPU time: the wall-clock cap (10 times the limit, at least 5 s) ends it."""
+    from aicompat.run.linter import Linter
+
+    def stuck(self, data, path):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPROF, signal.SIGALRM})
+        time.sleep(60)
 
     monkeypatch.setattr(Linter, "lint_bytes", stuck)
     (tmp_path / "a.py").write_text(FP8)
     t = time.monotonic()
-    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--timeout", "1")
-    assert time.monotonic() - t < 6
-    assert "a.py:1:1: AIC002 not checked: analysis took longer than the 1 s limit" in out
+    code, out, _ = _cli(tmp_path, monkeypatch, capsys, "--timeout", "0.3")
+    assert time.monotonic() - t < 20
+    assert ("a.py:1:1: AIC002 not checked: analysis ran for more than 5 s of wall-clock time, the last-resort cap "
+            "over the 0.3 s CPU-time limit per file (--timeout)") in out
     assert code == 3
 
 

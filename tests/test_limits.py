@@ -137,3 +137,94 @@ def test_memory_limit_grows_with_the_size_limit():
     assert parallel.memory_limit() == parallel.MEMORY_LIMIT
     assert parallel.memory_limit(10_000_000) == 5 * parallel.MEMORY_LIMIT
     assert parallel.memory_limit(500_000) == parallel.MEMORY_LIMIT
+
+
+# -- the time limit counts CPU seconds, not the neighbours' load (issue 29 item 5) --------------------
+
+def _run_api(tmp_path, files: dict[str, str], jobs: int, timeout: float) -> dict[str, list[str]]:
+    """Lint ``files`` through the API in this process (jobs=1) or on worker processes."""
+    from aicompat import Target
+    from aicompat.matrix import default_matrix
+    from aicompat.run.api import run
+    from aicompat.run.config import build_settings
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    m = default_matrix()
+    saved = dict(parallel.MIN_PARALLEL_BYTES)
+    if jobs > 1:
+        parallel.MIN_PARALLEL_BYTES.update(fork=0, spawn=0)
+    try:
+        res = run([str(tmp_path)], build_settings(m, cli=Target(gpus=["A100"]), no_config=True), m, jobs=jobs,
+                  timeout=timeout)
+    finally:
+        parallel.MIN_PARALLEL_BYTES.update(saved)
+    assert res.workers == jobs
+    out: dict[str, list[str]] = {}
+    for d in res.diagnostics:
+        out.setdefault(d.path.rsplit("/", 1)[-1], []).append(f"{d.code} {d.message}")
+    return out
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_that_burns_cpu_is_stopped_by_the_cpu_limit(tmp_path, jobs):
+    """A real analysis that needs more CPU than the limit (a generated table of 30,000 rows:
+    seconds of parse) is AIC002 with the CPU-time message; the small file next to it is checked."""
+    res = _run_api(tmp_path, {"table.py": _generated_table(30000), "ok.py": FP8}, jobs, timeout=0.2)
+    assert res["table.py"] == ["AIC002 not checked: analysis used more than the 0.2 s CPU-time limit per file "
+                               "(--timeout); the run is incomplete"]
+    assert [m.split()[0] for m in res["ok.py"]] == ["AIC102"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_time_the_analysis_does_not_run_does_not_count(tmp_path, monkeypatch, jobs):
+    """While the analysis is off the CPU (here: a rule that sleeps 1.5 s, as a process the
+    neighbours keep waiting does), the CPU clock stands still: under a 0.5 s limit the file
+    is checked and its finding reported. The old wall-clock limit reported AIC002 here."""
+    import time
+
+    from aicompat.rules.fp8 import Fp8Unsupported
+
+    real = Fp8Unsupported.check_call
+
+    def descheduled(self, *a, **k):
+        time.sleep(1.5)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Fp8Unsupported, "check_call", descheduled)
+    res = _run_api(tmp_path, {"a.py": FP8 + "#" * 500, "b.py": FP8}, jobs, timeout=0.5)
+    assert [m.split()[0] for m in res["a.py"]] == [m.split()[0] for m in res["b.py"]] == ["AIC102"]
+
+
+def test_busy_neighbours_do_not_change_the_result(tmp_path):
+    """The same file under a CPU limit a few times what it needs, alone and with as many busy
+    neighbour processes as CPUs twice over: the same findings both times, never AIC002."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from aicompat import Target
+    from aicompat.matrix import default_matrix
+    from aicompat.run.config import build_settings
+
+    src = _generated_table(3000)
+    (tmp_path / "t.py").write_text(src)
+    m = default_matrix()
+    linter = parallel.LinterSpec(build_settings(m, cli=Target(gpus=["A100"]), no_config=True).target, m).build()
+    parallel.lint_one(linter, src.encode(), "t.py", None)  # warm: tables built on first use
+    t = time.process_time()
+    alone = parallel.lint_one(linter, src.encode(), "t.py", None)
+    need = time.process_time() - t
+    limit = max(0.5, 4 * need)
+    neighbours = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                  for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        time.sleep(0.2)
+        loaded = parallel.lint_one(linter, src.encode(), "t.py", limit)
+    finally:
+        for p in neighbours:
+            p.kill()
+            p.wait()
+        linter.close()
+    assert [d.code for d in alone.diagnostics] == [d.code for d in loaded.diagnostics] == ["AIC102"]

@@ -136,7 +136,7 @@ def test_plugin_applies_the_cli_time_limit(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.aicompat]\ntimeout = 0.001\n")
     (tmp_path / "m.py").write_text(BAD)
     r = _pylint(["m.py"], tmp_path)
-    assert ("m.py:1:0: E7302: AIC002 not checked: analysis took longer than the 0.001 s limit per file (--timeout); "
+    assert ("m.py:1:0: E7302: AIC002 not checked: analysis used more than the 0.001 s CPU-time limit per file (--timeout); "
             "the run is incomplete (aicompat-limit-exceeded)") in r.stdout, r.stdout + r.stderr
 
 

@@ -119,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
                       help="worker processes (default: one per CPU; 1 runs in this process)")
     lint.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
-                      help=f"time limit per file, reported as AIC002 limit-exceeded (default: {DEFAULT_TIMEOUT:g})")
+                      help=f"time limit per file in CPU seconds (the analysis's own, whatever else runs; a wall-clock "
+                           f"cap of 10 times it is the last resort), reported as AIC002 limit-exceeded "
+                           f"(default: {DEFAULT_TIMEOUT:g})")
     lint.add_argument("--max-file-size", type=_megabytes, metavar="MB",
                       help="size limit per file in megabytes, reported as AIC002 limit-exceeded (default: 2; a "
                            "notebook's limit is on its code, its file may be ten times it)")

@@ -22,7 +22,7 @@ from ..matrix.target import ResolvedTarget, World
 from ..model import guard_forms, loop_items, test_params
 from ..model.evaluate import CALLED_THROUGH_CLASS, Binding, Evaluator
 from ..model.flow import Returns
-from ..model.guards import Ctx, Lazy, is_exit_call, orelse_terminates, split_worlds, terminates
+from ..model.guards import Ctx, Lazy, chain_depth, is_exit_call, orelse_terminates, split_worlds, terminates
 from ..model.project import HomeEnv, Project
 from ..model.structure import FileModel
 from ..model.with_helpers import inner_context_call
@@ -575,10 +575,11 @@ class Walker(cst.CSTVisitor):
 
     # -- control flow -----------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
+        depth = chain_depth(self.fc.ctx) + 1  # an elif's worlds are its chain's, branch after branch
         split = self.fc.split_later(node.test)
         self._if_split[id(node)] = split
-        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0])))
-        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1])))
+        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0], depth)))
+        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1], depth)))
 
     def leave_If(self, node: cst.If) -> None:
         split = self._if_split.pop(id(node))

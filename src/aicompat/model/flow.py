@@ -255,20 +255,30 @@ class _Builder:
         return env, conds
 
     def if_(self, stmt: cst.If, env: Env, conds: tuple):
-        yes_c = conds + ((stmt.test, True, stmt),)
-        no_c = conds + ((stmt.test, False, stmt),)
-        self.tail = yes_c
-        yes = self.body(stmt.body, dict(env), yes_c)
-        yes_tail = self.tail
-        if isinstance(stmt.orelse, cst.If):
+        # An elif chain is a loop down the chain (each arm's body), then the joins back up
+        # from the last arm: legal code has chains thousands of branches long.
+        arms = []
+        while True:
+            yes_c = conds + ((stmt.test, True, stmt),)
+            no_c = conds + ((stmt.test, False, stmt),)
+            self.tail = yes_c
+            yes = self.body(stmt.body, dict(env), yes_c)
+            arms.append((stmt, conds, yes, self.tail, yes_c, no_c))
+            if not isinstance(stmt.orelse, cst.If):
+                break
             self.scope.env_at[id(stmt.orelse)] = env
-            no, no_tail = self.if_(stmt.orelse, dict(env), no_c)
-        elif isinstance(stmt.orelse, cst.Else):
+            stmt, env, conds = stmt.orelse, dict(env), no_c
+        if isinstance(stmt.orelse, cst.Else):
             self.tail = no_c
             no = self.body(stmt.orelse.body, dict(env), no_c)
             no_tail = self.tail
         else:
             no, no_tail = env, no_c
+        for stmt, conds, yes, yes_tail, yes_c, no_c in reversed(arms):
+            no, no_tail = self._if_join(stmt, conds, yes, yes_tail, yes_c, no, no_tail, no_c)
+        return no, no_tail
+
+    def _if_join(self, stmt: cst.If, conds: tuple, yes, yes_tail, yes_c, no, no_tail, no_c):
         if yes is None and no is None:
             return None, conds
         if yes is None:

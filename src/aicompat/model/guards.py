@@ -26,11 +26,12 @@ class Lazy:
     asks where the code under it runs (most branches hold nothing a rule reports), with
     the evaluator the traversal had at the ``if`` (``fn`` captures it)."""
 
-    __slots__ = ("fn", "value")
+    __slots__ = ("fn", "value", "depth")
 
-    def __init__(self, fn) -> None:
+    def __init__(self, fn, depth: int = 0) -> None:
         self.fn = fn
         self.value = None
+        self.depth = depth  # how many undecided Lazy sets deciding this one decides first (settle)
 
     def __call__(self) -> Any:  # a world set; from FileContext.split_later, the pair of them
         if self.value is None:
@@ -97,6 +98,23 @@ class Ctx:
         return bool(self.catches & self.handlers.get(exc, {exc, "Exception", "BaseException"}))
 
 
+# Deciding a Lazy decides the undecided ones it was made from first, by recursion: an
+# elif chain thousands of branches long is decided every SETTLE_DEPTH branches instead.
+SETTLE_DEPTH = 32
+
+
+def chain_depth(ctx: Ctx) -> int:
+    """How deep the undecided sets under ``ctx``'s worlds go (0: decided); past
+    SETTLE_DEPTH they are decided now, so no later decision recurses deeper."""
+    w = ctx.world_set
+    if type(w) is frozenset or w.value is not None:
+        return 0
+    if w.depth >= SETTLE_DEPTH:
+        ctx.worlds  # noqa: B018 -- decides it, and the chain below it
+        return 0
+    return w.depth
+
+
 def _with_twins(worlds: frozenset[World]) -> frozenset[World]:
     return worlds | frozenset(replace(x, open=True) for x in worlds)
 
@@ -139,8 +157,7 @@ def terminates(block: cst.BaseSuite, resolve, libs) -> bool:
         return False
     last = block.body[-1]
     if isinstance(last, cst.If):
-        return last.orelse is not None and terminates(last.body, resolve, libs) \
-            and orelse_terminates(last.orelse, resolve, libs)
+        return _chain_terminates(last, resolve, libs)
     return isinstance(last, cst.SimpleStatementLine) and _leaves(last.body, resolve, libs)
 
 
@@ -150,8 +167,19 @@ def orelse_terminates(orelse: cst.If | cst.Else | None, resolve, libs) -> bool:
         return False
     if isinstance(orelse, cst.Else):
         return terminates(orelse.body, resolve, libs)
-    return orelse.orelse is not None and terminates(orelse.body, resolve, libs) \
-        and orelse_terminates(orelse.orelse, resolve, libs)
+    return _chain_terminates(orelse, resolve, libs)
+
+
+def _chain_terminates(node: cst.If, resolve, libs) -> bool:
+    """Does every branch of ``if``/``elif``/``else`` leave, an ``else`` included? A loop
+    along the chain, not recursion: a legal chain has thousands of ``elif`` branches.
+    (A branch body nests by indentation, which CPython caps at 100 levels.)"""
+    cur: cst.If | cst.Else | None = node
+    while isinstance(cur, cst.If):
+        if cur.orelse is None or not terminates(cur.body, resolve, libs):
+            return False
+        cur = cur.orelse
+    return cur is not None and terminates(cur.body, resolve, libs)
 
 
 def _leaves(smalls, resolve, libs) -> bool:

@@ -178,9 +178,9 @@ def _precheck(linter: Linter, data: bytes, display: str, timeout: float | None) 
     but the limit is the promise)."""
     try:
         return timed(linter.precheck, timeout, data, display)
-    except FileTimeout:
+    except FileTimeout as exc:
         assert timeout is not None  # timed raises it only under a limit
-        return timeout_result(display, timeout)
+        return timeout_result(display, timeout, exc.wall)
 
 
 def lint_source(code: str, target: Target | None = None, path: str = "<source>", select: list[str] | None = None,

@@ -15,10 +15,12 @@ own too (``limit_own_memory``, the command line only).
 
 The command line parses every file on a worker, never in its own process:
 a worker has a memory limit (``MEMORY_LIMIT``, on its address space) and is
-killed at the time limit even inside LibCST's native parser, so a hostile
-file costs one AIC000/AIC002, not the run. The Python API with ``jobs=1``
+ended at the time limit even inside LibCST's native parser, so a hostile
+file costs one AIC000/AIC002, not the run. The time limit counts CPU seconds
+(cpu_limit.py): a worker's alarm and RLIMIT_CPU, the parent's wall-clock cap
+(10 times it, at least 5 s) as the last resort. The Python API with ``jobs=1``
 lints in the caller's process (a library starts no processes it was not
-asked for); there the time limit is a ``SIGALRM`` timer (POSIX, main thread),
+asked for); there the limit is the CPU alarm alone (POSIX, main thread),
 which interrupts Python code but not a call into native code.
 """
 
@@ -40,6 +42,7 @@ from ..fs.capped import read_capped
 from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget
 from ..report.fix import digest
+from .cpu_limit import FileTimeout, cpu_backstop, killed_by_cpu_limit, limit_reason, per_file_limit, wall_cap
 from .linter import MAX_FILE_BYTES, FileResult, Linter, limit_result, unreadable
 from .own_memory import soft_before
 
@@ -148,9 +151,8 @@ def memory_limit(max_bytes: int = MAX_FILE_BYTES) -> int:
 
 
 
-
-def timeout_result(display: str, seconds: float) -> FileResult:
-    return limit_result(display, f"analysis took longer than the {seconds:g} s limit per file (--timeout)")
+def timeout_result(display: str, seconds: float, wall: bool = False) -> FileResult:
+    return limit_result(display, limit_reason(seconds, wall))
 
 
 def file_cap(display: str, max_bytes: int = MAX_FILE_BYTES) -> int:
@@ -174,17 +176,10 @@ def too_large(data: bytes | int, display: str, max_bytes: int = MAX_FILE_BYTES) 
 
 
 def timed(fn, timeout: float | None, *args):
-    """``fn(*args)`` under the per-file time limit where a timer is possible
+    """``fn(*args)`` under the per-file CPU-time limit where a timer is possible
     (this process's main thread); raises FileTimeout when it runs past it."""
-    if not timeout or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    with per_file_limit(timeout):
         return fn(*args)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        return fn(*args)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def memory_result(display: str, limit: int | None = None) -> FileResult:
@@ -203,29 +198,14 @@ def _guarded(linter: Linter, data: bytes, display: str) -> FileResult:
         return res
 
 
-class FileTimeout(BaseException):
-    """Raised by the alarm; a BaseException so no ``except Exception`` in a rule swallows it."""
-
-
-def _on_alarm(signum, frame):
-    raise FileTimeout()
-
-
 def lint_one(linter: Linter, data: bytes, display: str, timeout: float | None) -> FileResult:
-    """Lint one file in this process, under the time limit where a timer is possible."""
-    if not timeout or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        return _guarded(linter, data, display)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    """Lint one file in this process, under the CPU-time limit where a timer is possible."""
     try:
-        try:
-            signal.setitimer(signal.ITIMER_REAL, timeout)
+        with per_file_limit(timeout):
             return _guarded(linter, data, display)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except FileTimeout:  # also if it fired between the lint's return and the timer's reset
-        return timeout_result(display, timeout)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+    except FileTimeout as exc:  # also if it fired between the lint's return and the timer's reset
+        assert timeout  # raised only under a limit
+        return timeout_result(display, timeout, exc.wall)
 
 
 def lint_serial(spec_or_linter, work: list[Work], timeout: float | None) -> dict[int, FileResult]:
@@ -311,7 +291,8 @@ def _watch_size(peak) -> None:
     threading.Thread(target=loop, daemon=True).start()
 
 
-def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None, inherited: int | None = None) -> None:
+def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None, inherited: int | None = None,
+            timeout: float | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handler, inherited on fork
     _die_with_parent()
@@ -322,13 +303,14 @@ def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None, inheri
     _watch_size(peak)
     linter = spec.build()
     try:
-        _serve(conn, linter, limit)
+        _serve(conn, linter, limit, timeout)
     finally:
         linter.close()  # the worker's run ends: exact mode's compilers and private folder with it
 
 
-def _serve(conn, linter: Linter, limit: int) -> None:
-    """Lint each file the parent sends until it sends None or the pipe closes."""
+def _serve(conn, linter: Linter, limit: int, timeout: float | None = None) -> None:
+    """Lint each file the parent sends until it sends None or the pipe closes, each under
+    the CPU-time limit: the alarm where Python code runs, RLIMIT_CPU where it does not."""
     while True:
         try:
             msg = conn.recv()
@@ -337,7 +319,8 @@ def _serve(conn, linter: Linter, limit: int) -> None:
         if msg is None:
             return
         i, display, source = msg
-        res = _lint_item(linter, source, display)
+        cpu_backstop(timeout)
+        res = _lint_item(linter, source, display, timeout, in_process=True)
         try:
             conn.send((i, res))
         except MemoryError:  # the result itself did not fit: report the file, not a dead worker
@@ -345,11 +328,12 @@ def _serve(conn, linter: Linter, limit: int) -> None:
 
 
 class _Worker:
-    def __init__(self, ctx, spec: LinterSpec) -> None:
+    def __init__(self, ctx, spec: LinterSpec, timeout: float | None = None) -> None:
         self.conn, child = ctx.Pipe()
         self.peak = ctx.Value("q", 0, lock=False)  # the worker's largest address space, in bytes
         inherited = soft_before()
-        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid(), self.peak, inherited), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid(), self.peak, inherited, timeout),
+                                daemon=True)
         self.proc.start()
         child.close()
         self.current: tuple[int, str] | None = None
@@ -381,7 +365,9 @@ class _Worker:
 
 def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float | None,
                   ctx=None, linter: Linter | None = None) -> dict[int, FileResult]:
-    """Lint ``work`` ((index, display path, bytes or Queued) items) on ``jobs`` worker processes."""
+    """Lint ``work`` ((index, display path, bytes or Queued) items) on ``jobs`` worker processes.
+    Each worker holds its file to ``timeout`` CPU seconds itself; this process ends a worker
+    only at the wall-clock cap (cpu_limit.wall_cap) or when it has died."""
     ctx = ctx or _context()
     # Largest first, so a big file does not start last and leave one CPU busy
     # after the others are done.
@@ -395,9 +381,10 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
         # process must survive whatever the tree holds.
         warm_up(linter)
     workers: list[_Worker] = []
+    wall = wall_cap(timeout) if timeout else None
     try:
         for _ in range(min(jobs, len(queue))):
-            w = _Worker(ctx, spec)
+            w = _Worker(ctx, spec, timeout)
             workers.append(w)
             w.give(queue.popleft())
         while True:
@@ -405,8 +392,8 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
             if not busy:
                 break
             wait_for = None
-            if timeout:
-                wait_for = max(0.0, min(w.started for w in busy) + timeout - time.monotonic())
+            if wall:
+                wait_for = max(0.0, min(w.started for w in busy) + wall - time.monotonic())
             ready = wait([w.conn for w in busy], wait_for)
             for w in busy:
                 if w.conn in ready:
@@ -416,16 +403,19 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
                         assert w.current is not None  # w is busy
                         i, display = w.current
                         code = w.kill()
-                        results[i] = _crashed(display, code, memory_limit(spec.max_bytes), w.peak.value)
-                        w = _replace(workers, w, ctx, spec)
+                        if timeout and killed_by_cpu_limit(code):  # RLIMIT_CPU, in native code
+                            results[i] = timeout_result(display, timeout)
+                        else:
+                            results[i] = _crashed(display, code, memory_limit(spec.max_bytes), w.peak.value)
+                        w = _replace(workers, w, ctx, spec, timeout)
                     else:
                         results[i] = res
-                elif timeout and time.monotonic() - w.started >= timeout:
-                    assert w.current is not None  # w is busy
+                elif wall and time.monotonic() - w.started >= wall:
+                    assert w.current is not None and timeout  # w is busy; wall is set only with a limit
                     i, display = w.current
                     w.kill()
-                    results[i] = timeout_result(display, timeout)
-                    w = _replace(workers, w, ctx, spec)
+                    results[i] = timeout_result(display, timeout, wall=True)
+                    w = _replace(workers, w, ctx, spec, timeout)
                 else:
                     continue
                 w.current = None
@@ -465,8 +455,8 @@ def warm_up(linter: Linter) -> None:
         pass
 
 
-def _replace(workers: list[_Worker], old: _Worker, ctx, spec: LinterSpec) -> _Worker:
-    new = _Worker(ctx, spec)
+def _replace(workers: list[_Worker], old: _Worker, ctx, spec: LinterSpec, timeout: float | None = None) -> _Worker:
+    new = _Worker(ctx, spec, timeout)
     workers[workers.index(old)] = new
     return new
 

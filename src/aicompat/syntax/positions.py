@@ -48,6 +48,15 @@ class Positions:
         self._starts: list[int] | None = None
 
     def get(self, node):
+        try:
+            return self._get(node)
+        except (RecursionError, KeyError):
+            # LibCST's code generation recurses per level of nesting; past the recursion limit
+            # its position recorder raises a KeyError whose message is the repr of the whole
+            # subtree (gigabytes for a 2,000-branch elif chain): report the depth instead.
+            raise RecursionError("nesting too deep to place the finding") from None
+
+    def _get(self, node):
         pos = self._computed.get(node)
         if pos is not None:
             return pos

@@ -67,20 +67,35 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
 
 
 def _walk(node: cst.CSTNode, visitor: Any, ignored: frozenset) -> None:
-    if visitor.on_visit(node) is not False:
-        for name in _fields(type(node)):
-            value = getattr(node, name)
+    # An explicit stack, not recursion: legal code nests deeper than Python's
+    # recursion limit (a 5,000-branch elif chain, ``x + x + ...`` with 5,000 terms).
+    # A node on the stack is to be visited; a 1-tuple holds a node to leave.
+    stack: list = [node]
+    pop, push = stack.pop, stack.append
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+    while stack:
+        item = pop()
+        if type(item) is tuple:
+            on_leave(item[0])
+            continue
+        push((item,))
+        if on_visit(item) is False:
+            continue
+        kids = []
+        for name in _fields(type(item)):
+            value = getattr(item, name)
             tp = type(value)
             k = _KIND.get(tp) or _kind(tp)
             if k == _NODE:
                 if tp not in ignored:
-                    _walk(value, visitor, ignored)
+                    kids.append(value)
             elif k == _SEQ:
-                for item in value:
-                    tp = type(item)
+                for sub in value:
+                    tp = type(sub)
                     if (_KIND.get(tp) or _kind(tp)) == _NODE and tp not in ignored:
-                        _walk(item, visitor, ignored)
-    visitor.on_leave(node)
+                        kids.append(sub)
+        kids.reverse()
+        stack.extend(kids)
 
 
 class _FieldRecorder(cst.CSTVisitor):

@@ -1,0 +1,50 @@
+"""Legal code that nests deeper than Python's recursion limit (issue 29 item 5): the
+traversal, the guards and the flow model walk it with loops, and still find the bug."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+BUG = "torch.cuda.amp.autocast()"
+
+
+def _lint(tmp_path, monkeypatch, capsys, text: str):
+    from aicompat.cli import main
+
+    (tmp_path / "m.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    code = main(["lint", "--no-config", "--no-cache", "--gpu", "A100", "--jobs", "1", "m.py"])
+    return code, capsys.readouterr().out
+
+
+def _mode_check(n_terms: int, call: str) -> str:
+    """A generated dispatch check: ``mode == 0 or mode == 1 or ...``, then the call."""
+    test = " or ".join(f"mode == {i}" for i in range(n_terms))
+    return f"import torch\n\n\ndef run(x, mode):\n    ok = {test}\n    if ok:\n        with {call}:\n            return x\n"
+
+
+def test_a_5000_term_or_chain_still_finds_the_bug_after_it(tmp_path, monkeypatch, capsys):
+    code, out = _lint(tmp_path, monkeypatch, capsys, _mode_check(5000, BUG))
+    assert "AIC000" not in out and "m.py:7:14: AIC203" in out and code == 1
+    fixed = _mode_check(5000, 'torch.amp.autocast("cuda")')
+    code, out = _lint(tmp_path, monkeypatch, capsys, fixed)
+    assert code == 0 and "AIC" not in out.split("note:")[0]
+
+
+def _chain(n: int, last: str) -> cst.If:
+    src = "".join(f"{'if' if i == 0 else 'elif'} m == {i}:\n    return {i}\n" for i in range(n)) + f"else:\n    {last}\n"
+    return cst.ensure_type(cst.parse_module(src).body[0], cst.If)
+
+
+def test_a_5000_branch_elif_chain_is_judged_by_a_loop():
+    from aicompat.model.guards import orelse_terminates, terminates
+
+    class Libs:
+        exit_calls: set = set()
+        exit_methods: set = set()
+
+    leaves = _chain(5000, "raise ValueError(m)")
+    block = cst.IndentedBlock(body=[leaves])
+    assert terminates(block, lambda f: None, Libs()) and orelse_terminates(leaves.orelse, lambda f: None, Libs())
+    falls_through = _chain(5000, "y = m")
+    assert not terminates(cst.IndentedBlock(body=[falls_through]), lambda f: None, Libs())
