@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .brackets import split_top
+
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _LABEL = re.compile(r"^[A-Za-z_$][\w$]*:(?!:)\s*")
 _GUARD = re.compile(r"^@!?%{0,2}\w+\s+")
@@ -78,7 +80,7 @@ def instructions(text: str) -> list[Instruction]:
         parts = word.split(".")
         specials = tuple(f"%{n}" for n in _SPECIAL.findall(rest) if not _NUMBERED.fullmatch(n.split(".")[0]))
         ops = rest.strip()
-        split = tuple(o.strip() for o in _split_operands(ops)) if ops else ()
+        split = tuple(o.strip() for o in split_top(ops)) if ops else ()  # {v0, v1} and [a] are one
         operands_ok = not ops or all(_OPERAND.fullmatch(o) for o in split)
         out.append(Instruction(pos, parts[0], tuple(parts[1:]) + specials, word, terminated, operands_ok, split))
     return out
@@ -99,19 +101,3 @@ def shape(ins: Instruction, klass=None) -> tuple[str, ...]:
         if c:
             out.append(f"operand{i}::{c}")
     return tuple(out)
-
-
-def _split_operands(ops: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in ops:
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return parts
