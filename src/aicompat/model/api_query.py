@@ -205,7 +205,7 @@ def scope(fc, package: str) -> Scope | None:
 
 
 def split(api: PackageApi, qualname: str) -> tuple[str, list[str]] | None:
-    """``torch.nn.attention.sdpa_kernel`` -> ("torch.nn.attention", ["sdpa_kernel"])."""
+    """``lib.sub.mod.func`` -> ("lib.sub.mod", ["func"])."""
     parts = qualname.split(".")
     for cut in range(len(parts), 0, -1):
         mod = ".".join(parts[:cut])
