@@ -214,6 +214,18 @@ def split(api: PackageApi, qualname: str) -> tuple[str, list[str]] | None:
     return None
 
 
+def member(fc, qualname: str) -> tuple[Scope, str, str, ModuleApi | None] | None:
+    """(scope, module, name, the module's table) of ``qualname``, a name one level below a module
+    of its package's API tables judged here; None when it is not one."""
+    package = fc.matrix.api_package(qualname) if qualname else None
+    sc = scope(fc, package) if package is not None else None
+    where = split(sc.api, qualname) if sc is not None else None
+    if sc is None or where is None or len(where[1]) != 1:
+        return None
+    module, (name,) = where
+    return sc, module, name, sc.api.module(module)
+
+
 @dataclass
 class Presence:
     have: frozenset[int]  # releases in scope that have the name

@@ -288,14 +288,11 @@ class ApiUnavailable(Rule):
 
     def _stub(self, site, qualname: str, fc) -> list[Finding]:
         """A call of a function that some release in scope has only as a stub that raises."""
-        package = fc.matrix.api_package(qualname) if qualname else None
-        scope = q.scope(fc, package) if package is not None else None
-        where = q.split(scope.api, qualname) if scope is not None else None
-        if where is None or len(where[1]) != 1:
+        got = q.member(fc, qualname)
+        if got is None:
             return []
-        assert scope is not None  # ``where`` is None when it is
-        module, (name,) = where
-        m = scope.api.module(module)
+        scope, module, name, m = got
+        package = scope.package
         stubs = [(rng & set(scope.indices), exc, use, msg) for rng, exc, use, msg in (m.raises(name) if m else ())]
         stubs = [s for s in stubs if s[0] and not name.startswith("_")]  # a private stub: build-dependent
         if not stubs or fc.ctx.caught(stubs[-1][1]):

@@ -154,14 +154,11 @@ class DeprecatedApi(Rule):
 
     def check_attribute(self, node: cst.Attribute, qualname: str, fc) -> list[Finding]:
         """A read of a deprecated attribute (kind ``a``: a value, not a function) warns."""
-        package = fc.matrix.api_package(qualname) if qualname else None
-        scope = q.scope(fc, package) if package is not None else None
-        where = q.split(scope.api, qualname) if scope is not None else None
-        if where is None or len(where[1]) != 1:
+        got = q.member(fc, qualname)
+        if got is None:
             return []
-        assert scope is not None  # ``where`` is None when it is
-        module, (name,) = where
-        m = scope.api.module(module)
+        scope, module, name, m = got
+        package = scope.package
         deps = m.deprecations(name) if m is not None else []
         if not deps:
             return []
