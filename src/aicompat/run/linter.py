@@ -24,6 +24,7 @@ from ..model.evaluate import UNKNOWN
 from ..rules import registry
 from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
 from ..syntax.suppress import IGNORE_FILE, Checks, apply
+from . import cpu_limit
 
 if TYPE_CHECKING:
     from ..matrix.api_tables import PackageApi
@@ -224,6 +225,7 @@ class Linter:
         if not self.rules and not self.parse_errors:
             return res
         refused = self._cpython_refuses(data, path)
+        cpu_limit.check()
         if refused is not None:
             # Like any other syntax error: reported only where a rule could
             # have fired, so --no-prefilter reports what the prefilter does.
@@ -248,6 +250,7 @@ class Linter:
                 res.diagnostics.append(_parse_error(path, 1, 1, "nesting too deep to parse"))
             return res
         res.parsed = True
+        cpu_limit.check()
         text = data.decode(module.encoding or "utf-8", "replace")
         if self.rules:  # with the prefilter on, irrelevant files returned above
             try:
@@ -284,6 +287,8 @@ class Linter:
             return _parse_error(path, line, se.offset or 1, se.msg)
         except (RecursionError, MemoryError) as exc:
             return _parse_error(path, 1, 1, f"nesting too deep to parse ({type(exc).__name__})")
+        except SystemError:  # CPython 3.11 before 3.11.8 (gh-106905): it cannot say; LibCST decides
+            return None
         except ValueError as exc:  # a NUL byte
             return _parse_error(path, 1, 1, str(exc))
         return None
