@@ -84,6 +84,7 @@ class FileContext:
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
         self._project: Project | None = None
         self.stmt_stack: list[cst.CSTNode] = []  # enclosing statements, innermost last
+        self.terminates_memo: dict[int, bool] = {}  # id(If) -> does its chain always leave
 
     def _is_exit(self, call: cst.Call) -> bool:
         return is_exit_call(call.func, self.resolve, self.libs)
@@ -584,7 +585,7 @@ class Walker(cst.CSTVisitor):
     def leave_If(self, node: cst.If) -> None:
         split = self._if_split.pop(id(node))
         body_exits = terminates(node.body, self.fc.resolve, self.fc.libs)
-        else_exits = orelse_terminates(node.orelse, self.fc.resolve, self.fc.libs)
+        else_exits = orelse_terminates(node.orelse, self.fc.resolve, self.fc.libs, self.fc.terminates_memo)
         if body_exits and else_exits:
             self.fc.ctx = self.fc.ctx.narrowed(frozenset())
         elif body_exits:

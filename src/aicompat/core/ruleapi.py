@@ -37,6 +37,7 @@ from ..model.api_query import span
 from ..model.evaluate import truth
 from ..model.guard_forms import enabled_worlds, off_switch
 from ..syntax.index import Qual, dotted
+from ..syntax.walk import walk
 from ..values import (
     UNKNOWN,  # what attr_exists returns when it does not know
     DictValue,
@@ -59,6 +60,8 @@ __all__ = [
     "truth", "enabled_worlds", "off_switch", "api_query", "span", "capability_range", "Layer", "argparse_args",
     # names and files
     "Qual", "dotted", "is_makefile", "read_inside", "tree_of",
+    # a read-only walk of a subtree with a CSTVisitor (a loop, not LibCST's recursive visit)
+    "walk",
     # a run-level note counted over the run's files
     "counted",
 ]

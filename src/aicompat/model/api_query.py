@@ -21,6 +21,7 @@ from packaging.version import Version
 
 from ..matrix.api_tables import ModuleApi, PackageApi, Param, release_label
 from ..matrix.target import WORLD_PACKAGE, World
+from ..syntax.walk import walk
 from .project import owns_package
 
 
@@ -103,7 +104,7 @@ def _names_version(node, fc, marks: list[str], depth: int) -> bool:
         def visit_Name(self, n: cst.Name) -> None:
             names.append(n.value)
 
-    node.visit(_Names())
+    walk(node, _Names())
     owner, here = fc.loc
     for name in dict.fromkeys(names):
         scope, at, defs = fc.model.scope(owner), here, None

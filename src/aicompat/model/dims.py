@@ -22,6 +22,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..syntax.walk import walk
 from ..values import UNKNOWN, Instance, Seq, Tensor
 from ..values import symbolic as sym
 
@@ -276,7 +277,7 @@ def _loop_statements(owner):
 
     v = _Loops()
     for stmt in body:
-        stmt.visit(v)
+        walk(stmt, v)
     return found
 
 
@@ -370,11 +371,11 @@ def _names_in(node) -> frozenset:
 
     class _Find(cst.CSTVisitor):
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
         def visit_Name(self, n: cst.Name) -> None:
             found.add(n.value)
 
-    node.visit(_Find())
+    walk(node, _Find())
     return frozenset(found)

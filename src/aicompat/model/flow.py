@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, cast, overload
 import libcst as cst
 
 from ..syntax.index import dotted, import_bindings
+from ..syntax.walk import walk
 
 if TYPE_CHECKING:
     from typing import TypeGuard
@@ -586,7 +587,7 @@ def _imports_probe(stmt) -> ImportsOK | None:
     if any(_handler_types(h) and set(_handler_types(h)) <= ATTR_FALLBACK and "AttributeError" in _handler_types(h)
            for h in stmt.handlers):
         chains = _Chains()
-        stmt.body.visit(chains)
+        walk(stmt.body, chains)
         attrs = tuple(dict.fromkeys(chains.out))
     return ImportsOK(tuple(names), attrs=attrs) if (names or attrs) and stmt.handlers else None
 

@@ -37,6 +37,7 @@ from typing import Any
 import libcst as cst
 
 from ..syntax.index import OPAQUE, Opaque, dotted
+from ..syntax.walk import walk
 from ..values import Switch
 from .evaluate import UNKNOWN, truth
 
@@ -339,7 +340,7 @@ def _probed_names(body: cst.BaseSuite, imports: bool, attrs: bool, fc) -> list[s
                     return False  # the outermost chain: its prefixes exist where it does
             return True
 
-    body.visit(_Names())
+    walk(body, _Names())
     return out
 
 
@@ -474,7 +475,7 @@ def _off_flags(fc) -> set[str]:
     flags = fc.state.get("off_flags")
     if flags is None:
         flags = fc.state["off_flags"] = set()
-        fc.module.visit(_ArgparseFlags(flags))
+        walk(fc.module, _ArgparseFlags(flags))
     return flags
 
 

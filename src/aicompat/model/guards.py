@@ -161,25 +161,42 @@ def terminates(block: cst.BaseSuite, resolve, libs) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and _leaves(last.body, resolve, libs)
 
 
-def orelse_terminates(orelse: cst.If | cst.Else | None, resolve, libs) -> bool:
-    """Does an ``else`` (or an ``elif`` chain) always leave?"""
+def orelse_terminates(orelse: cst.If | cst.Else | None, resolve, libs, memo: dict | None = None) -> bool:
+    """Does an ``else`` (or an ``elif`` chain) always leave? ``memo`` (id(If) -> answer,
+    one per file) keeps asking it of each ``elif`` of a chain linear, not quadratic."""
     if orelse is None:
         return False
     if isinstance(orelse, cst.Else):
         return terminates(orelse.body, resolve, libs)
-    return _chain_terminates(orelse, resolve, libs)
+    return _chain_terminates(orelse, resolve, libs, memo)
 
 
-def _chain_terminates(node: cst.If, resolve, libs) -> bool:
+def _chain_terminates(node: cst.If, resolve, libs, memo: dict | None = None) -> bool:
     """Does every branch of ``if``/``elif``/``else`` leave, an ``else`` included? A loop
     along the chain, not recursion: a legal chain has thousands of ``elif`` branches.
     (A branch body nests by indentation, which CPython caps at 100 levels.)"""
-    cur: cst.If | cst.Else | None = node
+    if memo is None:
+        cur: cst.If | cst.Else | None = node
+        while isinstance(cur, cst.If):
+            if cur.orelse is None or not terminates(cur.body, resolve, libs):
+                return False
+            cur = cur.orelse
+        return cur is not None and terminates(cur.body, resolve, libs)
+    chain: list[cst.If] = []
+    cur = node
+    known = None
     while isinstance(cur, cst.If):
-        if cur.orelse is None or not terminates(cur.body, resolve, libs):
-            return False
+        known = memo.get(id(cur))
+        if known is not None:
+            break
+        chain.append(cur)
         cur = cur.orelse
-    return cur is not None and terminates(cur.body, resolve, libs)
+    if known is None:  # the chain's end: an ``else`` or nothing
+        known = cur is not None and terminates(cur.body, resolve, libs)
+    for branch in reversed(chain):
+        known = known and terminates(branch.body, resolve, libs)
+        memo[id(branch)] = known
+    return known
 
 
 def _leaves(smalls, resolve, libs) -> bool:

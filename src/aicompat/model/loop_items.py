@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from itertools import chain
 
 import libcst as cst
 
@@ -30,14 +31,22 @@ def loops_around(owner, stmt) -> list[cst.For]:
 
 
 def _find(stmts, stmt, path: list) -> bool:
-    for s in stmts:
+    # An explicit stack (an ``elif`` chain nests one If per branch): each frame is a
+    # compound statement of ``path`` and the statements of its suites still to look at.
+    frames: list = [(None, iter(stmts))]
+    while frames:
+        owner, todo = frames[-1]
+        s = next(todo, None)
+        if s is None:
+            frames.pop()
+            if owner is not None:
+                path.pop()
+            continue
         if s is stmt or isinstance(s, cst.SimpleStatementLine) and any(small is stmt for small in s.body):
             return True
         if isinstance(s, cst.BaseCompoundStatement) and not isinstance(s, (cst.FunctionDef, cst.ClassDef)):
             path.append(s)
-            if any(_find(suite, stmt, path) for suite in _suites(s)):
-                return True
-            path.pop()
+            frames.append((s, chain.from_iterable(_suites(s))))
     return False
 
 

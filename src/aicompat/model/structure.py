@@ -63,14 +63,17 @@ class FileModel:
 
     def _index_defs(self, stmts, owner) -> None:
         assert self._parent is not None  # set by parent_of before it indexes
-        for stmt in stmts:
-            if isinstance(stmt, _DEF_TYPES):
-                self._parent[id(stmt)] = owner
-                body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
-                self._index_defs(body, stmt)
-            else:
-                for suite in _suites(stmt):
-                    self._index_defs(suite, owner)
+        # An explicit stack: an ``elif`` chain nests one If per branch (legal code has thousands).
+        todo = [(stmts, owner)]
+        while todo:
+            stmts, owner = todo.pop()
+            for stmt in stmts:
+                if isinstance(stmt, _DEF_TYPES):
+                    self._parent[id(stmt)] = owner
+                    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+                    todo.append((body, stmt))
+                else:
+                    todo.extend((suite, owner) for suite in _suites(stmt))
 
     def scope(self, node) -> Scope:
         """The scope of a module, class or function node."""

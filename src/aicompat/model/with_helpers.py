@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..syntax.walk import walk
+
 _CONTEXTMANAGER = ("contextlib.contextmanager", "contextmanager")
 
 
@@ -27,7 +29,7 @@ def _names(node) -> set[str]:
     class V(cst.CSTVisitor):
         def visit_Name(self, n: cst.Name) -> None:
             found.add(n.value)
-    node.visit(V())
+    walk(node, V())
     return found
 
 

@@ -33,7 +33,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..core.ruleapi import Example, Finding, Qual, Rule, dotted
+from ..core.ruleapi import Example, Finding, Qual, Rule, dotted, walk
 from ..core.ruleapi import api_query as q
 from ._shared import config_keys
 from ._shared.getattr_names import by_name
@@ -573,7 +573,7 @@ def _imports(module: cst.Module):
             if base and not isinstance(node.names, cst.ImportStar):
                 found.extend(f"{base}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name))
 
-    module.visit(V())
+    walk(module, V())
     return found
 
 

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from ..core.ruleapi import DictValue, Example, Finding, Rule, TextFinding, is_makefile
+from ..core.ruleapi import DictValue, Example, Finding, Rule, TextFinding, is_makefile, walk
 from ..cuda import api as cuda_api
 
 ENV_NAME = "TORCH_CUDA_ARCH_LIST"
@@ -636,7 +636,7 @@ def _has_env_dict_literal(fc) -> bool:
     if "AIC302.env_dict_literal" not in fc.state:
         seen = _EnvKey()
         if ENV_NAME in fc.text:
-            fc.module.visit(seen)
+            walk(fc.module, seen)
         fc.state["AIC302.env_dict_literal"] = seen.found
     return fc.state["AIC302.env_dict_literal"]
 

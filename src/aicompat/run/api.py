@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
+from ..base.deep import grow_stack
 from ..base.diagnostics import Diagnostic
 from ..base.notes import fold
 from ..fs import gitignore
@@ -80,6 +81,7 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     (an opt-in code such as AIC004 runs only where named). Files the checked code names are
     read only inside the project root (the config file's folder, else the
     current folder; fs/confine.py)."""
+    grow_stack()  # legal code nests deep (base/deep.py); the workers inherit it
     project_root = str((settings.config_file.parent if settings.config_file else Path.cwd()).resolve())
     max_bytes = max_bytes or settings.max_bytes or MAX_FILE_BYTES
     chosen = list(select if select else settings.select)

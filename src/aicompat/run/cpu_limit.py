@@ -48,48 +48,40 @@ class FileTimeout(BaseException):
         self.wall = wall
 
 
-# Where the alarm must not raise: while the garbage collector runs, Python code is
-# finalizers, weakref and gc callbacks, and an exception raised there is not the
-# analysis's: the interpreter reports it as "Exception ignored" and goes on, so the
-# limit would be lost (and on CPython 3.11 before 3.11.8 a hook that formats that
-# report calls ast.parse inside the AST constructor the collection interrupted, which
-# then fails with "AST constructor recursion depth mismatch", gh-106905). There the
-# alarm only marks the limit spent: ``check`` raises it at the analysis's next
-# checkpoint, and the alarm fires again RETRY seconds on, where it may raise. The
-# mark also survives an alarm a finalizer outside a collection swallowed.
+# An alarm must raise in the analysis's own code. Where Python code runs for the
+# interpreter instead (finalizers and weakref callbacks of a garbage collection, a
+# generator closed on release), the exception is not the analysis's: the
+# interpreter prints "Exception ignored" and goes on, and the limit is lost (on
+# CPython 3.11 before 3.11.8, under a hook that formats that report, the AST
+# constructor the collection interrupted then failed instead: "AST constructor
+# recursion depth mismatch", gh-106905). So automatic collection waits while the
+# block runs (the engine already held it off for its traversal; the block adds the
+# parse), and the alarm also marks the limit spent: ``check`` raises it at the
+# analysis's next checkpoint and at the block's end, and the alarm fires again
+# RETRY seconds on, should a finalizer outside a collection have swallowed it.
 RETRY = 0.05
-_collecting = False
 _spent: bool | None = None  # the limit is spent: whether it was the wall-clock cap
 
 
-def _gc_phase(phase, info):
-    global _collecting
-    _collecting = phase == "start"
-
-
-def _fire(which: int, wall: bool, frame) -> None:
+def _fire(which: int, wall: bool) -> None:
     global _spent
     if _spent is None:
         _spent = wall
     signal.setitimer(which, RETRY)
-    # The callback above is Python code the collector runs too: at the start the
-    # alarm may land before it has said so.
-    if _collecting or (frame is not None and frame.f_code is _gc_phase.__code__):
-        return
     raise FileTimeout(wall=_spent)
 
 
 def _on_cpu(signum, frame):
-    _fire(signal.ITIMER_PROF, False, frame)
+    _fire(signal.ITIMER_PROF, False)
 
 
 def _on_wall(signum, frame):
-    _fire(signal.ITIMER_REAL, True, frame)
+    _fire(signal.ITIMER_REAL, True)
 
 
 def check() -> None:
-    """A checkpoint: raises FileTimeout if the limit was spent where the alarm could
-    not raise (the analysis calls this between its stages)."""
+    """A checkpoint: raises FileTimeout if the limit was spent and the alarm's own
+    exception was swallowed (the analysis calls this between its stages)."""
     if _spent is not None:
         raise FileTimeout(wall=_spent)
 
@@ -107,22 +99,24 @@ def per_file_limit(seconds: float | None):
     if not seconds or not timers_possible():
         yield
         return
-    global _collecting, _spent
+    global _spent
     prev_cpu = signal.signal(signal.SIGPROF, _on_cpu)
     prev_wall = signal.signal(signal.SIGALRM, _on_wall)
-    _collecting, _spent = False, None
-    gc.callbacks.append(_gc_phase)
+    _spent = None
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         try:
             signal.setitimer(signal.ITIMER_PROF, seconds)
             signal.setitimer(signal.ITIMER_REAL, wall_cap(seconds))
             yield
-            check()  # spent where it could not raise, and no checkpoint came after
+            check()  # spent where its exception was swallowed, and no checkpoint came after
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
-        gc.callbacks.remove(_gc_phase)
+        if collecting:
+            gc.enable()
         _spent = None
         signal.signal(signal.SIGPROF, prev_cpu)
         signal.signal(signal.SIGALRM, prev_wall)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from ..base.deep import cpython_ast
 from ..base.diagnostics import Diagnostic
 from ..core.engine import check_module, internal_error
 from ..core.ruleapi import Rule
@@ -279,7 +280,7 @@ class Linter:
         AIC001 with its message, unless the lines it stops at hold syntax newer
         than this interpreter, which LibCST may know (PEP 701 f-strings on 3.11)."""
         try:
-            compile(data, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+            cpython_ast(data, path, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
         except SyntaxError as se:
             line = se.lineno or 1
             if _newer_than_running(self.providers, data, line):

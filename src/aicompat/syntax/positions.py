@@ -20,6 +20,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from ..base.deep import cpython_ast, deep_recursion
+
 if TYPE_CHECKING:
     from libcst.metadata import BaseMetadataProvider, CodeRange
 
@@ -70,7 +72,8 @@ class Positions:
 
     def _whole(self):
         if self._full is None:
-            self._full = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            with deep_recursion():  # LibCST's generation recurses once per level of nesting
+                self._full = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
         return self._full
 
     # -- one statement -----------------------------------------------------------
@@ -78,7 +81,7 @@ class Positions:
         found = self._locate(path)
         if found is None:
             return False
-        stmt, line, indents = found
+        stmt, line, indents, elif_ = found
         if id(stmt) in self._done:
             return True
         sink = _Sink()
@@ -86,11 +89,23 @@ class Positions:
                                               default_newline=self.module.default_newline,
                                               provider=cast("BaseMetadataProvider[CodeRange]", sink))
         state.line, state.column, state.indent_tokens = line, 0, list(indents)
-        stmt._codegen(state)
+        gen = stmt
+        if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):
+            # Its ``elif``s are statements of their own (located on their own lines);
+            # generating them here would recurse once per branch of the chain. The copy
+            # shares every child, so their positions are the original's; the copy's own
+            # range (it lacks the chain) is dropped below.
+            gen = stmt.with_changes(orelse=None)
+        if elif_:
+            gen._codegen(state, is_elif=True)
+        else:
+            gen._codegen(state)
         code = "".join(state.tokens)
         starts = self._line_starts()
         if line - 1 >= len(starts) or not self.text.startswith(code, starts[line - 1]):
             return False  # not where the module's generation would put it: leave it to the provider
+        if gen is not stmt:
+            sink._computed.pop(gen, None)
         self._computed.update(sink._computed)
         self._done.add(id(stmt))
         return True
@@ -105,27 +120,32 @@ class Positions:
         line (leading blank and comment lines included) and the indentation around it."""
         if self._tree is None:
             try:
-                self._tree = ast.parse(self.text)
+                self._tree = cast(ast.Module, cpython_ast(self.text))
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._tree = False
         if self._tree is False:
             return None
         suites = [(self.module.body, self._tree.body, ())]
         best = None
+        chain: tuple | None = None  # (If, its ast If, indents): the statement whose ``elif`` may come next
         for want in path:
             nxt = None
-            for body, abody, indents in suites:
+            if chain is not None and chain[0].orelse is want and len(chain[1].orelse) == 1 \
+                    and isinstance(chain[1].orelse[0], ast.If):
+                nxt = (want, chain[1].orelse[0], chain[2], True)  # an ``elif``: same indentation
+            for body, abody, indents in suites if nxt is None else ():
                 got = _pair(body, abody, want)
                 if got is not None:
-                    nxt = (*got, indents)
+                    nxt = (*got, indents, False)
                     break
             if nxt is None:
                 break
-            stmt, a, indents = nxt
+            stmt, a, indents, elif_ = nxt
             first = min([a.lineno] + [d.lineno for d in getattr(a, "decorator_list", ())])
-            best = (stmt, first - len(stmt.leading_lines), indents)
+            best = (stmt, first - len(stmt.leading_lines), indents, elif_)
             if stmt is not want:  # a small statement: its line is as deep as it goes
                 break
+            chain = (stmt, a, indents) if isinstance(stmt, cst.If) else None
             suites = list(_suites(stmt, a, indents, self.module.default_indent))
         return best
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import libcst as cst
 from packaging.version import Version
 
-from ...core.ruleapi import dotted, read_inside, tree_of
+from ...core.ruleapi import dotted, read_inside, tree_of, walk
 from .attention_spans import matches, releases_in_scope, span_of
 
 
@@ -160,5 +160,5 @@ def _imports(module: cst.Module) -> set[str]:
                 if not isinstance(node.names, cst.ImportStar):
                     names.update(f"{base}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name))
 
-    module.visit(V())
+    walk(module, V())
     return names

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from ...core.ruleapi import UNKNOWN, Finding, Tensor
+from ...core.ruleapi import UNKNOWN, Finding, Tensor, walk
 from .._shared.attention_spans import accepts, matches, q_values_with_bindings, span_of
 
 
@@ -190,7 +190,7 @@ def trains(fc) -> bool:
         found = False
         if signals is not None:
             v = _Training(fc, signals)
-            fc.module.visit(v)
+            walk(fc.module, v)
             found = v.found
         fc.state["attention_trains"] = found
     return fc.state["attention_trains"]

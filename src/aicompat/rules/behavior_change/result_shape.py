@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 from packaging.version import Version
 
-from ...core.ruleapi import Finding
+from ...core.ruleapi import Finding, walk
 from ...core.ruleapi import api_query as q
 
 _TUPLE_METHODS = frozenset({"count", "index"})
@@ -51,7 +51,7 @@ def _use(call: cst.Call, fc):
     if stmt is None:
         return None
     found = _Parent(call)
-    stmt.visit(found)
+    walk(stmt, found)
     if found.unpacked:
         return "old", f"unpacking it into {found.unpacked} names"
     if found.indexed is not None:
@@ -99,7 +99,7 @@ def _attribute_of(name: str, fc) -> str | None:
     ``name`` is assigned there only once; None otherwise."""
     scope = fc.def_stack[-1] if fc.def_stack else fc.module
     v = _NameUses(name)
-    scope.visit(v)
+    walk(scope, v)
     return v.attr if v.assigned == 1 and not v.indexed else None
 
 

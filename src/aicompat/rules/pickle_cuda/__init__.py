@@ -20,7 +20,7 @@ from typing import Sequence, cast
 import libcst as cst
 from packaging.version import Version
 
-from ...core.ruleapi import Example, Finding, Function, Instance, LibObject, Rule, options, span
+from ...core.ruleapi import Example, Finding, Function, Instance, LibObject, Rule, options, span, walk
 from .pickled import Pickled
 
 # The builtin container mutations (list.append, dict.update, set.add, list.extend).
@@ -243,7 +243,7 @@ class PickleCudaObject(Rule):
         """The method every ``set_start_method(...)`` call of the file sets, when they agree."""
         if "default_start_method" not in fc.state:
             setters = _Calls(fc, frozenset(self.start_methods["setters"]))
-            fc.module.visit(setters)
+            walk(fc.module, setters)
             methods = {self._first_arg(c, "method", fc) for c in setters.found}
             fc.state["default_start_method"] = methods.pop() if len(methods) == 1 else None
         return fc.state["default_start_method"]
@@ -452,7 +452,7 @@ def _mentions(node, name: str) -> bool:
             if n.value == name:
                 found.append(n)
 
-    node.visit(_Find())
+    walk(node, _Find())
     return bool(found)
 
 

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import libcst as cst
 
-from ...core.ruleapi import DictValue, Function, Instance, LibObject, Seq, options
+from ...core.ruleapi import DictValue, Function, Instance, LibObject, Seq, options, walk
 
 _MAX_DEPTH = 8
 
@@ -107,7 +107,7 @@ class Pickled:
             done.add(id(fn))
             self_name = self.ev.model_of(fn).scope(fn).self_name
             names = _SelfAttrs(self_name)
-            fn.body.visit(names)
+            walk(fn.body, names)
             todo.extend(methods[n] for n in names.found if n in methods)
         return frozenset(done)
 
@@ -209,7 +209,7 @@ def _dict_state(fn: cst.FunctionDef, expr, self_name) -> tuple[frozenset, list] 
     the function drops from it, and the (key, value, statement) it stores in it.
     None when it is something else."""
     facts = _Edits()
-    fn.body.visit(facts)
+    walk(fn.body, facts)
     name = expr.value if isinstance(expr, cst.Name) else None
     source = facts.assigned.get(name, expr) if name else expr
     excluded = _instance_dict(source, self_name, 0)
