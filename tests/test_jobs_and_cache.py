@@ -330,6 +330,48 @@ def test_every_unchanged_file_is_a_hit_from_any_folder(tmp_path):
     assert hits == n and line.endswith("; no misses")
 
 
+_UNPACKED = {  # a package unpacked from a wheel: no pyproject, no requirements, no .git
+    "mylib/__init__.py": "from .kernels.fp8 import matmul\n",
+    "mylib/caps.py": "import torch\n\n\ndef has_fp8():\n    return torch.cuda.get_device_capability() >= (8, 9)\n",
+    "mylib/kernels/__init__.py": "",
+    "mylib/kernels/fp8.py": """import torch
+
+from ..caps import has_fp8
+
+
+def matmul(a, b, sa, sb):
+    if has_fp8():
+        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb)
+    return a @ b
+
+
+def attend(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, causal=True)
+""",
+}
+
+
+def test_a_tree_without_a_project_file_hits_from_inside_it(tmp_path):
+    """With nothing that declares a project, the run reads in the top of the linted
+    package, not in the folder it starts from: from inside the tree the guard helper
+    one package up is still read (no AIC102) and every entry is a hit."""
+    top = tmp_path / "unpacked"
+    for name, text in _UNPACKED.items():
+        (top / name).parent.mkdir(parents=True, exist_ok=True)
+        (top / name).write_text(text)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = tmp_path / "cache"
+    hits, line, cold, _ = _warm(top, cache, "mylib")
+    assert hits == 0 and line.endswith("3 misses: 3 no entry"), line  # the empty __init__.py is not read
+    assert [c for _, _, c in cold] == ["AIC202"]  # the guard helper was read: no AIC102
+    for cwd, path in [(top / "mylib" / "kernels", ".."), (top / "mylib", "."), (elsewhere, str(top / "mylib")),
+                      (top, "mylib")]:
+        hits, line, found, _ = _warm(cwd, cache, path)
+        assert hits == 3 and line.endswith("; no misses"), (cwd, line)
+        assert _rel(found, cwd, top) == cold, cwd
+
+
 def test_a_changed_module_invalidates_exactly_its_importers(tmp_path):
     proj = _project_tree(tmp_path / "proj")
     cache = tmp_path / "cache"

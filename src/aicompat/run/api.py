@@ -19,6 +19,7 @@ from ..report.fix import digest
 from ..syntax.suppress import NEVER_SUPPRESSED
 from .cache import Cache, run_settings
 from .config import Settings, build_settings
+from .declared import run_root
 from .linter import FileResult, Linter, limit_result, unreadable
 from .parallel import (
     MAX_FILE_BYTES,
@@ -82,7 +83,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     read only inside the project root (the config file's folder, else the
     current folder; fs/confine.py)."""
     grow_stack()  # legal code nests deep (base/deep.py); the workers inherit it
-    project_root = str((settings.config_file.parent if settings.config_file else Path.cwd()).resolve())
+    project_root = str(settings.config_file.parent.resolve()) if settings.config_file else \
+        str(run_root(paths) if stdin is None else Path.cwd().resolve())
     max_bytes = max_bytes or settings.max_bytes or MAX_FILE_BYTES
     chosen = list(select if select else settings.select)
     extend = list(extend_select or []) + settings.extend_select

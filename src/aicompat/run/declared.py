@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,26 @@ def project_root(start: Path) -> Path | None:
         if (d / ".git").exists():
             return None
     return None
+
+
+def run_root(paths: list[str]) -> Path:
+    """The project a run without a config file reads in (fs/confine): the nearest folder at
+    or above what it lints (the linted paths' common folder) that declares a project
+    (MARKERS) or is a repository's top (``.git``); where none does, the top of the
+    package that folder lies in (itself, for a folder of scripts). It never depends on
+    the folder the run starts from, so a warm run from inside the tree finds the
+    entries a run from its top wrote (issue 29 item 3)."""
+    try:
+        real = [Path(os.path.realpath(p)) for p in paths] or [Path.cwd().resolve()]
+        start = Path(os.path.commonpath([str(p if p.is_dir() else p.parent) for p in real]))
+    except (OSError, ValueError):  # paths on different drives (Windows), or unreadable
+        return Path.cwd().resolve()
+    for d in (start, *start.parents):
+        if any((d / m).exists() for m in MARKERS) or os.path.lexists(d / ".git"):
+            return d
+    while (start / "__init__.py").is_file() and start.parent != start:
+        start = start.parent
+    return start
 
 
 def declared_pins(root: Path, pyproject: dict | None) -> list[Pin]:
