@@ -18,7 +18,10 @@ ast.parse and libcst.parse_module over every file in a ``python -c`` loop
 (the parse floors, one process), aicompat cold (--no-cache) with default jobs
 and with --jobs 1, aicompat warm (cache filled by an untimed run first), and
 the peers. Wall time, CPU time (user + sys of the process and its children,
-from wait4) and peak RSS (the largest single process of the tree) per run.
+from wait4) and peak RSS (the largest single process of the tree) per run;
+for aicompat also what its -v says: the peak RSS of the parent and of the
+largest worker, and the cache's hits (warm: from the tree's root, and again
+from a folder inside it).
 TorchFix and Fixit need about a CPU-second per file, so with --peer-sample N
 they run on every Nth file (deterministic) and their files/s and files/CPU-s
 are per file of that sample; the "x floor" column then compares per-file
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -123,7 +127,15 @@ def measure(cmd: list[str], runs: int, env: dict | None = None, cwd: Path | None
             raise SystemExit(f"{cmd} failed:\n{err[-2000:]}")
         cpus.append(ru.ru_utime + ru.ru_stime)
         rss = max(rss, ru.ru_maxrss)  # KiB on Linux
-    return {"wall": statistics.median(walls), "cpu": statistics.median(cpus), "rss": rss / 1024, "runs": runs}
+    out = {"wall": statistics.median(walls), "cpu": statistics.median(cpus), "rss": rss / 1024, "runs": runs}
+    # aicompat -v: the cache's hits and its own peak RSS of the parent and the largest worker
+    hits = re.search(r"cache: (\d+) unchanged files", err)
+    mem = re.search(r"memory: peak RSS (\d+) MB in this process(?:, (\d+) MB in the largest worker)?", err)
+    if hits:
+        out["hits"] = int(hits.group(1))
+    if mem:
+        out["parent"], out["worker"] = int(mem.group(1)), int(mem.group(2) or 0)
+    return out
 
 
 def bench_corpus(name: str, runs: int, peer_runs: int, sample: int, tools: set[str], whole_sample: int = 1) -> None:
@@ -144,11 +156,12 @@ def bench_corpus(name: str, runs: int, peer_runs: int, sample: int, tools: set[s
     listing.write_text("\n".join(files))
     py = sys.executable
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    lint = [py, "-m", "aicompat", "lint", "--no-config", "--exit-zero", *FLEET]
+    lint = [py, "-m", "aicompat", "lint", "--no-config", "--exit-zero", "-v", *FLEET]
     part = f", every {whole_sample}th file" if whole_sample > 1 else ""
     print(f"\n### {name}: {src.relative_to(REPO)}{part} ({len(files)} files, {mb:.1f} MB)\n", flush=True)
-    print("| tool | files | median wall s | files/s | x libcst floor (wall) | CPU s | files/CPU-s | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    print("| tool | files | median wall s | files/s | x libcst floor (wall) | CPU s | files/CPU-s | peak RSS MB "
+          "| parent / worker MB | cache hits |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     floor_rate = None
 
     def row(label: str, n: int, m: dict) -> None:
@@ -157,8 +170,9 @@ def bench_corpus(name: str, runs: int, peer_runs: int, sample: int, tools: set[s
         if label.startswith("libcst.parse_module"):
             floor_rate = rate
         ratio = f"{floor_rate / rate:.2f}" if floor_rate else "-"
+        own = f"{m['parent']} / {m['worker'] or '-'}" if "parent" in m else "-"
         print(f"| {label} | {n} | {m['wall']:.2f} | {rate:.1f} | {ratio} | {m['cpu']:.1f} | "
-              f"{n / max(m['cpu'], 1e-9):.1f} | {m['rss']:.0f} |", flush=True)
+              f"{n / max(m['cpu'], 1e-9):.1f} | {m['rss']:.0f} | {own} | {m.get('hits', '-')} |", flush=True)
 
     for label, code in FLOORS.items():
         if "floors" in tools:
@@ -169,6 +183,10 @@ def bench_corpus(name: str, runs: int, peer_runs: int, sample: int, tools: set[s
         cache = tmp / "cache"
         measure([*lint, "--cache-dir", str(cache), str(root)], 1, env)  # fill the cache
         row("aicompat warm (cache)", len(files), measure([*lint, "--cache-dir", str(cache), str(root)], runs, env))
+        inner = next((d for d in sorted(root.iterdir()) if d.is_dir()), None)
+        if inner is not None:  # the same tree, the run started from a folder inside it
+            row(f"aicompat warm, run from {inner.name}/", len(files),
+                measure([*lint, "--cache-dir", str(cache), ".."], runs, env, cwd=inner))
     part = f"every {sample}th file" if sample > 1 else "all files"
     if "torchfix" in tools:
         row(f"TorchFix 0.7.0 ({part})", len(sampled), measure([str(peer("torchfix")), *sampled], peer_runs, cwd=tmp))

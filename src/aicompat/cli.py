@@ -244,6 +244,18 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+def _peak_memory() -> tuple[float, float] | None:
+    """Peak resident memory in MB of this process and of its largest finished child
+    (a worker), from getrusage; None where it is not available (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    scale = 1 / 1024 if sys.platform != "darwin" else 1 / 2**20  # KiB on Linux, bytes on macOS
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale)
+
+
 def threading_main() -> bool:
     import threading
 
@@ -410,6 +422,11 @@ def _lint(args) -> int:
             print(f"cache miss {printable(line)}", file=sys.stderr)
         print(f"parsed on {result.workers} process{'es' if result.workers != 1 else ''}; cache: {cached}",
               file=sys.stderr)
+        peaks = _peak_memory()
+        if peaks:
+            print(f"memory: peak RSS {peaks[0]:.0f} MB in this process, {peaks[1]:.0f} MB in the largest worker "
+                  f"(or other process it started)" if peaks[1] else
+                  f"memory: peak RSS {peaks[0]:.0f} MB in this process (no worker)", file=sys.stderr)
     chosen = select + extend + settings.select + settings.extend_select
     summ = summary(result.diagnostics, len(result.files), sum(f.parsed for f in result.files), len(silenced),
                    sum(1 for f in result.files if f.skipped),

@@ -22,6 +22,7 @@ from ..fs.files import CUDA_SUFFIXES, is_build_file
 from ..matrix import Matrix
 from ..matrix.target import WORLD_PACKAGE, ResolvedTarget
 from ..model.evaluate import UNKNOWN
+from ..model.project import keep_linted, linted_tree
 from ..rules import registry
 from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
 from ..syntax.suppress import IGNORE_FILE, Checks, apply
@@ -234,7 +235,7 @@ class Linter:
                 res.diagnostics.append(refused)
             return res
         try:
-            module = cst.parse_module(data)
+            module = linted_tree(path, data) or cst.parse_module(data)
         except cst.ParserSyntaxError as exc:
             newer = self._newer_syntax(path, data, exc)
             if newer is not None:
@@ -251,6 +252,7 @@ class Linter:
                 res.diagnostics.append(_parse_error(path, 1, 1, "nesting too deep to parse"))
             return res
         res.parsed = True
+        keep_linted(path, data, module)
         cpu_limit.check()
         text = data.decode(module.encoding or "utf-8", "replace")
         if self.rules:  # with the prefilter on, irrelevant files returned above
