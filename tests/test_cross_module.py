@@ -503,3 +503,66 @@ def test_a_librarys_own_examples_keep_the_library_the_rules_model(tmp_path, monk
     got = findings(tmp_path / "te" / "docs" / "example.py", select=["AIC102"])
     assert [(c, line) for c, _, line, _ in got] == [("AIC102", 8)]
     assert "DelayedScaling" in got[0][3] and "sm_80 (A100)" in got[0][3]
+
+
+# -- a linted module that others follow is parsed once (issue 29 item 2) ---------------------------
+def test_a_module_linted_and_followed_is_parsed_once(tmp_path, monkeypatch):
+    """The package's modules import each other; each is linted and followed: one parse
+    per file in this process, whichever comes first, and the same findings as when
+    every follow parses afresh."""
+    import libcst as cst
+
+    from aicompat.model import project
+    from aicompat.run import linter
+
+    write(tmp_path / "pkg", {
+        "__init__.py": "from .ops import attend\n",
+        "config.py": MLA_CONFIG.format(v=128),
+        "caps.py": """
+            import torch
+
+
+            def has_fp8():
+                return torch.cuda.get_device_capability() >= (8, 9)
+            """,
+        "ops.py": """
+            import torch
+            from flash_attn import flash_attn_func
+
+            from .caps import has_fp8
+            from .config import NUM_HEADS, V_HEAD_DIM, qk_head_dim
+
+
+            def attend(b, s):
+                q = torch.randn(b, s, NUM_HEADS, qk_head_dim(), dtype=torch.bfloat16, device="cuda")
+                v = torch.randn(b, s, NUM_HEADS, V_HEAD_DIM, dtype=torch.bfloat16, device="cuda")
+                return flash_attn_func(q, q, v)
+
+
+            def mm(a, b, s):
+                if has_fp8():
+                    return torch._scaled_mm(a, b, scale_a=s, scale_b=s)
+                return a @ b
+            """,
+    })
+    parsed: list[str] = []
+    real = cst.parse_module
+
+    def counting(data, *a, **k):
+        parsed.append(bytes(data[:40]) if isinstance(data, bytes) else data[:40])
+        return real(data, *a, **k)
+
+    monkeypatch.setattr(cst, "parse_module", counting)
+    monkeypatch.setattr(project.cst, "parse_module", counting)
+    monkeypatch.setattr(linter.cst, "parse_module", counting)
+    project._cache.clear()
+    shared = findings(tmp_path / "pkg")
+    assert len(parsed) == len(set(parsed)) == 3  # config, caps, ops (the __init__ has no token a rule reads)
+    assert [c for c, *_ in shared] == ["AIC101"]  # the V head dim of the config module; caps' guard holds
+    # Each follow parsing afresh (the cache emptied before every file) finds the same.
+    monkeypatch.setattr(project, "keep_linted", lambda *a: None)
+    monkeypatch.setattr(linter, "keep_linted", lambda *a: None)
+    monkeypatch.setattr(linter, "linted_tree", lambda *a: None)
+    project._cache.clear()
+    parsed.clear()
+    assert findings(tmp_path / "pkg") == shared and len(parsed) > 3
