@@ -27,6 +27,7 @@ which interrupts Python code but not a call into native code.
 from __future__ import annotations
 
 import errno
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -302,6 +303,10 @@ def _worker(conn, spec: LinterSpec, parent: int | None = None, peak=None, inheri
     _limit_memory(limit, inherited)
     _watch_size(peak)
     linter = spec.build()
+    # What the worker holds before its first file (the parent's tables, inherited on fork,
+    # the linter's) lives as long as it does: kept out of every garbage collection, each of
+    # which walked it again after every file.
+    gc.freeze()
     try:
         _serve(conn, linter, limit, timeout)
     finally:
