@@ -505,18 +505,17 @@ def test_a_librarys_own_examples_keep_the_library_the_rules_model(tmp_path, monk
     assert "DelayedScaling" in got[0][3] and "sm_80 (A100)" in got[0][3]
 
 
-# -- a linted module that others follow is parsed once (issue 29 item 2) ---------------------------
-def test_a_module_linted_and_followed_is_parsed_once(tmp_path, monkeypatch):
-    """The package's modules import each other; each is linted and followed: one parse
-    per file in this process, whichever comes first, and the same findings as when
-    every follow parses afresh."""
+# -- a module followed, then linted, is parsed once (issue 29 item 2) --------------------------------
+def test_a_module_followed_then_linted_is_parsed_once(tmp_path, monkeypatch):
+    """A worker lints the largest files first, and they import the smaller ones: a module
+    parsed to be followed is not parsed again when its own turn comes, and the findings
+    are those of a fresh parse."""
     import libcst as cst
 
     from aicompat.model import project
     from aicompat.run import linter
 
     write(tmp_path / "pkg", {
-        "__init__.py": "from .ops import attend\n",
         "config.py": MLA_CONFIG.format(v=128),
         "caps.py": """
             import torch
@@ -545,24 +544,27 @@ def test_a_module_linted_and_followed_is_parsed_once(tmp_path, monkeypatch):
                 return a @ b
             """,
     })
-    parsed: list[str] = []
+    parsed: list[bytes] = []
     real = cst.parse_module
 
     def counting(data, *a, **k):
-        parsed.append(bytes(data[:40]) if isinstance(data, bytes) else data[:40])
+        parsed.append(bytes(data[:60]))
         return real(data, *a, **k)
 
-    monkeypatch.setattr(cst, "parse_module", counting)
     monkeypatch.setattr(project.cst, "parse_module", counting)
     monkeypatch.setattr(linter.cst, "parse_module", counting)
+    pkg = tmp_path / "pkg"
+    order = [pkg / "ops.py", pkg / "caps.py", pkg / "config.py"]  # the importer first
     project._cache.clear()
-    shared = findings(tmp_path / "pkg")
-    assert len(parsed) == len(set(parsed)) == 3  # config, caps, ops (the __init__ has no token a rule reads)
+    shared = findings_of(order)
+    assert len(parsed) == len(set(parsed)) == 3
     assert [c for c, *_ in shared] == ["AIC101"]  # the V head dim of the config module; caps' guard holds
-    # Each follow parsing afresh (the cache emptied before every file) finds the same.
-    monkeypatch.setattr(project, "keep_linted", lambda *a: None)
-    monkeypatch.setattr(linter, "keep_linted", lambda *a: None)
     monkeypatch.setattr(linter, "linted_tree", lambda *a: None)
     project._cache.clear()
     parsed.clear()
-    assert findings(tmp_path / "pkg") == shared and len(parsed) > 3
+    assert findings_of(order) == shared and len(parsed) == 4  # caps.py twice (config.py is only followed)
+
+
+def findings_of(paths, gpus=("A100", "H100")):
+    return sorted((d.code, Path(d.path).name, d.line, d.message)
+                  for d in lint_paths(list(paths), Target(gpus=list(gpus)), use_config=False))

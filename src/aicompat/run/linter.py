@@ -22,7 +22,7 @@ from ..fs.files import CUDA_SUFFIXES, is_build_file
 from ..matrix import Matrix
 from ..matrix.target import WORLD_PACKAGE, ResolvedTarget
 from ..model.evaluate import UNKNOWN
-from ..model.project import keep_linted, linted_tree
+from ..model.project import linted_tree
 from ..rules import registry
 from ..syntax.notebook import NotebookError, file_position, line_starts, locate, source_offsets, to_python
 from ..syntax.suppress import IGNORE_FILE, Checks, apply
@@ -252,7 +252,6 @@ class Linter:
                 res.diagnostics.append(_parse_error(path, 1, 1, "nesting too deep to parse"))
             return res
         res.parsed = True
-        keep_linted(path, data, module)
         cpu_limit.check()
         text = data.decode(module.encoding or "utf-8", "replace")
         if self.rules:  # with the prefilter on, irrelevant files returned above
