@@ -368,6 +368,9 @@ class _Worker:
         self.conn.close()
 
 
+POLL = 0.5  # seconds between looks at the interrupt flag while the workers work
+
+
 def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float | None,
                   ctx=None, linter: Linter | None = None) -> dict[int, FileResult]:
     """Lint ``work`` ((index, display path, bytes or Queued) items) on ``jobs`` worker processes.
@@ -387,6 +390,18 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
         warm_up(linter)
     workers: list[_Worker] = []
     wall = wall_cap(timeout) if timeout else None
+    # Ctrl-C's KeyboardInterrupt is raised wherever this process is, a finalizer of a
+    # garbage collection included, where the interpreter swallows it ("Exception
+    # ignored") and the run went on waiting for its workers: it is also kept as a flag,
+    # which the wait below looks at every POLL seconds.
+    interrupted: list[bool] = []
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def on_int(signum, frame):
+            interrupted.append(True)
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, on_int)
     try:
         for _ in range(min(jobs, len(queue))):
             w = _Worker(ctx, spec, timeout)
@@ -396,10 +411,12 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
             busy = [w for w in workers if w.current is not None]
             if not busy:
                 break
-            wait_for = None
+            wait_for = POLL
             if wall:
-                wait_for = max(0.0, min(w.started for w in busy) + wall - time.monotonic())
+                wait_for = min(POLL, max(0.0, min(w.started for w in busy) + wall - time.monotonic()))
             ready = wait([w.conn for w in busy], wait_for)
+            if interrupted:
+                raise KeyboardInterrupt
             for w in busy:
                 if w.conn in ready:
                     try:
@@ -434,6 +451,8 @@ def lint_parallel(spec: LinterSpec, work: list[Work], jobs: int, timeout: float 
     finally:
         for w in workers:
             w.stop()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     return results
 
 
