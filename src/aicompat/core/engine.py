@@ -20,7 +20,7 @@ from ..libmodels.table import Libraries, libraries
 from ..matrix import Matrix
 from ..matrix.target import ResolvedTarget, World
 from ..model import guard_forms, loop_items, test_params
-from ..model.evaluate import CALLED_THROUGH_CLASS, Binding, Evaluator
+from ..model.evaluate import CALLED_THROUGH_CLASS, OPENS, RELEASE, Binding, Evaluator, world_part
 from ..model.flow import Returns
 from ..model.guards import Ctx, Lazy, chain_depth, is_exit_call, orelse_terminates, split_worlds, terminates
 from ..model.project import HomeEnv, Project
@@ -78,7 +78,9 @@ class FileContext:
         self.libs: Libraries = libraries(matrix)
         # The value model: built on demand, memoised per world for the whole file.
         self.model = FileModel(module, path, self._is_exit, self.libs.mutators)
-        self._memos: dict[tuple[World, bool, bool, bool], dict] = {}  # (world, guard, half, may) -> memo
+        self._memos: dict[tuple[World | tuple, bool, bool, bool], dict] = {}  # (world, guard, half, may) -> memo
+        # (in place of the world, the part of it an answer kept there depended on: what the
+        # worlds that agree on that part share)
         self.origins: dict[int, cst.CSTNode] = {}  # id(synthesised node) -> the source node it stands for
         self.synthesised: list[cst.CSTNode] = []
         self.def_stack: list[cst.CSTNode] = []  # enclosing function/class definitions
@@ -153,6 +155,9 @@ class FileContext:
             path=self.path,
             shadow=self.shadow() if loc is None else frozenset(),
             memo=self._memos.setdefault((world, guard, half, may), {}),  # a guard's answers may know less
+            # answers no arch or release changed, and those no arch changed (evaluate.world_part)
+            shared=self._memos.setdefault((world_part(world, OPENS), guard, half, may), {}),
+            by_release=self._memos.setdefault((world_part(world, RELEASE | OPENS), guard, half, may), {}),
             bindings=bindings,
             project=self.project,
             handlers=self.ctx.handlers,
@@ -344,7 +349,7 @@ class FileContext:
         names: frozenset[str] = frozenset()
         for i, w in enumerate(worlds):
             ev = self.evaluator(w)
-            ev.memo, ev.env_unset = {}, set()
+            ev.memo, ev.shared, ev.by_release, ev.env_unset = {}, None, None, set()
             v = ev.eval(expr)
             if i == 0:
                 first, names = v, frozenset(ev.env_unset)

@@ -23,7 +23,7 @@ from typing import Any
 import libcst as cst
 
 from ..syntax.walk import walk
-from ..values import UNKNOWN, Instance, Seq, Tensor
+from ..values import UNKNOWN, ClassValue, Instance, Seq, Tensor
 from ..values import symbolic as sym
 
 _OPS = {cst.Add: sym.add, cst.Subtract: sym.sub, cst.Multiply: sym.mul, cst.FloorDivide: sym.floordiv}
@@ -136,7 +136,7 @@ def _name_dim(ev, name: str):
         v = ev.at((d.scope.node, d.stmt), ev.bindings, lambda: read_dim(ev, d.node))
         if sym.is_dim(v):
             return v
-    return symbol(ev, ("def", id(d.origin or d), id(b)), name)
+    return symbol(ev, ("def", id(d.origin or d), binding_key(ev, b)), name)
 
 
 def _attr_def(ev, inst: Instance, attr: str):
@@ -169,7 +169,7 @@ def _attr_dim(ev, inst: Instance, attr: str):
         return UNKNOWN
     d, b = found
     v = ev.at((d.scope.node, d.stmt), {**ev.bindings, id(d.scope): b}, lambda: read_dim(ev, d.node))
-    return v if sym.is_dim(v) else symbol(ev, ("attr", id(d), id(b)), attr)
+    return v if sym.is_dim(v) else symbol(ev, ("attr", id(d), binding_key(ev, b)), attr)
 
 
 def _chain_dim(ev, node):
@@ -221,16 +221,46 @@ def _source(ev, d, b, depth: int = 0) -> tuple:
         nxt = ev.at((d.scope.node, d.stmt), {**ev.bindings, id(d.scope): b}, step)
         if nxt is not None and not _in_loop(ev, nxt[0]) and nxt[0].kind in ("expr", "param", "unpack"):
             return _source(ev, nxt[0], nxt[1], depth + 1)
-    return ("root", id(d.origin or d), id(b))
+    return ("root", id(d.origin or d), binding_key(ev, b))
+
+
+def binding_key(ev, b) -> Any:
+    """``b`` (a parameter binding, or None) as the same key in every world: the call, where it
+    is made, the bindings in force there and the receiver, not the binding object, which each
+    world makes for itself. A binding with values given directly or a loop's items stays itself."""
+    if b is None:
+        return None
+    if b.given or b.items or ev.shared is None:
+        return ("id", id(b))
+    keys = ev.shared.setdefault("_bkeys", {})
+    hit = keys.get(id(b))
+    if hit is not None and hit[0] is b:
+        return hit[1]
+    loc = b.loc
+    recv = b.receiver
+    if recv is None:
+        rkey: Any = None
+    elif isinstance(recv, Instance) and recv.ctor_key:
+        rkey = ("inst", recv.cls.key, recv.ctor_key)
+    elif isinstance(recv, ClassValue):
+        rkey = ("cls", recv.key)
+    else:
+        rkey = ("id", id(recv))
+    out = (id(b.call), None if loc is None else tuple(id(x) for x in loc),
+           tuple(sorted((k, binding_key(ev, o)) for k, o in b.outer.items())), rkey)
+    keys[id(b)] = (b, out)  # the binding kept alive with its key: its id is never reused
+    return out
 
 
 def symbol(ev, key: tuple, label: str):
-    """The symbol for one value (``key``), the same each time it is asked in this world."""
+    """The symbol for one value (``key``), the same each time it is asked, in every world
+    (an answer one world computed is reused by the others: evaluate.Evaluator._put)."""
     memo_key = ("sym",) + key
-    hit = ev.memo.get(memo_key)
+    store = ev.memo if ev.shared is None else ev.shared
+    hit = store.get(memo_key)
     if hit is None:
-        n = ev.memo["_syms"] = ev.memo.get("_syms", 0) + 1
-        hit = ev.memo[memo_key] = sym.Sym.var(f"{label}#{n}")
+        n = store["_syms"] = store.get("_syms", 0) + 1
+        hit = store[memo_key] = sym.Sym.var(f"{label}#{n}")
     return hit
 
 
@@ -297,7 +327,7 @@ def shaped(ev, name: str, d):
     if not rank:
         return None
     b = ev.bindings.get(id(d.scope))
-    return Tensor(tuple(symbol(ev, ("shape", id(d.origin or d), id(b), i), f"{name}.shape[{i}]")
+    return Tensor(tuple(symbol(ev, ("shape", id(d.origin or d), binding_key(ev, b), i), f"{name}.shape[{i}]")
                         for i in range(rank)))
 
 

@@ -122,6 +122,24 @@ class _Expr:
 
 _NO = object()
 
+# What an answer depended on (``Evaluator.touched``, bits): the world's GPU arch (ARCH), its
+# releases (RELEASE: ``hasattr``, import probes and the API tables, which providers answer by
+# release alone: core/ruleapi.py ``attr_exists``), or only whether the world is an open twin,
+# where an uncalled function's parameters are unknown rather than their defaults (OPENS). An
+# answer holds in every world that agrees with the one that gave it on what it depended on.
+ARCH = 1
+OPENS = 2
+RELEASE = 4
+WORLD = ARCH | RELEASE
+
+
+def world_part(world, bits: int) -> tuple:
+    """What of ``world`` an answer that depended on ``bits`` depended on: two worlds with the
+    same part have the same answer."""
+    return (world.arch if bits & ARCH else None,
+            (world.torch, world.releases) if bits & RELEASE else None,
+            world.open if bits & OPENS else None)
+
 
 @dataclass(eq=False)
 class Binding:
@@ -180,6 +198,8 @@ class Evaluator:
         shadow: frozenset = frozenset(),
         memo: dict | None = None,
         bindings: dict | None = None,
+        shared: dict | None = None,
+        by_release: dict | None = None,
         project=None,
         handlers: Mapping[str, Any] | None = None,
         guard: bool = False,
@@ -208,12 +228,18 @@ class Evaluator:
         self.path = path
         self.shadow = shadow  # names bound by enclosing lambdas/comprehensions: not tracked
         self.memo = memo if memo is not None else {}
+        # Answers that did not depend on the world's arch or releases (no WORLD bit in
+        # ``touched``) are the same in every world as open as this one: kept here, one dict for
+        # those worlds, so the next world asked reuses them instead of following the same calls
+        # again (None: each world keeps its own).
+        self.shared = shared
+        self.by_release = by_release  # likewise, answers that depended on the releases but not the arch
         self.bindings: dict = dict(bindings or {})  # id(Scope) -> Binding
         self.depth = 0
         self.fuel = self.FUEL
         self._frames: list[dict[str, Any]] = []
         self._active: set = set()
-        self.touched = False  # did the value depend on the world (GPU arch, torch release)?
+        self.touched = 0  # what the value depended on: WORLD | OPENS bits (0: the same in every world)
         # Where set (core/engine.py FileContext.evaluator), the evaluator that decides the
         # conditions definitions were made under: values here, conditions there.
         self.conds_by: Callable[[], Any] | None = None
@@ -344,13 +370,32 @@ class Evaluator:
         self.touched |= touched
         return ok
 
+    def _hit(self, key):
+        """A kept ``(value, touched, ...)`` answer: this world's, else one that holds in it too."""
+        hit = self.memo.get(key)
+        if hit is None and self.shared is not None:
+            hit = self.by_release.get(key)
+            if hit is None:
+                hit = self.shared.get(key)
+        return hit
+
+    def _put(self, key, entry) -> None:
+        """Keep ``entry`` (``(value, touched, ...)``) for every world it holds in."""
+        bits = entry[1]
+        if bits & ARCH or self.shared is None:
+            self.memo[key] = entry
+        elif bits & RELEASE:
+            self.by_release[key] = entry
+        else:
+            self.shared[key] = entry
+
     def _feasible_hit(self, conds, scope, b):
-        hit = self.memo.get(("feasible", id(conds), id(scope), id(b)))
+        hit = self._hit(("feasible", id(conds), id(scope), id(b)))
         return hit if hit is not None and hit[2] is conds else None
 
     def _feasible_keep(self, conds, scope, b, ok, fuel) -> None:
         if self.fuel > 0 and fuel > 0:
-            self.memo[("feasible", id(conds), id(scope), id(b))] = (ok, self.touched, conds)
+            self._put(("feasible", id(conds), id(scope), id(b)), (ok, self.touched, conds))
 
     def _feasible_chain(self, conds, scope, b) -> bool:
         links = []  # the links not yet decided, innermost first
@@ -386,7 +431,7 @@ class Evaluator:
                     return False
                 continue
             key = ("cond", id(test), id(b))
-            hit = self.memo.get(key)
+            hit = self._hit(key)
             if hit is None:
                 touched, self.touched = self.touched, False
                 if self.conds_by is not None:
@@ -394,12 +439,12 @@ class Evaluator:
                         self._conds_ev = self.conds_by()
                     ev = self._conds_ev
                     t = truth(ev.at((scope.node, stmt), self.bindings, lambda: ev.eval(test)))
-                    self.touched = True
+                    self.touched |= WORLD | OPENS  # decided in another world, its open twin
                 else:
                     t = truth(self.at((scope.node, stmt), self.bindings, lambda: self.eval(test)))
                 hit = (t, self.touched)
                 if self.fuel > 0:
-                    self.memo[key] = hit
+                    self._put(key, hit)
                 self.touched |= touched
             else:
                 self.touched |= hit[1]
@@ -413,7 +458,7 @@ class Evaluator:
         # A copy of a definition tagged with a branch condition (flow._on_path) has its value.
         part = d.extra if d.kind in ("iter", "unpack") else d.extra[0] if d.kind == "loop" else None
         key = (id(d.node), id(d.stmt), d.kind, part, id(b))
-        hit = self.memo.get(key)
+        hit = self._hit(key)
         if hit is not None:
             self.touched |= hit[1]
             return hit[0]
@@ -426,7 +471,7 @@ class Evaluator:
         finally:
             self._active.discard(key)
         if self.fuel > 0:  # an answer cut short is not the value: do not keep it
-            self.memo[key] = (v, self.touched)
+            self._put(key, (v, self.touched))
         self.touched |= touched
         return v
 
@@ -562,7 +607,7 @@ class Evaluator:
         if sites is not NotImplemented:
             return sites
         if p.default is not None:
-            self.touched = True  # the default holds in a closed world only: no longer the same in every world
+            self.touched |= OPENS  # the default holds in a closed world only: not the same in an open twin
             if getattr(self.world, "open", False):
                 return UNKNOWN  # an open world: no call of the file shows what a caller passes
         return self._param_default(scope, p)
@@ -745,7 +790,7 @@ class Evaluator:
         every function's call sites are searched among the same calls (a ``forward``'s
         among all of them)."""
         key = ("callee", id(call))
-        hit = self.memo.get(key)
+        hit = self._hit(key)
         if hit is not None:
             self.touched |= hit[1]
             return hit[0]
@@ -759,7 +804,7 @@ class Evaluator:
             if any(isinstance(o, Function) for o in options(launched)):
                 v = launched
         if self.fuel > 0:
-            self.memo[key] = (v, self.touched)
+            self._put(key, (v, self.touched))
         self.touched |= touched
         return v
 
@@ -799,7 +844,7 @@ class Evaluator:
             return UNKNOWN
         v, world_dependent = self.libs.name_value(q, self._environment())
         if v is not NotImplemented:
-            self.touched |= world_dependent
+            self.touched |= WORLD if world_dependent else 0
             return v
         return Module(q)
 
@@ -824,7 +869,7 @@ class Evaluator:
                 names += [q for q in (self._chain_name(c) for c in probe.attrs) if q]
             if not names:
                 return UNKNOWN
-        self.touched = True
+        self.touched |= RELEASE  # attr_exists answers by release
         result = True
         for q in names:
             v = self.attr_exists(q, self.world)
@@ -1066,7 +1111,7 @@ class Evaluator:
             if op in (cst.In, cst.NotIn):  # "p" in inspect.signature(f).parameters: the release's API table
                 r = self.libs.signature_contains(left, right, self.world, self.attr_exists)
                 if r is not NotImplemented:
-                    self.touched = True
+                    self.touched |= RELEASE
                     r = (not r) if op is cst.NotIn and r is not UNKNOWN else r
             if r is NotImplemented:
                 r = _compare_one(op, left, right, self.libs)
@@ -1172,7 +1217,7 @@ class Evaluator:
         if self.model is None:
             return UNKNOWN
         key = ("attr", inst.cls.key, inst.ctor_key, attr)
-        hit = self.memo.get(key)
+        hit = self._hit(key)
         if hit is not None:
             self.touched |= hit[1]
             return hit[0]
@@ -1185,7 +1230,7 @@ class Evaluator:
         finally:
             self._active.discard(key)
         if self.fuel > 0:
-            self.memo[key] = (v, self.touched)
+            self._put(key, (v, self.touched))
         self.touched |= touched
         return v
 
@@ -1444,14 +1489,14 @@ class Evaluator:
         caller = self._scope()[0]
         owner = (fn.owner.cls.key, fn.owner.ctor_key) if isinstance(fn.owner, Instance) else None
         mkey = ("ret", id(node), id(call), owner, id(self.bindings.get(id(caller))) if caller else 0)
-        hit = self.memo.get(mkey)
+        hit = self._hit(mkey)
         if hit is not None:
             self.touched |= hit[1]
             return hit[0]
         touched, self.touched = self.touched, False
         v = self._invoke_uncached(fn, call, key)
         if self.fuel > 0:
-            self.memo[mkey] = (v, self.touched)
+            self._put(mkey, (v, self.touched))
         self.touched |= touched
         return v
 
@@ -1607,7 +1652,7 @@ class Evaluator:
         libs = self.libs
         v, world_dependent = libs.call_value(q, self._environment(), pos, kw, self.eval)
         if v is not NotImplemented:
-            self.touched |= world_dependent
+            self.touched |= WORLD if world_dependent else 0
             return v
         v = libs.signature_call(q, pos, kw, self.resolve)  # inspect.signature(f) of a library function
         if v is not NotImplemented:
@@ -1654,7 +1699,7 @@ class Evaluator:
             attr = self.eval(pos[1])
             obj = self.resolve(pos[0])
             if isinstance(attr, str) and obj:
-                self.touched = True
+                self.touched |= RELEASE
                 return self.attr_exists(f"{obj}.{attr}", self.world)
             return UNKNOWN
         if name == "getattr" and len(pos) >= 2:
@@ -1664,7 +1709,7 @@ class Evaluator:
                 if len(pos) == 3 and isinstance(base, Module):
                     # getattr(torch, "float8_e8m0fnu", None): the default where the release lacks
                     # the name, so `is not None` guards as hasattr does
-                    self.touched = True
+                    self.touched |= RELEASE
                     if self.attr_exists(f"{base.name}.{attr}", self.world) is False:
                         return self.eval(pos[2])
                 v = self._value_attr(base, attr)

@@ -18,7 +18,7 @@ from typing import Any
 import libcst as cst
 
 from ..matrix.target import World
-from .evaluate import UNKNOWN, truth
+from .evaluate import OPENS, UNKNOWN, WORLD, truth, world_part
 
 
 class Lazy:
@@ -122,15 +122,17 @@ def _with_twins(worlds: frozenset[World]) -> frozenset[World]:
 def split_worlds(test: cst.BaseExpression, worlds: frozenset[World], evaluator_for) -> tuple[frozenset[World], frozenset[World]]:
     """Worlds where ``test`` may be true, and where it may be false."""
     yes, no = set(), set()
-    shared = None
+    known: list[tuple[int, tuple, Any]] = []  # (what an answer depended on, that part of its world, answer)
     for w in worlds:
-        if shared is not None:
-            t = shared
+        for bits, part, t in known:
+            if world_part(w, bits) == part:
+                break
         else:
             ev = evaluator_for(w)
             t = truth(ev.eval(test))
-            if not ev.touched:  # the same in every world: evaluate once
-                shared = t
+            bits = int(ev.touched)
+            if bits != WORLD | OPENS:  # the same in every world that agrees on that: evaluate once
+                known.append((bits, world_part(w, bits), t))
         if t is UNKNOWN:
             yes.add(w)
             no.add(w)
