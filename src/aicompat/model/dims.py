@@ -56,16 +56,19 @@ def read_dim(ev, node) -> Any:
     key = ("dim", id(node), _binding_key(ev))
     hit = ev.memo.get(key)
     if hit is not None:
-        return hit
+        ev.touched |= hit[1]
+        return hit[0]
     if key in ev._active:
         return UNKNOWN
     ev._active.add(key)
+    touched, ev.touched = ev.touched, 0
     try:
         out = _named(ev, node)
     finally:
         ev._active.discard(key)
-    if ev.fuel > 0:
-        ev.memo[key] = out
+        if ev.fuel > 0:
+            ev.memo[key] = (out, ev.touched)  # with what it depended on (evaluate.Evaluator._put)
+        ev.touched |= touched
     return out
 
 

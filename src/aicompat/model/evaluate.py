@@ -689,7 +689,8 @@ class Evaluator:
         key = ("args", id(b))
         hit = self.memo.get(key)
         if hit is not None:
-            return hit
+            self.touched |= hit[1]
+            return hit[0]
         call = b.call
 
         def ev():
@@ -716,8 +717,10 @@ class Evaluator:
                     pos.append(_Expr(a.value))
             return pos, kw, complete
 
+        touched, self.touched = self.touched, 0
         out = self.at(b.loc, b.outer, ev)
-        self.memo[key] = out
+        self.memo[key] = (out, self.touched)  # kept with what it depended on, as every answer
+        self.touched |= touched
         return out
 
     def _arg(self, b: Binding, v):
@@ -725,10 +728,13 @@ class Evaluator:
         if type(v) is not _Expr:
             return v
         key = ("arg", id(b), id(v.node))
-        hit = self.memo.get(key, _NO)
-        if hit is _NO:
-            hit = self.memo[key] = self.at(b.loc, b.outer, lambda: self.eval(v.node))
-        return hit
+        hit = self.memo.get(key)
+        if hit is None:
+            touched, self.touched = self.touched, 0
+            hit = self.memo[key] = (self.at(b.loc, b.outer, lambda: self.eval(v.node)), self.touched)
+            self.touched |= touched
+        self.touched |= hit[1]
+        return hit[0]
 
     def call_bindings(self, fn_node) -> list:
         """Bindings for each call of the file's function ``fn_node`` (its call sites),
@@ -736,9 +742,20 @@ class Evaluator:
         key = ("sites", id(fn_node))
         hit = self.memo.get(key)
         if hit is not None:
-            return hit
+            self.touched |= hit[1][0]  # (while still being found, a call from inside: the outer search adds it)
+            return hit[0]
         out: list = []
-        self.memo[key] = out  # recursion: a function calling itself has no new sites
+        seen = [0]  # what finding the sites depended on (the callee of each call)
+        self.memo[key] = (out, seen)  # recursion: a function calling itself has no new sites
+        touched, self.touched = self.touched, 0
+        try:
+            self._find_sites(fn_node, out)
+        finally:
+            seen[0] = self.touched
+            self.touched |= touched
+        return out
+
+    def _find_sites(self, fn_node, out: list) -> None:
         model = self._m(fn_node)
         scope = model.scope(fn_node)
         name = fn_node.name.value
@@ -756,7 +773,7 @@ class Evaluator:
                 elif cls is not None and name == "__init__" and isinstance(opt, ClassValue) and opt.node is cls:
                     inst = Instance(opt, call, id(call))
                     b = self._keep(Binding(call, loc, {}, inst))
-                    self.memo.setdefault(("ctor", id(call)), b)
+                    self._ctors().setdefault(("ctor", id(call)), b)
                     found.append(b)
                 elif cls is not None and name in ("forward", "__call__") and isinstance(opt, Instance) \
                         and opt.cls.node is cls and call.func is not None:
@@ -768,7 +785,6 @@ class Evaluator:
             found = self._project_sites(fn_node, name)
         if len(found) <= _MAX_SITES:
             out.extend(found)
-        return out
 
     def _project_sites(self, fn_node, name: str) -> list:
         """Calls of a module-level function from the package's other modules
@@ -1267,8 +1283,15 @@ class Evaluator:
                 return v
         return UNKNOWN
 
+    def _ctors(self) -> dict:
+        """Where the constructor call of an instance is recorded (``("ctor", id(call))`` -> its
+        binding) when the call is evaluated: for every world when worlds share answers, since a
+        world that takes the instance from another's answer never evaluates the call itself.
+        A binding is where a call is made, not a value: each world reads its arguments itself."""
+        return self.memo if self.shared is None else self.shared
+
     def _ctor_binding(self, inst: Instance):
-        ctor = self.memo.get(("ctor", inst.ctor_key))
+        ctor = self._ctors().get(("ctor", inst.ctor_key))
         if ctor is None:
             return self._receiver(inst)
         return ctor
@@ -1434,8 +1457,9 @@ class Evaluator:
             return self._invoke(callee, node)
         if isinstance(callee, ClassValue):
             inst = Instance(callee, node, id(node))
-            if ("ctor", id(node)) not in self.memo:
-                self.memo[("ctor", id(node))] = self._keep(Binding(node, self.loc, self.bindings, inst))
+            ctors = self._ctors()
+            if ("ctor", id(node)) not in ctors:
+                ctors[("ctor", id(node))] = self._keep(Binding(node, self.loc, self.bindings, inst))
             return inst
         if isinstance(callee, Instance):
             for c in self._classes(callee.cls):
