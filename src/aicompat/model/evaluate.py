@@ -373,7 +373,7 @@ class Evaluator:
     def _hit(self, key):
         """A kept ``(value, touched, ...)`` answer: this world's, else one that holds in it too."""
         hit = self.memo.get(key)
-        if hit is None and self.shared is not None:
+        if hit is None and self.shared is not None and self.by_release is not None:
             hit = self.by_release.get(key)
             if hit is None:
                 hit = self.shared.get(key)
@@ -382,7 +382,7 @@ class Evaluator:
     def _put(self, key, entry) -> None:
         """Keep ``entry`` (``(value, touched, ...)``) for every world it holds in."""
         bits = entry[1]
-        if bits & ARCH or self.shared is None:
+        if bits & ARCH or self.shared is None or self.by_release is None:
             self.memo[key] = entry
         elif bits & RELEASE:
             self.by_release[key] = entry
