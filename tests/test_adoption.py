@@ -275,3 +275,57 @@ def test_gitignore_of_the_folder_linted_applies_below_it(tmp_path):
         (pkg / rel).write_text(PICKLE)
     r = run_cli("lint", "--no-config", "--no-cache", "--gpu", "A100", "--format", "json", ".", cwd=pkg)
     assert sorted({d["path"] for d in _json(r)}) == ["models/net.py", "train.py"]
+
+
+TRAIN = textwrap.dedent("""\
+    import argparse
+
+    import torch
+
+    CKPT = "checkpoints/last.pt"
+
+
+    class Net(torch.nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.proj = torch.nn.Linear(dim, dim)
+
+
+    def train(steps, args, dim=64):
+        model = Net(dim)
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+        for _ in range(steps):
+            opt.step()
+        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "steps": steps, EXTRA}, CKPT)
+
+
+    def resume(dim=64):
+        model = Net(dim)
+        state = torch.load(CKPT, map_location="cpu")
+        model.load_state_dict(state["model"])
+        return state["steps"]
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--steps", type=int, default=100)
+        args = parser.parse_args()
+        train(100, args)
+        resume()
+
+
+    if __name__ == "__main__":
+        main()
+    """)
+
+
+def test_a_load_of_a_file_saved_with_state_dicts_only_is_not_a_default_change(tmp_path):
+    """Issue 30: torch.load of a checkpoint the same code saves with a module's and an optimizer's
+    state_dict() and plain values loads the same under either default of weights_only; saving the
+    argparse namespace too makes the default matter (AIC105 says why it fails from 2.6)."""
+    args = ["lint", "--no-config", "--no-cache", "--gpu", "A100", "--pin", "torch>=2.4,<2.8", "--format", "json",
+            "--select", "AIC204,AIC105", "train.py"]
+    (tmp_path / "train.py").write_text(TRAIN.replace(", EXTRA", ', "lr": 3e-4, "betas": (0.9, 0.95)'))
+    assert [d["code"] for d in _json(run_cli(*args, cwd=tmp_path))] == []
+    (tmp_path / "train.py").write_text(TRAIN.replace(", EXTRA", ', "args": args'))
+    assert sorted(d["code"] for d in _json(run_cli(*args, cwd=tmp_path))) == ["AIC105", "AIC204"]

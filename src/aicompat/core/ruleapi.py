@@ -40,6 +40,7 @@ from ..syntax.index import Qual, dotted
 from ..syntax.walk import walk
 from ..values import (
     UNKNOWN,  # what attr_exists returns when it does not know
+    ClassValue,
     DictValue,
     Function,
     Instance,
@@ -56,7 +57,7 @@ __all__ = [
     "CallSite", "ContextProvider", "Example", "Fact", "FileContextProtocol", "Finding", "GuardContextProtocol", "Rule",
     "TextFinding",
     # the value model, as rules ask it
-    "UNKNOWN", "DictValue", "Function", "Instance", "LibObject", "Module", "PathValue", "Seq", "Tensor", "options",
+    "UNKNOWN", "ClassValue", "DictValue", "Function", "Instance", "LibObject", "Module", "PathValue", "Seq", "Tensor", "options",
     "truth", "enabled_worlds", "off_switch", "api_query", "span", "capability_range", "Layer", "argparse_args",
     # names and files
     "Qual", "dotted", "is_makefile", "read_inside", "tree_of",

@@ -21,6 +21,7 @@ from packaging.version import Version
 from ..core.ruleapi import DictValue, Example, Finding, Instance, Layer, LibObject, PathValue, Rule, Seq, options
 from ..core.ruleapi import api_query as q
 from ..core.ruleapi import argparse_args as cli_args
+from ._shared import saved_objects
 
 _MAX_DEPTH = 6
 _TRAIN = ("import argparse\n\nimport torch\n\n\n"
@@ -136,10 +137,10 @@ class LoadWeightsOnly(Rule):
         if path_expr is None:
             return []
         path = fc.value_everywhere(path_expr)
-        storage = _storage(path, path_expr, fc.loc[0], fc, e)
+        storage = saved_objects.storage(path, path_expr, fc.loc[0], fc, e)
         if storage is None:
             return []
-        for call, owner, stmt in self._saves(fc, e):
+        for call, owner, stmt in saved_objects.saves(fc, e):
             saved = self._saved(call, owner, stmt, storage, fc, e)
             if saved is None:
                 continue
@@ -177,56 +178,21 @@ class LoadWeightsOnly(Rule):
                     return True
         return False
 
-    def _saves(self, fc, e: dict):
-        for saver in e["savers"]:
-            for call, owner, stmt in fc.model.calls_named(saver.rsplit(".", 1)[-1]):
-                if fc.resolve(call.func) == saver:
-                    yield call, owner, stmt
-
     def _saved(self, call: cst.Call, owner, stmt, storage, fc, e: dict):
         """(what, the GLOBAL the error names, path inside the object) of a refused object a save
         to ``storage`` (the load's, ``_storage``) writes, or None."""
-        args = [a for a in call.args if a.keyword is None and a.star == ""]
-        kws = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        if any(a.star for a in call.args):
+        got = saved_objects.save_args(call, e)
+        if got is None:
             return None
-
-        def arg(spec):
-            i, k = spec
-            return kws.get(k) if k in kws else (args[i].value if i < len(args) else None)
-
-        obj, where = arg(e["save_obj"]), arg(e["save_path"])
-        if obj is None or where is None:
-            return None
+        obj, where = got
         worlds = sorted(fc.ctx.worlds, key=lambda w: (w.arch, str(w.torch)))
         if not worlds:
             return None
         ev = fc.evaluator(worlds[0])
         loc = (owner, stmt)
-        if _storage(ev.at(loc, {}, lambda: ev.eval(where)), where, owner, fc, e) != storage:
+        if saved_objects.storage(ev.at(loc, {}, lambda: ev.eval(where)), where, owner, fc, e) != storage:
             return None
         return _refused(ev.at(loc, {}, lambda: ev.eval(obj)), e, "", 0, fc.module.code_for_node)
-
-
-def _storage(value, expr, owner, fc, e: dict):
-    """What a save or load reads or writes, as far as a save and a load of one file can be
-    told to meet there: a known path; an in-memory buffer by the call that made it (``buf =
-    io.BytesIO()``); ``self.<name>`` of one class's methods, set only by its ``__init__``.
-    None when it cannot be told."""
-    if isinstance(value, (str, PathValue)):
-        return ("path", value)
-    if isinstance(value, LibObject) and value.qualname in e["buffers"] and value.origin is not None:
-        return ("buffer", id(value.origin))
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and isinstance(owner, cst.FunctionDef):
-        scope = fc.model.scope(owner)
-        cls = scope.owner_class
-        if cls is None or scope.self_name != expr.value.value:
-            return None
-        defs = fc.model.attr_defs(cls).get(expr.attr.value, [])
-        if defs and all(isinstance(d.scope.node, cst.FunctionDef) and d.scope.node.name.value == "__init__"
-                        and d.kind != "mutate" for d in defs):
-            return ("attribute", id(cls), expr.attr.value)
-    return None
 
 
 def _made_by(o, code) -> str:

@@ -12,6 +12,7 @@ from packaging.version import Version
 
 from ...core.ruleapi import Example, Finding, Rule
 from ...core.ruleapi import api_query as q
+from .._shared import saved_objects
 from . import result_shape
 
 
@@ -90,6 +91,28 @@ class BehaviorChange(Rule):
                 ]),
     ]
 
+    # A load of a file the same code saves: quiet where every save writes only what the
+    # weights-only unpickler loads (a state_dict() of a torch module and optimizer), since
+    # either default loads it the same; reported where one saves an object it refuses.
+    _SAVED = ("import torch\n\nCKPT = 'last.pt'\n\n\n"
+              "def save(model, opt):\n"
+              "    torch.save({'model': model.state_dict(), 'optimizer': %s}, CKPT)\n\n\n"
+              "def resume(model):\n"
+              "    model.load_state_dict(torch.load(CKPT)['model'])\n\n\n"
+              "net = torch.nn.Linear(8, 8)\n"
+              "save(net, torch.optim.SGD(net.parameters(), lr=0.1))\n"
+              "resume(net)\n")
+    VALID += [Example(_SAVED % "opt.state_dict()", pins={"torch": ">=2.4,<2.8"})]
+    INVALID += [
+        Example(_SAVED % "opt", pins={"torch": ">=2.4,<2.8"},
+                findings=[
+                    (11, 27, "torch.load: the default of weights_only changed from False (any pickle is loaded) to "
+                             "True (tensors and allow-listed types only; other pickles raise UnpicklingError) in "
+                             "torch 2.6.0; the pins allow torch 2.4.0–2.7.1, both sides; pass weights_only=False "
+                             "to keep the old behaviour or weights_only=True for the new one"),
+                ]),
+    ]
+
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
         self.by_call: dict[str, list[dict]] = {}
@@ -100,6 +123,7 @@ class BehaviorChange(Rule):
             for tail in e.get("calls", []):
                 self.by_tail.setdefault(tail, []).append(e)
         self.returns = {e["call"]: e for e in matrix.section("behavior.toml", "returns").values()}
+        self.loads = matrix.section("pickle.toml", "weights_only")
 
     def check_call(self, site, qualname: str, fc) -> list[Finding]:
         if not qualname:
@@ -135,6 +159,8 @@ class BehaviorChange(Rule):
             after = [v for v in releases if v >= changed]
             if not before or not after:
                 continue  # the pins stay on one side of the change: the code behaves as it always has
+            if "same_if_saved" in e and self._loads_the_same(site, self.loads[e["same_if_saved"]], fc):
+                continue
             package = e["package"]
             where = f"the pins allow {package} {q.span(releases)}, both sides"
             msg = (f"{qualname}: the default of {e['param']} changed from {e['old']} to {e['new']} in "
@@ -143,3 +169,13 @@ class BehaviorChange(Rule):
             out.append(Finding(site.node, msg, extra_targets=tuple(f"{package}=={v}" for v in releases),
                                severity="warning"))
         return out
+
+    @staticmethod
+    def _loads_the_same(site, e: dict, fc) -> bool:
+        """Does the code save the file this load reads, only ever with what the weights-only
+        unpickler loads (then either default loads it the same)?"""
+        path_expr = site.arg(*e["arg"])
+        if path_expr is None:
+            return False
+        where = saved_objects.storage(fc.value_everywhere(path_expr), path_expr, fc.loc[0], fc, e)
+        return where is not None and saved_objects.loads_weights_only(fc, e, where)
