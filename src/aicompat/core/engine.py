@@ -22,7 +22,7 @@ from ..matrix.target import ResolvedTarget, World
 from ..model import guard_forms, loop_items, test_params
 from ..model.evaluate import CALLED_THROUGH_CLASS, OPENS, RELEASE, Binding, Evaluator, world_part
 from ..model.flow import Returns
-from ..model.guards import Ctx, Lazy, chain_depth, is_exit_call, orelse_terminates, split_worlds, terminates
+from ..model.guards import Ctx, Lazy, is_exit_call, orelse_terminates, split_worlds, terminates
 from ..model.project import HomeEnv, Project
 from ..model.structure import FileModel
 from ..model.with_helpers import inner_context_call
@@ -381,7 +381,7 @@ class FileContext:
                 return self.split(test)
             finally:
                 self.ctx, self.scopes, self.def_stack, self.stmt_stack = saved
-        return Lazy(run)
+        return Lazy(run, self.ctx.world_set)  # the test is split in the worlds that reach it
 
     def describe(self, archs) -> str:
         return self.target.describe(archs)
@@ -450,7 +450,7 @@ def _postpones_annotations(module: cst.Module) -> bool:
 
 def _narrow_later(ctx: Ctx, split: Lazy, arm: int) -> Ctx:
     """``ctx`` where arm ``arm`` (0: the test may hold, 1: it may fail) of ``split`` runs, decided when asked."""
-    return ctx.narrowed(Lazy(lambda: ctx.worlds & split()[arm]))
+    return ctx.narrowed(Lazy(lambda: ctx.worlds & split()[arm], ctx.world_set, split))
 
 
 def _world_key(w: World):
@@ -581,11 +581,10 @@ class Walker(cst.CSTVisitor):
 
     # -- control flow -----------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
-        depth = chain_depth(self.fc.ctx) + 1  # an elif's worlds are its chain's, branch after branch
-        split = self.fc.split_later(node.test)
+        split = self.fc.split_later(node.test)  # an elif's worlds are its chain's, branch after branch
         self._if_split[id(node)] = split
-        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0], depth)))
-        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1], depth)))
+        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0], split)))
+        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1], split)))
 
     def leave_If(self, node: cst.If) -> None:
         split = self._if_split.pop(id(node))
@@ -600,13 +599,13 @@ class Walker(cst.CSTVisitor):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         split = self.fc.split_later(node.test)
-        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0])))
-        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1])))
+        self._set(node.body, self.fc.ctx.narrowed(Lazy(lambda: split()[0], split)))
+        self._set(node.orelse, self.fc.ctx.narrowed(Lazy(lambda: split()[1], split)))
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         split = self.fc.split_later(node.left)
         arm = 0 if isinstance(node.operator, cst.And) else 1
-        self._set(node.right, self.fc.ctx.narrowed(Lazy(lambda: split()[arm])))
+        self._set(node.right, self.fc.ctx.narrowed(Lazy(lambda: split()[arm], split)))
 
     def leave_Expr(self, node: cst.Expr) -> None:
         """A call of this file's helper that may end the run (``_skip_if_not_sm100()`` whose body

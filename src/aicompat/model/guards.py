@@ -24,20 +24,49 @@ from .evaluate import OPENS, UNKNOWN, WORLD, truth, world_part
 class Lazy:
     """A world set decided when first read. An ``if`` test is evaluated only when a rule
     asks where the code under it runs (most branches hold nothing a rule reports), with
-    the evaluator the traversal had at the ``if`` (``fn`` captures it)."""
+    the evaluator the traversal had at the ``if`` (``fn`` captures it). ``parents``: the
+    undecided sets ``fn`` reads; they are decided first, outermost first (``_settle``)."""
 
-    __slots__ = ("fn", "value", "depth")
+    __slots__ = ("fn", "value", "parents")
 
-    def __init__(self, fn, depth: int = 0) -> None:
+    def __init__(self, fn, *parents) -> None:
         self.fn = fn
         self.value = None
-        self.depth = depth  # how many undecided Lazy sets deciding this one decides first (settle)
+        self.parents = tuple(p for p in parents if type(p) is Lazy and p.value is None)
 
     def __call__(self) -> Any:  # a world set; from FileContext.split_later, the pair of them
         if self.value is None:
+            if self.parents:
+                _settle(self)
             self.value = self.fn()
             self.fn = None  # what it captured is no longer needed
+            self.parents = ()
         return self.value
+
+
+def _settle(lazy: Lazy) -> None:
+    """Decide the undecided sets ``lazy`` depends on, those furthest up first, with a loop: an
+    elif chain thousands of branches long is a chain of sets as long, and deciding the last
+    branch by recursion through each one's ``fn`` would exhaust the stack. Nothing is decided
+    that ``lazy`` does not need: a chain no rule asks about is never evaluated."""
+    order: list[Lazy] = []
+    stack: list[tuple[Lazy, bool]] = [(lazy, False)]
+    seen: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((p, False) for p in node.parents if p.value is None and id(p) not in seen)
+    for node in order:
+        if node is not lazy and node.value is None:
+            node.value = node.fn()
+            node.fn = None
+            node.parents = ()
 
 
 @dataclass(frozen=True)
@@ -67,18 +96,19 @@ class Ctx:
     def with_open_twins(self) -> "Ctx":
         """This context where the parameters of the function entered are unknown: each world
         also in its open twin, whose evaluator does not take an uncalled function's defaults."""
-        return replace(self, world_set=Lazy(lambda: _with_twins(self.worlds)), has_open=True)
+        return replace(self, world_set=Lazy(lambda: _with_twins(self.worlds), self.world_set), has_open=True)
 
     def closed(self) -> "Ctx":
         """The worlds where every parameter has its default: what a rule for which a caller's
         non-default argument is the caller's choice (rules/policy.toml) judges."""
-        return replace(self, world_set=Lazy(lambda: frozenset(x for x in self.worlds if not x.open)), has_open=False)
+        return replace(self, world_set=Lazy(lambda: frozenset(x for x in self.worlds if not x.open), self.world_set),
+                       has_open=False)
 
     def projected(self) -> "Ctx":
         """Every world that reaches here, an open twin as its closed world: what a rule that
         judges all reachable code sees (its values are still read at the defaults)."""
         return replace(self, world_set=Lazy(lambda: frozenset(replace(x, open=False) if x.open else x
-                                                             for x in self.worlds)), has_open=False)
+                                                             for x in self.worlds), self.world_set), has_open=False)
 
     def narrowed(self, worlds) -> "Ctx":
         """This context in ``worlds`` (a frozenset or a Lazy)."""
@@ -96,23 +126,6 @@ class Ctx:
         """Would an enclosing handler catch an ``exc`` raised here? An exception the
         hierarchy does not list (a library's own) counts as an Exception subclass."""
         return bool(self.catches & self.handlers.get(exc, {exc, "Exception", "BaseException"}))
-
-
-# Deciding a Lazy decides the undecided ones it was made from first, by recursion: an
-# elif chain thousands of branches long is decided every SETTLE_DEPTH branches instead.
-SETTLE_DEPTH = 32
-
-
-def chain_depth(ctx: Ctx) -> int:
-    """How deep the undecided sets under ``ctx``'s worlds go (0: decided); past
-    SETTLE_DEPTH they are decided now, so no later decision recurses deeper."""
-    w = ctx.world_set
-    if type(w) is frozenset or w.value is not None:
-        return 0
-    if w.depth >= SETTLE_DEPTH:
-        ctx.worlds  # noqa: B018 -- decides it, and the chain below it
-        return 0
-    return w.depth
 
 
 def _with_twins(worlds: frozenset[World]) -> frozenset[World]:

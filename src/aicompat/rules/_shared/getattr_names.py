@@ -6,20 +6,30 @@ guards: model/evaluate.py), and a name the model cannot tell is not judged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 
 from ...core.ruleapi import options
 
 
-@dataclass(frozen=True)
 class ByName:
-    builtin: str  # "getattr" or "setattr"
-    obj: cst.BaseExpression
-    owner: str | None  # the qualified name of ``obj`` (a module or library object), or None
-    names: dict[str, frozenset] | None  # each name the call may use, with the worlds it reaches the call in
-    name_node: cst.BaseExpression
+    """The call's parts; ``names`` is worked out when first read (it asks where the call runs,
+    in every world and way the function runs): a caller that needs no names (the object is
+    unknown) never pays for them."""
+
+    def __init__(self, builtin: str, obj: cst.BaseExpression, owner: str | None,
+                 name_node: cst.BaseExpression, fc) -> None:
+        self.builtin = builtin  # "getattr" or "setattr"
+        self.obj = obj
+        self.owner = owner  # the qualified name of ``obj`` (a module or library object), or None
+        self.name_node = name_node
+        self._fc = fc
+
+    @cached_property
+    def names(self) -> dict[str, frozenset] | None:
+        """Each name the call may use, with the worlds it reaches the call in (None: one unknown)."""
+        return names_where(self.name_node, self._fc)
 
 
 def by_name(site, fc) -> ByName | None:
@@ -33,7 +43,7 @@ def by_name(site, fc) -> ByName | None:
     args = [a.value for a in site.node.args]
     if len(args) != (2 if func.value == "getattr" else 3):
         return None
-    return ByName(func.value, args[0], fc.resolve(args[0]), names_where(args[1], fc), args[1])
+    return ByName(func.value, args[0], fc.resolve(args[0]), args[1], fc)
 
 
 def names_of(expr: cst.BaseExpression, fc) -> list[str] | None:

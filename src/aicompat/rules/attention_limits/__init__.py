@@ -65,6 +65,9 @@ _FA2_TRAIN = ("import torch\nfrom flash_attn import flash_attn_func\n\n"
 
 class AttentionKernelLimits(Rule):
     code = "AIC106"
+    # Most assignments set no attention-implementation attribute: where one runs is asked only
+    # for those that do (transformers.py check_assign), not for every assignment of a file.
+    reach_own = frozenset({"check_assign"})
     name = "attention-kernel-limits"
     tokens = (b"flash_attn", b"scaled_dot_product_attention", b"attn_implementation", b"use_flash_attention_2")
 

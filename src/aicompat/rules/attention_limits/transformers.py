@@ -70,8 +70,8 @@ class TransformersFlash:
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and t.target.attr.value in self.attributes:
                 name = t.target.attr.value
-                if "transformers" not in fc.index.imported_roots or not self._has(name, fc):
-                    return []
+                if "transformers" not in fc.index.imported_roots or not self._has(name, fc) or not fc.ctx.worlds:
+                    return []  # (no world: code no world reaches, asked here since the rule decides it: reach_own)
                 owner = dotted(t.target.value) or "config"
                 return self._judge(node, lambda impl: f'{owner}.{name} = "{impl}"', node.value, None, fc)
         return []
