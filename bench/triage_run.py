@@ -50,7 +50,11 @@ def run(name: str, dirs: list[str]) -> None:
         cwd = common if os.path.isdir(common) else os.path.dirname(common)
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
         seconds = time.monotonic() - start
-        data = json.loads(proc.stdout)
+        try:
+            data = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            sys.exit(f"{name} {fleet}: no JSON from aicompat (exit {proc.returncode}); its stderr ends:\n"
+                     f"{proc.stderr[-3000:]}")
         data["seconds"] = round(seconds, 1)
         data["dirs"] = dirs
         (OUT / f"{name}.{fleet}.json").write_text(json.dumps(data, indent=1))
