@@ -289,7 +289,9 @@ class Rule:
     Context providers (asked of every registered rule, selected or not):
 
     - ``attr_exists(qualname, world)``: True/False/UNKNOWN, for ``hasattr``
-      guards.
+      guards. It answers by the world's releases alone (``world.torch``,
+      ``world.releases``), never its GPU: the value model shares an answer built
+      on it between worlds that differ only in the GPU (model/evaluate.py RELEASE).
     - ``newer_syntax(data, line, python) -> bool``: do the lines around ``line``
       hold syntax newer than ``python`` (a (major, minor) tuple)? The linter
       asks before it takes CPython's refusal of a file as a parse error.
