@@ -38,10 +38,13 @@ class Lazy:
         if self.value is None:
             if self.parents:
                 _settle(self)
-            self.value = self.fn()
-            self.fn = None  # what it captured is no longer needed
-            self.parents = ()
+            self._decide()
         return self.value
+
+    def _decide(self) -> None:
+        self.value = self.fn()
+        self.fn = None  # what it captured is no longer needed
+        self.parents = ()
 
 
 def _settle(lazy: Lazy) -> None:
@@ -64,9 +67,7 @@ def _settle(lazy: Lazy) -> None:
         stack.extend((p, False) for p in node.parents if p.value is None and id(p) not in seen)
     for node in order:
         if node is not lazy and node.value is None:
-            node.value = node.fn()
-            node.fn = None
-            node.parents = ()
+            node._decide()
 
 
 @dataclass(frozen=True)
