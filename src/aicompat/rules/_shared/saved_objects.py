@@ -85,13 +85,15 @@ def loads_weights_only(fc, e: dict, where) -> bool:
             return False  # a save that cannot be read may write this file
         obj, path = got
         loc = (owner, stmt)
-        for w in worlds:
-            ev = fc.evaluator(w)
-            if storage(ev.at(loc, {}, lambda: ev.eval(path)), path, owner, fc, e) != where:
-                break  # another file
-            if not _accepted(obj, ev, loc, fc, e, 0):
-                return False
-            found = True
+        evs = [fc.evaluator(w) for w in worlds]
+        meets = [storage(ev.at(loc, {}, lambda ev=ev: ev.eval(path)), path, owner, fc, e) == where for ev in evs]
+        if not any(meets):
+            continue  # another file
+        if not all(meets):
+            return False  # this file in some worlds only: not known
+        if not all(_accepted(obj, ev, loc, fc, e, 0) for ev in evs):
+            return False
+        found = True
     return found
 
 
