@@ -454,7 +454,10 @@ def _narrow_later(ctx: Ctx, split: Lazy, arm: int) -> Ctx:
 
 
 def _world_key(w: World):
-    return (w.arch, str(w.torch))
+    # A total order: a world and its open twin share arch and release, and a key that tied them
+    # left the pick (``min`` in ``_splat``, the first of ``sorted``) to the set's hash order, so
+    # a run's findings changed with PYTHONHASHSEED. The closed world comes first.
+    return (w.arch, str(w.torch), w.open, w.releases)
 
 
 class Walker(cst.CSTVisitor):
