@@ -175,6 +175,19 @@ def test_statistics_counts_only_and_marks_fixable(tmp_path):
     assert 'fix: build.py:8:42: AIC302: replace 8:42-8:47 with "8.0;9.0;10.0+PTX"' in shown
 
 
+def test_fixable_findings_come_from_the_cache_but_fix_checks_again(tmp_path):
+    _project(tmp_path, "8.0", "torch==2.8.0")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = run_cli("lint", *FLEET, *cache, "-v", "build.py", cwd=tmp_path)
+    again = run_cli("lint", *FLEET, *cache, "-v", "--show-fixes", "build.py", cwd=tmp_path)
+    assert "cache: 1 unchanged files" in again.stderr, again.stderr  # before: a miss, "its findings have fixes"
+    assert first.stdout.splitlines()[0] == again.stdout.splitlines()[0]
+    assert "build.py:8:42: AIC302 [*] TORCH_CUDA_ARCH_LIST" in again.stdout
+    assert 'fix: build.py:8:42: AIC302: replace 8:42-8:47 with "8.0;9.0;10.0+PTX"' in again.stdout
+    fixed = run_cli("lint", *FLEET, *cache, "--fix", "build.py", cwd=tmp_path)  # from a fresh check
+    assert "fixed 1 file" in fixed.stderr and '"8.0;9.0;10.0+PTX"' in (tmp_path / "build.py").read_text()
+
+
 def test_gpu_takes_commas_and_a_mistyped_flag_gets_a_suggestion(tmp_path):
     (tmp_path / "train.py").write_text(PICKLE)
     one = run_cli("lint", "--no-config", "--no-cache", "-v", "--gpu", "A100,H100", "train.py", cwd=tmp_path)

@@ -278,3 +278,128 @@ def test_cubin_loaded_by_path_is_judged_by_the_script_that_builds_it(tmp_path):
     r = run_cli("lint", "--no-config", "--gpu", "H100", "--gpu", "B200", "--format", "json", "--select", "AIC302",
                 "attn/model.py", cwd=tmp_path)
     assert json.loads(r.stdout)["diagnostics"] == []
+
+
+# -- a build that leaves a GPU out by design ---------------------------------------------------
+# A Hopper-only kernel library: its decode kernel issues wgmma (sm_90a only) in inline PTX, and
+# its combine kernel waits on the previous grid (griddepcontrol, sm_90+). No compile target that
+# runs on an A100 compiles them, so "add sm_80" would fail the build: no finding, a note.
+_HOPPER_DECODE = """\
+#include <cuda_runtime.h>
+#include "wgmma_utils.cuh"
+
+__global__ void decode_kernel(float* out, const float* q, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    wgmma_fence();
+    if (i < n) out[i] = q[i];
+}
+"""
+_WGMMA_HEADER = """\
+#pragma once
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+}
+"""
+_GENERIC_DECODE = """\
+#include <cuda_runtime.h>
+
+__global__ void decode_kernel(float* out, const float* q, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = q[i] * 2.0f;
+}
+"""
+_SETUP = '''\
+import os
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+
+def arch_flags():
+    flags = []
+    if os.getenv("MLA_DISABLE_SM90", "0") != "1":
+        flags += ["-gencode", "arch=compute_90a,code=sm_90a"]
+    return flags
+
+
+SOURCES = ["csrc/api.cpp", "csrc/decode.cu"]
+
+setup(
+    name="mla_kernels",
+    ext_modules=[
+        CUDAExtension(
+            name="mla_kernels._C",
+            sources=SOURCES,
+            extra_compile_args={"cxx": ["-O3"], "nvcc": ["-O3", "--use_fast_math"] + arch_flags()},
+        )
+    ],
+    cmdclass={"build_ext": BuildExtension},
+)
+'''
+
+
+def _kernel_project(root, decode):
+    (root / "csrc").mkdir()
+    (root / "csrc" / "api.cpp").write_text("#include <torch/extension.h>\n")
+    (root / "csrc" / "decode.cu").write_text(decode)
+    (root / "csrc" / "wgmma_utils.cuh").write_text(_WGMMA_HEADER)
+
+
+def _lint_dir(root, *gpus):
+    args = [a for g in gpus for a in ("--gpu", g)]
+    r = run_cli("lint", "--no-config", *args, "--select", "AIC302", "--format", "json", ".", cwd=root)
+    out = json.loads(r.stdout)
+    return [(d["path"], d["line"], d["message"]) for d in out["diagnostics"]], out.get("notes", [])
+
+
+def test_setup_py_whose_sources_cannot_target_a_gpu_is_single_arch_by_design(tmp_path):
+    _kernel_project(tmp_path, _HOPPER_DECODE)
+    (tmp_path / "setup.py").write_text(_SETUP)
+    found, notes = _lint_dir(tmp_path, "A100", "H100")
+    assert found == []
+    note = [n for n in notes if n.startswith("AIC302:")]
+    assert len(note) == 1 and "no code for sm_80 (A100) by design: csrc/wgmma_utils.cuh:3 uses wgmma" in note[0], notes
+
+
+def test_setup_py_whose_sources_build_anywhere_is_still_reported(tmp_path):
+    _kernel_project(tmp_path, _GENERIC_DECODE)  # no arch-specific feature: sm_90a was a choice, not a need
+    (tmp_path / "setup.py").write_text(_SETUP)
+    found, notes = _lint_dir(tmp_path, "A100", "H100")
+    assert [(p, line) for p, line, _m in found] == [("setup.py", 21)]  # extra_compile_args=
+    assert "no code for sm_80 (A100)" in found[0][2]
+    assert not any(n.startswith("AIC302:") for n in notes)
+
+
+def test_each_gpu_left_out_is_judged_on_its_own_targets(tmp_path):
+    # wgmma is sm_90a's alone: no sm_100 target compiles it either, so the B200 is left out by
+    # design too (a note each); the generic twin above is reported.
+    _kernel_project(tmp_path, _HOPPER_DECODE)
+    (tmp_path / "setup.py").write_text(_SETUP)
+    found, notes = _lint_dir(tmp_path, "A100", "H100", "B200")
+    assert found == []
+    assert sum(n.startswith("AIC302:") for n in notes) == 2
+
+
+_CMAKE_ROOT = """\
+cmake_minimum_required(VERSION 3.26)
+project(mla LANGUAGES CXX CUDA)
+
+set(MLA_CUDA_ARCH "90a" CACHE STRING "CUDA architecture for -gencode")
+set(CMAKE_CUDA_ARCHITECTURES OFF)
+set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -gencode arch=compute_${MLA_CUDA_ARCH},code=sm_${MLA_CUDA_ARCH}")
+
+add_subdirectory(csrc)
+"""
+_CMAKE_SUB = """\
+add_library(mla_kernels SHARED decode.cu)
+target_include_directories(mla_kernels PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+"""
+
+
+@pytest.mark.parametrize("decode,reported", [(_HOPPER_DECODE, False), (_GENERIC_DECODE, True)])
+def test_cmake_flags_of_a_subdirectory_target(tmp_path, decode, reported):
+    _kernel_project(tmp_path, decode)
+    (tmp_path / "CMakeLists.txt").write_text(_CMAKE_ROOT)
+    (tmp_path / "csrc" / "CMakeLists.txt").write_text(_CMAKE_SUB)
+    found, notes = _lint_dir(tmp_path, "A100", "H100")
+    assert [(p, line) for p, line, _m in found] == ([("CMakeLists.txt", 6)] if reported else [])
+    assert any("by design: csrc/wgmma_utils.cuh:3" in n for n in notes) != reported

@@ -351,10 +351,10 @@ def _lint(args) -> int:
     if from_stdin and (args.fix or args.diff):
         print(f"aicompat: {'--fix' if args.fix else '--diff'}: standard input is checked, never rewritten",
               file=sys.stderr)
-    # Fixes are never cached, so a file whose findings had one is checked again: the [*] markers,
-    # --statistics and --show-fixes need them as --fix does.
+    # A fix is applied only from a fresh check of the bytes --fix rewrites; the [*] markers,
+    # --statistics and --show-fixes show the cached ones.
     result = run(args.paths, settings, matrix, select or None, ignore, prefilter=not args.no_prefilter, stdin=stdin,
-                 isolate=True, fixes=not from_stdin, extend_select=extend, **opts)
+                 isolate=True, fixes=bool(fixing), extend_select=extend, **opts)
     if result.missing:
         raise ConfigError(f"no such file or folder: {', '.join(result.missing)}")
     if fixing:

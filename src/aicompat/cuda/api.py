@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .cpp import cxx, host_gate, tu
     from .cpp.preprocessor import Context, default_context
     from .cpp.scan import CudaSource, Verdict, load_features
+    from .cpp.serves import Blocker, blocker
     from .exact.verify import Verifier, device_flags
 
 # name -> (module under aicompat.cuda, its attribute; None: the module itself)
@@ -88,6 +89,8 @@ _WHERE: dict[str, tuple[str, str | None]] = {
     "CudaSource": (".cpp.scan", "CudaSource"),
     "Verdict": (".cpp.scan", "Verdict"),
     "load_features": (".cpp.scan", "load_features"),
+    "Blocker": (".cpp.serves", "Blocker"),
+    "blocker": (".cpp.serves", "blocker"),
     "Verifier": (".exact.verify", "Verifier"),
     "device_flags": (".exact.verify", "device_flags"),
 }
@@ -110,6 +113,6 @@ __all__ = [
     "assignments", "commands", "is_nvcc", "Resolved", "define_flags", "read_files", "resolve_text", "string_list",
     "strings_of", "known_strings", "Build", "Refusal", "candidates", "code_for", "newest_toolkit", "parse_cmake_archs",
     "parse_nvcc_flags", "parse_torch_arch_list", "refusal", "refusing_releases", "torch_arch_fix",
-    "evaluate", "cmake_configurations", "cxx", "host_gate", "tu", "Context", "default_context", "CudaSource", "Verdict", "load_features",
+    "evaluate", "cmake_configurations", "cxx", "host_gate", "tu", "Context", "default_context", "CudaSource", "Verdict", "load_features", "Blocker", "blocker",
     "Verifier", "device_flags", "Nvrtc", "arch_values", "nvrtc_worlds", "target_for",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -53,6 +54,11 @@ class BuildArchFlags(Rule):
                 gpus=["H100", "B200"]),
         # "" is unset to torch: it builds for the build machine's GPUs, which no file says.
         Example("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = ''\n", gpus=["H100", "B200"]),
+        # Single-arch by design: wgmma compiles for sm_90a alone, so no A100 target would build (a note).
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                "SRC = '__global__ void k() { asm volatile(\"wgmma.fence.sync.aligned;\"); }'\n"
+                "load_inline('k', '', cuda_sources=SRC, extra_cuda_cflags=['-gencode=arch=compute_90a,code=sm_90a'])\n",
+                gpus=["A100", "H100"]),
     ]
     INVALID = [
         Example("from torch.utils.cpp_extension import load_inline\n"
@@ -89,6 +95,16 @@ class BuildArchFlags(Rule):
                             'fails with "no kernel image is available for execution on the device"; use '
                             "-gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_100a,code=sm_100a"),
                 ]),
+        # The same build of a kernel any GPU compiles: sm_90a was a choice, not a need.
+        Example("from torch.utils.cpp_extension import load_inline\n"
+                "SRC = '__global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }'\n"
+                "load_inline('k', '', cuda_sources=SRC, extra_cuda_cflags=['-gencode=arch=compute_90a,code=sm_90a'])\n",
+                gpus=["A100", "H100"],
+                findings=[
+                    (3, 58, "load_inline extra_cuda_cflags builds sm_90a: no code for sm_80 (A100), which then "
+                            'fails with "no kernel image is available for execution on the device"; use '
+                            "-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a"),
+                ]),
         Example("import subprocess\nsubprocess.run(['python', 'setup.py', 'build_ext'],\n"
                 "               env={'TORCH_CUDA_ARCH_LIST': '8.0 8.6'})\n", gpus=["A100", "RTX 4090", "H100"],
                 findings=[
@@ -107,6 +123,7 @@ class BuildArchFlags(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
+        self._features = None  # the CUDA feature tables, loaded when a build's sources are first read
         calls = {*FLAG_CALLS, *ENV_CALLS, *SHELL_CALLS, *LOAD_CALLS}
         self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in calls})
 
@@ -115,11 +132,13 @@ class BuildArchFlags(Rule):
 
     # -- judging one build -------------------------------------------------------
     def judge(self, build: cuda_api.Build, archs, cuda: str | None, what: str,
-              style: str = "nvcc") -> list[tuple[str, frozenset, str]]:
+              style: str = "nvcc", sources: Sources | None = None) -> list[tuple[str, frozenset, str]]:
         """(message, failing archs, severity) for a build against the fleet and toolkit. A
         ``partial`` build (flags not all known) is judged only on the targets it names: a GPU
         left without code needs the whole list. ``style``: how the build spells a target
-        (nvcc flags, TORCH_CUDA_ARCH_LIST entries, CMake architectures), for the fix."""
+        (nvcc flags, TORCH_CUDA_ARCH_LIST entries, CMake architectures), for the fix.
+        ``sources``: what the build compiles, where known; a GPU none of whose targets
+        compiles them is left out by design (a note, no finding)."""
         out = []
         archs = self._judged(archs)
         refused = cuda_api.refusal(build, cuda, self.matrix)
@@ -127,6 +146,8 @@ class BuildArchFlags(Rule):
         # spelled right. A target this toolkit lacks is real, and what the list covers still matters.
         whole = not build.partial and (refused is None or refused.why != "invalid")
         missing = [a for a in archs if cuda_api.code_for(a, build, self.matrix) is None] if whole else []
+        if missing and sources is not None and sources.items:
+            missing = [a for a in missing if not self._by_design(a, cuda, what, sources)]
         if missing:
             out.append((f"{what} builds {_describe_build(build)}: no code for {{fleet}}, which then fails with "
                         f"\"no kernel image is available for execution on the device\"; {{fix}}",
@@ -134,6 +155,24 @@ class BuildArchFlags(Rule):
         if refused is not None:
             out.append((self._refusal_message(refused, cuda, what, style), frozenset(archs), "error"))
         return out
+
+    def _by_design(self, arch: str, cuda: str | None, what: str, sources: Sources) -> bool:
+        """No compile target whose code runs on ``arch`` compiles the build's sources: giving the
+        GPU code would fail the build, so its absence is the build's design (said in a note)."""
+        targets = list(reversed(cuda_api.candidates(arch, self.matrix, cuda)))  # newest first: most pass there
+        if self._features is None:
+            self._features = cuda_api.load_features(self.matrix)
+        b = cuda_api.blocker(list(sources.items), targets, self._features, _toolkit(cuda), sources.defines,
+                             sources.reads)
+        if b is None:
+            return False
+        gpu = self.target.describe([arch]) if self.target is not None else arch
+        spot = f"{_shown(b.file)}:{b.line}" if b.file is not None else f"its inline source, line {b.line}"
+        note = (f"AIC302: {what} builds no code for {gpu} by design: {spot} uses {b.feature} ({b.token!r}), which "
+                f"no compile target for that GPU compiles, so adding one would fail the build; not reported")
+        if note not in self.notes:
+            self.notes.append(note)
+        return True
 
     def _refusal_message(self, r, cuda: str | None, what: str, style: str) -> str:
         """A target nvcc refuses: why, nvcc's own words, and the fix (which fails the whole build)."""
@@ -193,7 +232,21 @@ class BuildArchFlags(Rule):
             parts.append(f"-gencode=arch=compute_{n}{sfx},code=sm_{n}{sfx}")
         return "use " + " ".join(parts)
 
-    def _findings(self, node, build, bad, fc, what, kind) -> list[Finding]:
+    def _call_sources(self, site, qualname: str, flags: list, fc) -> Sources:
+        """The CUDA sources a compile call names, those the value model knows: CUDAExtension's and
+        load's ``sources`` files, load_inline's ``cuda_sources`` strings."""
+        defines = cuda_api.nvcc_defines([f for f in flags if isinstance(f, str)])
+        if qualname.endswith("load_inline"):
+            arg = site.arg(2, "cuda_sources")
+            parts = [e.value for e in arg.elements if isinstance(e, cst.Element)] \
+                if isinstance(arg, (cst.List, cst.Tuple)) else [arg] if arg is not None else []
+            texts = [cuda_api.resolve_text(p, fc) for p in parts]
+            return Sources(tuple(r.text for r in texts if r is not None), defines)
+        arg = site.arg(1, "sources")
+        files = cuda_api.read_files(arg, fc) if arg is not None else []
+        return Sources(tuple(r.file for r in files if r.file is not None), defines, fc.reads)
+
+    def _findings(self, node, build, bad, fc, what, kind, sources: Sources | None = None) -> list[Finding]:
         archs = sorted({w.arch for w in fc.ctx.worlds})
         out = []
         torch_fix = self.fix_torch(archs, fc.target) if kind == "torch" or bad else ""
@@ -201,7 +254,7 @@ class BuildArchFlags(Rule):
             out.append(Finding(node, self._rejects(what, bad, torch_fix, fc.target), frozenset(archs)))
         fix = torch_fix if kind == "torch" else self.fix_gencode(archs, build)
         style = "torch" if kind == "torch" else "nvcc"
-        for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what, style):
+        for msg, failing, sev in self.judge(build, archs, fc.target.cuda, what, style, sources):
             out.append(Finding(node, msg.format(fleet=fc.describe(failing), fix=fix), failing, severity=sev))
         return out
 
@@ -239,7 +292,8 @@ class BuildArchFlags(Rule):
         if build.empty() and not build.named:
             return []
         short = qualname.rsplit(".", 1)[-1]
-        found = self._findings(expr, build, [], fc, f"{short} {kw}{_when_unset(unset)}", "gencode")
+        found = self._findings(expr, build, [], fc, f"{short} {kw}{_when_unset(unset)}", "gencode",
+                               self._call_sources(site, qualname, flags, fc))
         if build.partial or unset:
             return found
         literal = _flag_literal(expr, kw, cast(list, flags), fc)
@@ -570,7 +624,8 @@ class BuildArchFlags(Rule):
         found: dict[tuple, list] = {}
         for c, mine in zip(cfgs, judged):
             for s, build, what, use, style in mine:
-                for msg, failing, sev in self.judge(build, archs, cuda, what, style):
+                srcs = Sources(_cmake_sources(c.model, s, p), None, reads)
+                for msg, failing, sev in self.judge(build, archs, cuda, what, style, srcs):
                     if "{fleet}, which then fails" in msg and len(cfgs) > 1:  # no code for them
                         failing = frozenset(a for a in failing if a not in served[(s.what, s.subject)])
                     if failing:
@@ -582,6 +637,39 @@ class BuildArchFlags(Rule):
                 text_ = f"{text_} (in the CMake configuration {labels[0]})"
             out.append(TextFinding(line, col, text_, failing, sev))
         return out
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What a build compiles, as far as it is known: .cu paths or inline source texts, the -D
+    flags it passes, and the list that records the files read (for the cache)."""
+
+    items: tuple
+    defines: dict | None = None
+    reads: list | None = None
+
+
+def _cmake_sources(model, setting, path: Path) -> tuple:
+    """The CUDA sources a CMake setting applies to: its target's, for a target property; for a
+    directory variable (CMAKE_CUDA_FLAGS), those of the targets defined in its folder and below."""
+    if setting.subject:
+        t = model.targets.get(setting.subject)
+        targets = [t] if t is not None else []
+    else:
+        here = path.parent
+        targets = [t for t in model.targets.values() if t.path is not None and Path(t.path).is_relative_to(here)]
+    return tuple(dict.fromkeys(src for t in targets for src in t.sources if Path(src).suffix == ".cu"))
+
+
+def _toolkit(cuda: str | None) -> tuple[int, int] | None:
+    m = re.match(r"(\d+)\.(\d+)", cuda or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _shown(path: Path) -> str:
+    """A path as the user gave the run: relative to where aicompat runs, when inside it."""
+    rel = os.path.relpath(path)
+    return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
 
 
 def _nvcc_list(value, kw: str):

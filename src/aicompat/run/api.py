@@ -77,8 +77,8 @@ def run(paths: list[str], settings: Settings, matrix: Matrix, select: list[str] 
     the notebook file up to ten times it) are not read or parsed (AIC002);
     ``cache_dir`` reuses results of unchanged files (standard input is never
     cached: an editor buffer is rarely linted twice unchanged); ``fixes``: the
-    caller applies the findings' fixes, which the cache does not keep, so files
-    whose findings had one are checked again; ``extend_select`` adds codes to the selection
+    caller applies the findings' fixes, which are never applied from the cache, so
+    files whose findings had one are checked again; ``extend_select`` adds codes to the selection
     (an opt-in code such as AIC004 runs only where named). Files the checked code names are
     read only inside the project root (the config file's folder, else the
     current folder; fs/confine.py)."""

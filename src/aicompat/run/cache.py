@@ -26,8 +26,9 @@ where a pull request can commit entries and links): an entry counts only with
 a valid HMAC under this user's secret (fs/cachefs.py), every field is checked for
 type and shape, the files it says the result depends on are read back only when
 they are regular files inside the file's tree (fs/confine.py) or its build's
-project, and fixes are never stored (``--fix``/``--diff`` recompute a file whose
-findings had one). Anything that does not read back as exactly what was written
+project, and a stored fix is only ever shown (the ``[*]`` marker, ``--show-fixes``,
+``--statistics``), never applied: ``--fix``/``--diff`` recompute a file whose
+findings had one, from the bytes they then rewrite. Anything that does not read back as exactly what was written
 (truncated, corrupt, another version's layout, a bad MAC) is a miss and is
 recomputed; the cache is never trusted over the source. Results that say the
 run was incomplete (internal errors, timeouts) are not stored.
@@ -52,9 +53,9 @@ from ..fs.confine import read_regular, tree_of, within
 from ..fs.deps import digest, longer_than
 from .linter import FileResult
 
-FORMAT = 4  # bump when the entry layout changes
+FORMAT = 5  # bump when the entry layout changes
 _NOT_CACHED = {"AIC000", "AIC002"}
-_DIAG_FIELDS = {f.name for f in fields(Diagnostic)} - {"fix"}  # fixes are never stored
+_DIAG_FIELDS = {f.name for f in fields(Diagnostic)}
 _HEAD = {"mac", "file", "digest", "settings"}
 _ENTRY_FIELDS = _HEAD | {"tree", "reads", "decisions", "parsed", "skipped", "notes", "fixable", "diagnostics",
                          "suppressed"}
@@ -181,8 +182,8 @@ class Cache:
 
     def get(self, file: str | os.PathLike, display: str, content: str, fixes: bool = False) -> FileResult | None:
         """The stored result for ``file`` (``content``: the digest of its bytes, fs/deps.digest), or None (a miss, counted
-        by cause). ``fixes``: the caller applies fixes, which are never stored, so a result
-        that had one is a miss."""
+        by cause). ``fixes``: the caller applies fixes, which are never applied from an entry,
+        so a result that had one is a miss."""
         try:
             res = self._get(file, display, content, fixes)
         except _Miss as miss:
@@ -229,7 +230,7 @@ class Cache:
         if not isinstance(reads, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in reads.items()):
             raise _Miss("unreadable entry")
         if fixes and fixable:
-            raise _Miss("its findings have fixes", "fixes are not stored")
+            raise _Miss("its findings have fixes", "fixes are applied only from a fresh check")
         tree = self.tree(real)
         for dep, want in reads.items():  # a module it follows, a .cu it loads, a build file changed: stale
             got = self._dep_digest(dep, real, want)
@@ -339,8 +340,7 @@ def _shown(path: str) -> str:
 
 
 def _stored(d: Diagnostic) -> dict:
-    out = asdict(d)
-    del out["fix"]
+    out = asdict(d)  # its fix too: shown ([*], --show-fixes), never applied from here
     out["path"] = ""  # the path as displayed depends on the current folder: put back on a hit
     return out
 
@@ -362,6 +362,7 @@ def _diag(d, display: str) -> Diagnostic:
           and isinstance(d["code"], str) and _CODE.match(d["code"]) and isinstance(d["rule"], str)
           and d["severity"] in ("error", "warning") and isinstance(d["message"], str)
           and isinstance(d["targets"], list) and all(isinstance(t, str) for t in d["targets"])
+          and (d["fix"] is None or isinstance(d["fix"], str))
           and all(d[k] is None or _int(d[k]) for k in ("cell", "cell_line", "file_line", "file_column",
                                                         "file_end_line", "file_end_column")))
     if not ok:
