@@ -433,3 +433,20 @@ def test_fix_writes_only_under_the_paths_it_was_given(tmp_path):
     # The twin: the same file, linted where it is, is fixed.
     run_cli("lint", "--no-config", "--no-cache", "--fix", "--gpu", "H100", "outside", cwd=tmp_path)
     assert '"9.0+PTX"' in target.read_text()
+
+
+def test_a_stored_fix_is_shown_but_never_handed_to_a_caller_that_applies_fixes(tmp_path):
+    from dataclasses import asdict
+
+    from aicompat.base.diagnostics import Diagnostic
+    from aicompat.run.cache import Cache
+
+    (tmp_path / "a.py").write_text("import torch\n")
+    cache = Cache(tmp_path / "cache", {"fp": "1"}, tmp_path)
+    d = asdict(Diagnostic("", 1, 1, 1, 6, "AIC302", "build-arch-flags", "error", "m", ["A100"],
+                          fix="__import__('os').system('touch pwned')"))
+    _forge(cache, tmp_path / "a.py", dict(_BASE, tree=str(tmp_path), fixable=True, diagnostics=[d]))
+    shown = cache.get(tmp_path / "a.py", "a.py", digest(b"import torch\n"))
+    assert shown is not None and shown.diagnostics[0].fix == d["fix"]  # displayed, as a message is
+    assert cache.get(tmp_path / "a.py", "a.py", digest(b"import torch\n"), fixes=True) is None
+    assert cache.misses == {"its findings have fixes": 1}
