@@ -403,3 +403,104 @@ def test_cmake_flags_of_a_subdirectory_target(tmp_path, decode, reported):
     found, notes = _lint_dir(tmp_path, "A100", "H100")
     assert [(p, line) for p, line, _m in found] == ([("CMakeLists.txt", 6)] if reported else [])
     assert any("by design: csrc/wgmma_utils.cuh:3" in n for n in notes) != reported
+
+
+_SETUP_ENV = '''\
+import os
+import setuptools
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+if __name__ == "__main__":
+    nvcc_flags = ["-O3", "--extended-lambda"]
+    sources = ["csrc/api.cpp"]
+    sources.extend(["csrc/decode.cu"])
+    # Prefer Hopper: the kernels use its features
+    os.environ["TORCH_CUDA_ARCH_LIST"] = os.getenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    setuptools.setup(
+        name="ep_kernels",
+        ext_modules=[CUDAExtension(name="ep_kernels._C", sources=sources,
+                                   extra_compile_args={"cxx": ["-O3"], "nvcc": nvcc_flags})],
+        cmdclass={"build_ext": BuildExtension},
+    )
+'''
+_ELECT_DECODE = """\
+#include <cuda_runtime.h>
+
+__device__ __forceinline__ unsigned elect_one() {
+#ifndef DISABLE_SM90_FEATURES
+    unsigned pred = 0;
+    asm volatile("{\\n.reg .b32 rx;\\n.reg .pred px;\\nelect.sync rx|px, %1;\\n@px mov.s32 %0, 1;\\n}\\n"
+                 : "+r"(pred) : "r"(0xffffffff));
+    return pred;
+#else
+    return threadIdx.x % 32 == 0;
+#endif
+}
+
+__global__ void decode_kernel(float* out, const float* q, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (elect_one() && i < n) out[i] = q[i];
+}
+"""
+
+
+@pytest.mark.parametrize("decode,reported", [(_ELECT_DECODE, False), (_GENERIC_DECODE, True)])
+def test_setup_py_that_sets_its_own_arch_list(tmp_path, decode, reported):
+    # The arch list the setup.py sets for its own extensions: judged with their sources. elect.sync
+    # is sm_90+ unless -DDISABLE_SM90_FEATURES, which this build does not pass.
+    _kernel_project(tmp_path, decode)
+    (tmp_path / "setup.py").write_text(_SETUP_ENV)
+    found, notes = _lint_dir(tmp_path, "A100", "H100")
+    assert [(p, line) for p, line, _m in found] == ([("setup.py", 10)] if reported else [])
+    assert any("by design: csrc/decode.cu:6 uses elect" in n for n in notes) != reported, notes
+
+
+_KNOB_MAKEFILE = """\
+# GPU selection: make GPU_TARGET=A100 (or H100, B200)
+GPU_TARGET=H100
+COMP_LEVEL=fast
+NVCCFLAGS=-std=c++20 -Iinclude
+
+ifeq ($(COMP_LEVEL),fast)
+NVCCFLAGS+= -O0
+else ifeq ($(COMP_LEVEL),debug)
+NVCCFLAGS+= -g -G
+endif
+
+ifeq ($(GPU_TARGET),A100)
+NVCCFLAGS+= -gencode arch={a100},code=sm_80
+else ifeq ($(GPU_TARGET),H100)
+NVCCFLAGS+= -gencode arch=compute_90a,code=sm_90a
+else ifeq ($(GPU_TARGET),B200)
+NVCCFLAGS+= -gencode arch=compute_100a,code=sm_100a
+endif
+
+unit_tests: tests.cu
+\tnvcc $(NVCCFLAGS) tests.cu -o unit_tests
+"""
+
+
+def test_a_makefile_knob_gives_each_gpu_its_configuration(tmp_path):
+    # GPU_TARGET is compared with three values: `make GPU_TARGET=A100` overrides the file's H100
+    # (GNU Make 9.5), so the A100 and the B200 each have a configuration that builds for them.
+    (tmp_path / "Makefile").write_text(_KNOB_MAKEFILE.format(a100="compute_80"))
+    (tmp_path / "tests.cu").write_text(_GENERIC_DECODE)
+    assert _lint_dir(tmp_path, "A100", "H100", "B200")[0] == []
+
+
+def test_a_makefile_knob_branch_nvcc_refuses_is_reported_in_its_configuration(tmp_path):
+    (tmp_path / "Makefile").write_text(_KNOB_MAKEFILE.format(a100="compute_80a"))
+    (tmp_path / "tests.cu").write_text(_GENERIC_DECODE)
+    found = _lint_dir(tmp_path, "A100", "H100", "B200")[0]
+    assert [(p, line) for p, line, _m in found] == [("Makefile", 21)]
+    assert "compute_80a is no compile target" in found[0][2] and "GPU_TARGET=A100)" in found[0][2]
+
+
+def test_a_makefile_variable_compared_once_is_the_files_own(tmp_path):
+    # One value compared: a switch the file sets, not a choice it offers; the H100 build is all there is.
+    text = "GPU_TARGET=H100\nNVCCFLAGS=-O3\nifeq ($(GPU_TARGET),H100)\nNVCCFLAGS+= -gencode arch=compute_90a,code=sm_90a\n" \
+           "endif\n\nunit_tests: tests.cu\n\tnvcc $(NVCCFLAGS) tests.cu -o unit_tests\n"
+    (tmp_path / "Makefile").write_text(text)
+    (tmp_path / "tests.cu").write_text(_GENERIC_DECODE)
+    found = _lint_dir(tmp_path, "A100", "H100")[0]
+    assert [(p, line) for p, line, _m in found] == [("Makefile", 8)] and "no code for sm_80 (A100)" in found[0][2]

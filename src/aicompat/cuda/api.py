@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .build.makefile import configurations, recipe_commands
     from .build.producers import producer
     from .build.pyeval import UNKNOWN_VALUE
+    from .build.setup_py import extensions as setup_extensions
     from .build.setup_py import nvcc_defines
     from .build.shell import assignments, commands, is_nvcc
     from .build.strings import Resolved, define_flags, known_strings, read_files, resolve_text, string_list, strings_of
@@ -58,6 +59,7 @@ _WHERE: dict[str, tuple[str, str | None]] = {
     "producer": (".build.producers", "producer"),
     "UNKNOWN_VALUE": (".build.pyeval", "UNKNOWN_VALUE"),
     "nvcc_defines": (".build.setup_py", "nvcc_defines"),
+    "setup_extensions": (".build.setup_py", "extensions"),
     "assignments": (".build.shell", "assignments"),
     "commands": (".build.shell", "commands"),
     "is_nvcc": (".build.shell", "is_nvcc"),
@@ -109,7 +111,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "exact", "context_for", "groups", "project_root", "recipe_commands", "configurations", "producer", "UNKNOWN_VALUE", "nvcc_defines",
+    "exact", "context_for", "groups", "project_root", "recipe_commands", "configurations", "producer", "UNKNOWN_VALUE", "nvcc_defines", "setup_extensions",
     "assignments", "commands", "is_nvcc", "Resolved", "define_flags", "read_files", "resolve_text", "string_list",
     "strings_of", "known_strings", "Build", "Refusal", "candidates", "code_for", "newest_toolkit", "parse_cmake_archs",
     "parse_nvcc_flags", "parse_torch_arch_list", "refusal", "refusing_releases", "torch_arch_fix",

@@ -147,7 +147,7 @@ class BuildArchFlags(Rule):
         whole = not build.partial and (refused is None or refused.why != "invalid")
         missing = [a for a in archs if cuda_api.code_for(a, build, self.matrix) is None] if whole else []
         if missing and sources is not None and sources.items:
-            missing = [a for a in missing if not self._by_design(a, cuda, what, sources)]
+            missing = [a for a in missing if not self._by_design(a, cuda, what, sources, build)]
         if missing:
             out.append((f"{what} builds {_describe_build(build)}: no code for {{fleet}}, which then fails with "
                         f"\"no kernel image is available for execution on the device\"; {{fix}}",
@@ -156,14 +156,14 @@ class BuildArchFlags(Rule):
             out.append((self._refusal_message(refused, cuda, what, style), frozenset(archs), "error"))
         return out
 
-    def _by_design(self, arch: str, cuda: str | None, what: str, sources: Sources) -> bool:
+    def _by_design(self, arch: str, cuda: str | None, what: str, sources: Sources, build: cuda_api.Build) -> bool:
         """No compile target whose code runs on ``arch`` compiles the build's sources: giving the
         GPU code would fail the build, so its absence is the build's design (said in a note)."""
         targets = list(reversed(cuda_api.candidates(arch, self.matrix, cuda)))  # newest first: most pass there
         if self._features is None:
             self._features = cuda_api.load_features(self.matrix)
         b = cuda_api.blocker(list(sources.items), targets, self._features, _toolkit(cuda), sources.defines,
-                             sources.reads)
+                             sources.reads, built=tuple(dict.fromkeys([*build.cubins, *build.ptx])))
         if b is None:
             return False
         gpu = self.target.describe([arch]) if self.target is not None else arch
@@ -245,6 +245,21 @@ class BuildArchFlags(Rule):
         arg = site.arg(1, "sources")
         files = cuda_api.read_files(arg, fc) if arg is not None else []
         return Sources(tuple(r.file for r in files if r.file is not None), defines, fc.reads)
+
+    def _file_sources(self, fc) -> Sources | None:
+        """The CUDA sources of the CUDAExtensions the linted file itself declares (a setup.py that
+        sets TORCH_CUDA_ARCH_LIST for its own build), read once per file."""
+        if "CUDAExtension" not in fc.text or not fc.path or fc.path.startswith("<"):
+            return None
+        if "AIC302.file_sources" not in fc.state:
+            path = Path(fc.path).resolve()
+            exts = cuda_api.setup_extensions(path, fc.text) if path.is_file() else []
+            files = tuple(dict.fromkeys(s for e in exts for s in e.sources))
+            # -D flags every extension passes: the ones a by-design verdict may rely on
+            common = {k: v for k, v in exts[0].defines.items() if all(e.defines.get(k) == v for e in exts)} \
+                if exts else {}
+            fc.state["AIC302.file_sources"] = Sources(files, common, fc.reads) if files else None
+        return fc.state["AIC302.file_sources"]
 
     def _findings(self, node, build, bad, fc, what, kind, sources: Sources | None = None) -> list[Finding]:
         archs = sorted({w.arch for w in fc.ctx.worlds})
@@ -524,7 +539,8 @@ class BuildArchFlags(Rule):
         if self._read_as_unset(text):
             return []
         build, bad = cuda_api.parse_torch_arch_list(text, self.matrix, _torch_releases(fc.target))
-        found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}{_when_unset(unset)}", "torch")
+        found = self._findings(expr, build, bad, fc, f"{ENV_NAME}={text!r}{_when_unset(unset)}", "torch",
+                               self._file_sources(fc))
         if found and isinstance(expr, cst.SimpleString) and not any(c.endswith("a") for c in build.cubins):
             # The fix: the list that covers exactly the fleet and that every pinned torch accepts,
             # in the literal's own quotes; none when no one value does.

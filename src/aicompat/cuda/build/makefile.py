@@ -11,7 +11,10 @@ Manual 7 "Conditional Parts of Makefiles": ``ifeq``/``ifneq``/``ifdef``/``ifndef
 ``else`` (also ``else ifeq ...``) and ``endif``, on lines that do not start with a tab
 (7.2). A test on a variable the file does not set, or sets only with ``?=``, is open: the
 command line (or the environment) may set it (6.10), so both branches are configurations
-of their own. A test on what the file cannot know (``$(shell ...)``) is open too. Each
+of their own. So is a test on a knob: a variable the file compares with two or more
+values (``ifeq ($(GPU_TARGET),A100) ... else ifeq ($(GPU_TARGET),H100)``). A
+command-line ``make GPU_TARGET=B200`` overrides an ordinary assignment (9.5 "Overriding
+Variables"), and the branches for values the file does not give it are there to be chosen. A test on what the file cannot know (``$(shell ...)``) is open too. Each
 combination of choices is one ``Configuration``; beyond ``MAX_CONFIGS`` the branches are
 not told apart: one configuration, labelled None, in which what a conditional sets is unknown.
 """
@@ -32,7 +35,7 @@ _COND = re.compile(r"^ *(ifeq|ifneq|ifdef|ifndef)\b\s*(.*)$")
 _ELSE = re.compile(r"^ *else\b\s*(.*)$")
 _ENDIF = re.compile(r"^ *endif\b")
 MAX_DEPTH = 10
-MAX_CONFIGS = 16
+MAX_CONFIGS = 64
 
 
 # Automatic variables name the rule's files (GNU Make manual 10.5.3), never flags.
@@ -83,6 +86,7 @@ class _Frame:
 class _State:
     env: dict = field(default_factory=dict)
     soft: set = field(default_factory=set)  # set only with ?=: the command line may set it
+    knobs: frozenset = frozenset()  # compared with two or more values: the command line chooses
     bound: dict = field(default_factory=dict)  # a command-line variable -> the value this configuration gives it
     excluded: dict = field(default_factory=dict)  # a command-line variable -> values it does not have
     opaque: dict = field(default_factory=dict)  # an open test's text -> its outcome here
@@ -260,8 +264,23 @@ def recipe_commands(text: str) -> list[list[Word]]:
     return sorted(seen.values(), key=lambda c: (c[0].line, c[0].col))
 
 
+def _knobs(text: str) -> frozenset:
+    """Variables the file's conditionals compare with two or more literal values."""
+    seen: dict[str, set] = {}
+    for line in text.split("\n"):
+        m = re.match(r"^ *(?:else\s+)?(ifeq|ifneq)\b\s*(.*)$", line.split("#", 1)[0])
+        args = _split_args(m.group(1), m.group(2).strip()) if m else None
+        if args is None:
+            continue
+        for var_side, other in (args, args[::-1]):
+            ref = _BARE_REF.match(var_side.strip())
+            if ref and "$" not in other and other.strip():
+                seen.setdefault(ref.group(1), set()).add(other.strip())
+    return frozenset(k for k, v in seen.items() if len(v) >= 2)
+
+
 def _walk(text: str, merged: bool) -> list[Configuration] | None:
-    states = [_State()]
+    states = [_State(knobs=_knobs(text))]
     lines = text.split("\n")
     in_define = False
     i = 0
@@ -350,6 +369,8 @@ def _line(st: _State, block: list[str], code: str, merged: bool) -> None:
                     st.soft.add(name)
             else:
                 st.env[name] = value
-                if op != "+=":
+                if name in st.knobs and not code.lstrip().startswith("override"):
+                    st.soft.add(name)  # the file's default; the command line may choose another
+                elif op != "+=":
                     st.soft.discard(name)
     st.lines.extend([""] * len(block))

@@ -64,9 +64,11 @@ def _unit(path: Path, defines: tuple, toolkit, features, reads: list | None) -> 
 
 
 def blocker(sources: list[Path | str], targets: list[str], features, toolkit: tuple[int, int] | None = None,
-            defines: dict[str, str] | None = None, reads: list | None = None) -> Blocker | None:
+            defines: dict[str, str] | None = None, reads: list | None = None, built: tuple = ()) -> Blocker | None:
     """A feature of ``sources`` (paths, or inline source texts) that every target in ``targets``
-    fails to compile, or None (some target compiles every source read, or none could be read)."""
+    fails to compile, or None (some target compiles every source read, or none could be read).
+    A source that also fails one of the ``built`` targets (those the build makes) proves no
+    design: the build fails as it is (AIC301's to say), so it is no evidence."""
     if not targets:
         return None
     defs = tuple(sorted((defines or {}).items()))
@@ -88,6 +90,8 @@ def blocker(sources: list[Path | str], targets: list[str], features, toolkit: tu
             first = first or v.failing[0]
         else:
             assert first is not None  # targets is not empty and each verdict failed
+            if any(src.verdict(t).status == "fail" for t in built):
+                continue
             where = getattr(src, "where", None)
             if where and 0 < first.line <= len(where):
                 f, line = where[first.line - 1]
