@@ -123,7 +123,7 @@ class BuildArchFlags(Rule):
 
     def __init__(self, matrix) -> None:
         super().__init__(matrix)
-        self._features = None  # the CUDA feature tables, loaded when a build's sources are first read
+        self._features: Any = None  # the CUDA feature tables, loaded when a build's sources are first read
         calls = {*FLAG_CALLS, *ENV_CALLS, *SHELL_CALLS, *LOAD_CALLS}
         self.call_tails = frozenset({"setdefault", "putenv"} | {q.rsplit(".", 1)[-1] for q in calls})
 
@@ -162,8 +162,24 @@ class BuildArchFlags(Rule):
         targets = list(reversed(cuda_api.candidates(arch, self.matrix, cuda)))  # newest first: most pass there
         if self._features is None:
             self._features = cuda_api.load_features(self.matrix)
+        fleet = list(self.target.archs) if self.target is not None else [arch]
+
+        def build_of(path: Path) -> dict | None:
+            """The -D flags the project's build of ``path`` passes (cuda/build/context.py), when one
+            build is seen for it."""
+            ctx = cuda_api.context_for(path, fleet, self.matrix, cuda)
+            if sources.reads is not None:
+                sources.reads.extend(r for r in ctx.reads if r not in sources.reads)
+            seen = {(o.defines, o.defines_known, o.undefined) for o in ctx.origins if o.kind in ("build", "fleet")}
+            if len(seen) != 1:
+                return None
+            defines, known, undefined = seen.pop()
+            out: dict = {"defines": dict(defines)} if known else {"some_defines": dict(defines) or None}
+            return {**out, "undefined": frozenset(undefined)} if undefined else out
+
         b = cuda_api.blocker(list(sources.items), targets, self._features, _toolkit(cuda), sources.defines,
-                             sources.reads, built=tuple(dict.fromkeys([*build.cubins, *build.ptx])))
+                             sources.reads, built=tuple(dict.fromkeys([*build.cubins, *build.ptx])),
+                             build_of=build_of)
         if b is None:
             return False
         gpu = self.target.describe([arch]) if self.target is not None else arch

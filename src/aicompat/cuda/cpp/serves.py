@@ -36,17 +36,17 @@ class Blocker:
 _units: dict[tuple, CudaSource | None] = {}
 
 
-def _unit(path: Path, defines: tuple, toolkit, features, reads: list | None) -> CudaSource | None:
-    """The source with its in-tree includes inlined, read once per process (keyed by mtime)."""
+def _unit(path: Path, build: tuple, toolkit, features, reads: list | None) -> CudaSource | None:
+    """The source with its in-tree includes inlined, as its build compiles it (``build``: the
+    preprocessor Context fields of its -D flags, as items), read once per process."""
     try:
         st = path.stat()
     except OSError:
         return None
-    key = (str(path), st.st_mtime_ns, st.st_size, defines, toolkit, id(features))
+    key = (str(path), st.st_mtime_ns, st.st_size, build, toolkit, id(features))
     if key not in _units:
         ctx = default_context(path, toolkit=toolkit)
-        # The -D flags read are some of the build's, not all: a macro no flag names stays open.
-        ctx = dataclasses.replace(ctx, translation_unit=True, some_defines=dict(defines) or None)
+        ctx = dataclasses.replace(ctx, translation_unit=True, **_thawed(build))
         unit = tu.inline(path, ctx.root or path.parent, ctx.include_dirs)
         src = None
         if unit is not None:
@@ -64,30 +64,37 @@ def _unit(path: Path, defines: tuple, toolkit, features, reads: list | None) -> 
 
 
 def blocker(sources: list[Path | str], targets: list[str], features, toolkit: tuple[int, int] | None = None,
-            defines: dict[str, str] | None = None, reads: list | None = None, built: tuple = ()) -> Blocker | None:
+            defines: dict[str, str] | None = None, reads: list | None = None, built: tuple = (),
+            build_of=None) -> Blocker | None:
     """A feature of ``sources`` (paths, or inline source texts) that every target in ``targets``
     fails to compile, or None (some target compiles every source read, or none could be read).
     A source that also fails one of the ``built`` targets (those the build makes) proves no
-    design: the build fails as it is (AIC301's to say), so it is no evidence."""
+    design: the build fails as it is (AIC301's to say), so it is no evidence. ``build_of(path)``:
+    the preprocessor Context fields of the -D flags that path's build passes (a dict), where
+    known; else ``defines`` are some of them and other macros stay open."""
     if not targets:
         return None
-    defs = tuple(sorted((defines or {}).items()))
+    some = {"some_defines": dict(defines)} if defines else {}
     for s in sources[:MAX_SOURCES]:
         if isinstance(s, Path):
             if s.suffix != ".cu":
                 continue  # a header is compiled through its includers; .cpp is the host compiler's
-            src = _unit(s, defs, toolkit, features, reads)
+            fields = (build_of(s) if build_of is not None else None) or some
+            src = _unit(s, _frozen(fields), toolkit, features, reads)
         else:
             src = CudaSource(s, features)
-            src.context = Context(toolkit=toolkit, some_defines=dict(defs) or None, translation_unit=True)
+            src.context = Context(toolkit=toolkit, translation_unit=True, **some)
         if src is None or not src.occurrences:
             continue
         first = None
         for t in targets:
-            v = src.verdict(t)
-            if v.status != "fail":
+            # Only code certainly compiled counts: a feature under a macro the build may define
+            # (#ifndef DISABLE_SM90 with the -D flags not all known) may be compiled out there.
+            live = src.preprocessed(t).live
+            certain = [o for o in src.verdict(t).failing if live.get(o.line, True) is True]
+            if not certain:
                 break
-            first = first or v.failing[0]
+            first = first or certain[0]
         else:
             assert first is not None  # targets is not empty and each verdict failed
             if any(src.verdict(t).status == "fail" for t in built):
@@ -98,3 +105,26 @@ def blocker(sources: list[Path | str], targets: list[str], features, toolkit: tu
                 return Blocker(Path(os.path.normpath(f)), line, first.feature, first.token)
             return Blocker(s if isinstance(s, Path) else None, first.line, first.feature, first.token)
     return None
+
+
+def _frozen(fields: dict) -> tuple:
+    """Context fields as a hashable key (dicts and sets as sorted items)."""
+    out = []
+    for k, v in sorted(fields.items()):
+        if isinstance(v, dict):
+            v = ("dict", tuple(sorted(v.items())))
+        elif isinstance(v, (set, frozenset)):
+            v = ("set", tuple(sorted(v)))
+        out.append((k, v))
+    return tuple(out)
+
+
+def _thawed(key: tuple) -> dict:
+    out: dict = {}
+    for k, v in key:
+        if isinstance(v, tuple) and v and v[0] == "dict":
+            v = dict(v[1])
+        elif isinstance(v, tuple) and v and v[0] == "set":
+            v = frozenset(v[1])
+        out[k] = v
+    return out
