@@ -568,3 +568,76 @@ def test_a_module_followed_then_linted_is_parsed_once(tmp_path, monkeypatch):
 def findings_of(paths, gpus=("A100", "H100")):
     return sorted((d.code, Path(d.path).name, d.line, d.message)
                   for d in lint_paths(list(paths), Target(gpus=list(gpus)), use_config=False))
+
+
+# -- a call of the project's own function that binds to no parameter of its def -----------------------
+KV_INTERFACE = """
+    import torch
+
+
+    def attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, causal=False, num_splits=0,
+                          q_descale=None, k_descale=None, v_descale=None, pack_gqa=None):
+        return q
+    """
+
+KV_BENCH = """
+    import torch
+
+    import kv_interface
+
+
+    def bench(batch, seqlen, splits):
+        q = torch.randn(batch, 1, 16, 128, device="cuda", dtype=torch.bfloat16)
+        k_cache = torch.randn(batch, seqlen, 16, 128, device="cuda", dtype=torch.bfloat16)
+        v_cache = torch.randn_like(k_cache)
+        lens = torch.full((batch,), seqlen, dtype=torch.int32, device="cuda")
+        return kv_interface.attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lens, causal=True,
+                                             num_splits=splits, {extra})
+    """
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ("gqa_parallel=True", "keyword 'gqa_parallel' is not a parameter of the project's own attn_with_kvcache() "
+                          "(line 4 of kv_interface.py): TypeError on every target; remove it"),
+    ("descale_q=None", "keyword 'descale_q' is not a parameter of the project's own attn_with_kvcache() "
+                       "(line 4 of kv_interface.py): TypeError on every target; did you mean 'q_descale'?"),
+    ("pack_gqa=True", None),  # the def takes it: clean
+])
+def test_a_keyword_the_projects_own_def_does_not_take(tmp_path, extra, expected):
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'kv'\n", "kv_interface.py": KV_INTERFACE,
+                     "bench_kv.py": KV_BENCH.format(extra=extra)})
+    got = findings(tmp_path / "bench_kv.py", select=["AIC202"])
+    assert [m.split(": ", 1)[1] for _c, _f, _l, m in got] == ([expected] if expected else [])
+
+
+@pytest.mark.parametrize("interface", [
+    KV_INTERFACE.replace("    def attn", "    @torch.compile\n    def attn"),  # a wrapper may take anything
+    KV_INTERFACE.replace("pack_gqa=None):", "pack_gqa=None, **kwargs):"),
+])
+def test_a_def_that_may_take_any_keyword_is_not_judged(tmp_path, interface):
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'kv'\n", "kv_interface.py": interface,
+                     "bench_kv.py": KV_BENCH.format(extra="gqa_parallel=True")})
+    assert findings(tmp_path / "bench_kv.py", select=["AIC202"]) == []
+
+
+FA3_BENCH = """
+    import torch
+    from flash_attn_interface import flash_attn_func
+
+
+    def run(q, k, v, scale):
+        return flash_attn_func(q, k, v, causal=True, {descale}=scale)
+    """
+
+
+@pytest.mark.parametrize("descale, pins, codes", [
+    # unpinned: judged on the newest FA3, which renamed descale_q: a TypeError on every GPU comes first
+    ("descale_q", {}, ["AIC202"]),
+    # a range in which some release takes descale_q: where it binds, the B200 has no kernel
+    ("descale_q", {"flash-attn-3": "3.0.0b1"}, ["AIC106", "AIC202"]),
+    ("q_descale", {}, ["AIC106"]),
+])
+def test_a_call_that_fails_everywhere_is_said_once(tmp_path, descale, pins, codes):
+    write(tmp_path, {"bench_fa3.py": FA3_BENCH.format(descale=descale)})
+    got = findings(tmp_path / "bench_fa3.py", gpus=("H100", "B200"), pins=pins, select=["AIC202", "AIC106"])
+    assert [c for c, _f, _l, _m in got] == codes

@@ -351,17 +351,19 @@ class Project:
         """The project module a definition or module node belongs to; None for the checked file."""
         return self._by_node.get(id(node))
 
-    def find(self, importer: str | None, qualname: str, world_only: bool = False):
+    def find(self, importer: str | None, qualname: str, world_only: bool = False, signature: bool = False):
         """The module a (possibly relative, ``..pkg.mod.name``) dotted name starts
         with, and the attribute chain after it; None when it is not the project's.
         ``world_only`` (a guard being split): only a module whose text could make a
-        guard differ between worlds (probes.world_tokens) is read."""
-        key = (importer, qualname, world_only)
+        guard differ between worlds (probes.world_tokens) is read. ``signature``: the
+        caller reads a def's parameters only, never follows its body, so a library name
+        the rules model is found too where the linted tree is that library's source."""
+        key = (importer, qualname, world_only, signature)
         if key in self._found:
             return self._found[key]
         self._world_only = world_only
         try:
-            out = self._find(importer, qualname)
+            out = self._find(importer, qualname, signature)
         finally:
             self._world_only = False
         self._found[key] = out
@@ -380,7 +382,7 @@ class Project:
         rel = env.index.relative.get(name) if b is None and env.index is not None else None
         return self.library_name(env.path, rel, depth + 1) if rel else None
 
-    def _find(self, importer: str | None, qualname: str):
+    def _find(self, importer: str | None, qualname: str, signature: bool = False):
         if self.home is None:
             return None
         here = Path(importer).resolve().parent if importer else self.home.parent
@@ -402,7 +404,7 @@ class Project:
                 # A library is followed only where the linted tree is its own source, and then
                 # only into its functions (vLLM's tests call skip helpers from vllm.*), never into
                 # what the rules model of it: its classes and values (TE's recipes) stay the library's.
-                own = None if self._modelled(parts) else owning_root(self.home, parts[0])
+                own = None if self._modelled(parts) and not signature else owning_root(self.home, parts[0])
                 if own is None:
                     return None
                 found = self._in_root(own, parts, own, False)

@@ -201,6 +201,10 @@ class UnknownArgument(Rule):
             found = self.model_attn.check(site, qualname, fc, self.notes)
             if found:
                 return found
+        if qualname and "TypeError" not in fc.ctx.catches and "Exception" not in fc.ctx.catches:
+            own = self._own_function(site, qualname, fc)
+            if own is not None:
+                return own
         package = fc.matrix.api_package(qualname) if qualname else None
         if package is None or "TypeError" in fc.ctx.catches or "Exception" in fc.ctx.catches:
             return []
@@ -248,7 +252,40 @@ class UnknownArgument(Rule):
         problem, failing = max(failures.items(), key=lambda kv: len(kv[1]))
         full = f"{module}.{name}"
         msg = self._message(full, problem, failing, scope, module, name, tuple(site.kw))
-        return [Finding(site.node, msg, extra_targets=scope.targets(failing))]
+        return [Finding(site.node, msg, extra_targets=scope.targets(failing),
+                        everywhere=set(failing) >= set(scope.indices))]
+
+    def _own_function(self, site, qualname: str, fc) -> list[Finding] | None:
+        """A call of a plain function the project itself defines (followed by the value model,
+        model/project.py): its own ``def`` is the signature, the same on every target. None:
+        not such a call (a method, a class, a decorated function: a wrapper may take anything)."""
+        if not fc.path or fc.path.startswith("<") or "." not in qualname:
+            return None
+        found = fc.project.find(fc.path, qualname, signature=True)
+        if found is None or len(found[1]) != 1:
+            return None
+        env, (name,) = found
+        fn = env.lookup(name)
+        if not isinstance(fn, cst.FunctionDef) or fn.decorators or fn.asynchronous:
+            return None
+        star = any(a.star == "*" for a in site.node.args)
+        dstar = any(a.star == "**" for a in site.node.args)
+        explicit = [a.keyword.value for a in site.node.args if a.keyword is not None]
+        problem = q.bind(_def_params(fn), len([a for a in site.node.args if not a.star and a.keyword is None]),
+                         explicit, star, dstar)
+        if problem is None or problem.kind != "keyword" or not problem.detail.startswith("unexpected"):
+            return []  # only a keyword the def never takes is certain (positions and splats may vary)
+        taken = [p.name for p in _def_params(fn) if p.kind in ("pos", "kwonly")]
+        others = [k for k in explicit if k != problem.name and k not in taken]
+        also = f"; also {', '.join(repr(k) for k in others)}" if others else ""
+        # the same words in another order first (descale_q -> q_descale), else the closest spelling
+        same = [t for t in taken if sorted(t.split("_")) == sorted(problem.name.split("_"))]
+        near = same or difflib.get_close_matches(problem.name, taken, n=1, cutoff=0.6)
+        use = f"did you mean '{near[0]}'?" if near else "remove it"
+        where = fc.project.locate(fn)
+        msg = (f"{qualname}: keyword '{problem.name}' is not a parameter of the project's own {name}()"
+               f"{f' (line {where})' if where else ''}{also}: TypeError on every target; {use}")
+        return [Finding(site.node, msg, everywhere=True)]
 
     def _keyword_sets(self, site, fc, package: str, api) -> dict:
         """The keyword lists the call may pass, by release index (None: every release).
@@ -442,3 +479,16 @@ class UnknownArgument(Rule):
         out += [p for p in difflib.get_close_matches(keyword, sorted(params), n=2, cutoff=0.6) if p not in out]
         out += [p for p in sorted(params) if p.startswith(keyword + "_") and p not in out]
         return out[:2]
+
+
+def _def_params(fn: cst.FunctionDef) -> list[q.Param]:
+    """A ``def``'s parameters in the signature tables' terms (matrix/api_tables.Param)."""
+    ps = fn.params
+    out = [q.Param(p.name.value, "posonly", p.default is not None) for p in ps.posonly_params]
+    out += [q.Param(p.name.value, "pos", p.default is not None) for p in ps.params]
+    if isinstance(ps.star_arg, cst.Param):
+        out.append(q.Param(ps.star_arg.name.value, "var", False))
+    out += [q.Param(p.name.value, "kwonly", p.default is not None) for p in ps.kwonly_params]
+    if ps.star_kwarg is not None:
+        out.append(q.Param(ps.star_kwarg.name.value, "varkw", False))
+    return out
