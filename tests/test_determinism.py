@@ -33,3 +33,22 @@ def test_findings_do_not_depend_on_the_hash_seed(tmp_path):
                     "--gpu", "H100", "utils.py", cwd=tmp_path, env=env)
         outs.add(r.stdout)
     assert len(outs) == 1, outs
+    # The helper's callers may pass any dict (its open twin): FP8 is on only if they say so, which
+    # this file does not: no finding, in every seed (a **kwargs the worlds disagree on is not spliced).
+    assert outs.pop().startswith("All checks passed"), outs
+
+
+def test_a_splat_every_world_agrees_on_is_judged(tmp_path):
+    from aicompat import Target, lint_source
+
+    base = ("import transformer_engine.pytorch as te\n\n\n"
+            "def step(module, inp, kw{param}):\n{body}    with te.autocast(**kw):\n        return module(inp)\n")
+    cases = [
+        ("", "", False),                                          # a parameter: its dict is not known
+        ("=None", "    kw = {'enabled': True}\n", True),           # every world: FP8 on
+        ("=None", "    kw = {'recipe': None}\n", True),            # no 'enabled': TE's default is on
+        ("=None", "    kw = {'enabled': False}\n", False),
+    ]
+    for param, body, reported in cases:
+        got = lint_source(base.format(param=param, body=body), Target(gpus=["A100", "H100"]), select=["AIC102"])
+        assert bool(got) == reported, (body, got)

@@ -936,11 +936,16 @@ class Walker(cst.CSTVisitor):
         by_owner.setdefault(self._owner, {})[id(ctx)] = ctx
 
     def _splat(self, arg: cst.Arg, ctx: Ctx):
-        """The constant items of a ``*``/``**`` argument as expressions, or None."""
+        """The constant items of a ``*``/``**`` argument as expressions, or None. Only a value
+        every world where the call runs agrees on is spliced: where they differ (an uncalled
+        helper's ``**kwargs`` default against what its open twin may pass) the items are not
+        known, and the call keeps its ``**`` (rules judge it on what it spells out)."""
         if not ctx.worlds:
             return None
-        world = min(ctx.worlds, key=_world_key)
-        v = self.fc.value_of(arg.value, world)
+        worlds = sorted(ctx.worlds, key=_world_key)
+        v = self.fc.value_of(arg.value, worlds[0])
+        if any(not _same_value(self.fc.value_of(arg.value, w), v) for w in worlds[1:]):
+            return None
         if arg.star == "**":
             if not isinstance(v, DictValue) or not v.exact:
                 return None
@@ -1310,6 +1315,14 @@ def _analyse(path, module, rules, target, matrix, attr_exists, known, text, read
     _narrow_helpers(text, walker, fc)
     walker.run_deferred()
     return walker
+
+
+def _same_value(a, b) -> bool:
+    """Do two worlds' values of a splat agree? (values the model cannot compare do not)"""
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # a value whose __eq__ is not a plain comparison
+        return False
 
 
 def diagnostics(path: str, module: cst.Module, walker: Walker, target: ResolvedTarget) -> list[Diagnostic]:

@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from ..core.ruleapi import (
     UNKNOWN,
+    DictValue,
     Example,
     Finding,
     LibObject,
@@ -418,6 +419,8 @@ class Fp8Unsupported(Rule):
         # Judged only where FP8 may be on: enabled=FP8_OK from the capability, or a
         # switch that is off by default (store_true flag, fp8=False parameter).
         worlds = fc.ctx.worlds if enabled is None else enabled_worlds(enabled, fc)
+        if enabled is None and site.has_star:
+            worlds = self._splat_on(site, fc, worlds)
         if not worlds:
             return []
         rexpr = site.kw.get(entry["recipe_kw"])
@@ -442,6 +445,27 @@ class Fp8Unsupported(Rule):
                  for name, archs in sorted(failing.items())]
         return [Finding(site.node, f"{short} with " + "; with ".join(parts),
                         frozenset(a for archs in failing.values() for a in archs))]
+
+    @staticmethod
+    def _splat_on(site, fc, worlds) -> frozenset:
+        """The worlds where a ``**`` the engine could not splice leaves FP8 on: the dict the value
+        model gives it there has no ``enabled`` key (and no unknown ones), or one that may be on.
+        A dict not known (a helper's parameter) may say ``enabled=False``: that world is not judged."""
+        out = set()
+        splats = [a.value for a in site.node.args if a.star == "**"]
+        for w in worlds:
+            on = True
+            for expr in splats:
+                v = fc.value_of(expr, w)
+                if not isinstance(v, DictValue):
+                    on = False
+                elif any(k == "enabled" for k, _x in v.items):
+                    on = on and _may_be_on(v.get("enabled"))
+                elif not v.exact:
+                    on = False
+            if on:
+                out.add(w)
+        return frozenset(out)
 
     def _recipes_in(self, rexpr, world, fc, scenarios) -> set[str]:
         """The TE recipes ``rexpr`` may be in ``world``, under each way the enclosing
