@@ -1333,13 +1333,8 @@ def diagnostics(path: str, module: cst.Module, walker: Walker, target: ResolvedT
         return []
     # Positions only now, for a file that has findings, and only of the statements they sit in.
     positions = Positions(module, fc.text, walker.stmt_paths)
-    # A call that raises on every target before its callee runs (Finding.everywhere) fails there
-    # first: what the callee would do on some GPU is not said on that node.
-    first = {id(f.node) for _rule, f in findings if f.everywhere}
     out = []
     for rule, f in findings:
-        if first and id(f.node) in first and not f.everywhere:
-            continue
         pos = positions.get(f.node)
         if pos is None and id(f.node) in fc.origins:
             pos = positions.get(fc.origins[id(f.node)])

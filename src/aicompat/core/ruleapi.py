@@ -96,10 +96,6 @@ class Finding:
     col_delta: int = 0  # and this many columns right of where the node's text starts on that line
     refs: dict = field(default_factory=dict)  # name -> node; "{line:name}" in the message becomes its line
     fix: str | None = None  # source text that replaces ``node`` and fixes the finding (--fix)
-    # The call raises binding its arguments, before the callee runs, on every target of the run: a
-    # finding of another rule on the same node (what the callee would do on some GPU) cannot
-    # happen, and is not reported.
-    everywhere: bool = False
 
 
 class TextFinding(NamedTuple):

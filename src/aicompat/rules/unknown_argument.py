@@ -252,8 +252,7 @@ class UnknownArgument(Rule):
         problem, failing = max(failures.items(), key=lambda kv: len(kv[1]))
         full = f"{module}.{name}"
         msg = self._message(full, problem, failing, scope, module, name, tuple(site.kw))
-        return [Finding(site.node, msg, extra_targets=scope.targets(failing),
-                        everywhere=set(failing) >= set(scope.indices))]
+        return [Finding(site.node, msg, extra_targets=scope.targets(failing))]
 
     def _own_function(self, site, qualname: str, fc) -> list[Finding] | None:
         """A call of a plain function the project itself defines (followed by the value model,
@@ -285,7 +284,7 @@ class UnknownArgument(Rule):
         where = fc.project.locate(fn)
         msg = (f"{qualname}: keyword '{problem.name}' is not a parameter of the project's own {name}()"
                f"{f' (line {where})' if where else ''}{also}: TypeError on every target; {use}")
-        return [Finding(site.node, msg, everywhere=True)]
+        return [Finding(site.node, msg)]
 
     def _keyword_sets(self, site, fc, package: str, api) -> dict:
         """The keyword lists the call may pass, by release index (None: every release).
