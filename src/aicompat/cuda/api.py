@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from . import exact
-    from .build.context import context_for, groups, project_root
+    from .build.context import context_for, define_fields, groups, project_root
     from .build.cupy_nvrtc import Nvrtc, arch_values, nvrtc_worlds, target_for
     from .build.makefile import configurations, recipe_commands
     from .build.producers import producer
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 _WHERE: dict[str, tuple[str, str | None]] = {
     "exact": (".exact", None),
     "context_for": (".build.context", "context_for"),
+    "define_fields": (".build.context", "define_fields"),
     "groups": (".build.context", "groups"),
     "project_root": (".build.context", "project_root"),
     "Nvrtc": (".build.cupy_nvrtc", "Nvrtc"),
@@ -111,7 +112,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "exact", "context_for", "groups", "project_root", "recipe_commands", "configurations", "producer", "UNKNOWN_VALUE", "nvcc_defines", "setup_extensions",
+    "exact", "context_for", "define_fields", "groups", "project_root", "recipe_commands", "configurations", "producer", "UNKNOWN_VALUE", "nvcc_defines", "setup_extensions",
     "assignments", "commands", "is_nvcc", "Resolved", "define_flags", "read_files", "resolve_text", "string_list",
     "strings_of", "known_strings", "Build", "Refusal", "candidates", "code_for", "newest_toolkit", "parse_cmake_archs",
     "parse_nvcc_flags", "parse_torch_arch_list", "refusal", "refusing_releases", "torch_arch_fix",

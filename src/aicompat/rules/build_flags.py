@@ -170,12 +170,8 @@ class BuildArchFlags(Rule):
             ctx = cuda_api.context_for(path, fleet, self.matrix, cuda)
             if sources.reads is not None:
                 sources.reads.extend(r for r in ctx.reads if r not in sources.reads)
-            seen = {(o.defines, o.defines_known, o.undefined) for o in ctx.origins if o.kind in ("build", "fleet")}
-            if len(seen) != 1:
-                return None
-            defines, known, undefined = seen.pop()
-            out: dict = {"defines": dict(defines)} if known else {"some_defines": dict(defines) or None}
-            return {**out, "undefined": frozenset(undefined)} if undefined else out
+            seen = {(o.defines, o.defines_known, o.undefined): o for o in ctx.origins if o.kind in ("build", "fleet")}
+            return cuda_api.define_fields(next(iter(seen.values()))) if len(seen) == 1 else None
 
         b = cuda_api.blocker(list(sources.items), targets, self._features, _toolkit(cuda), sources.defines,
                              sources.reads, built=tuple(dict.fromkeys([*build.cubins, *build.ptx])),

@@ -878,7 +878,7 @@ class InlineCudaArch(Rule):
             ctx = cuda_api.default_context(via, toolkit=_toolkit(cuda))
             # The includer is what gets compiled: a build's .cu, or a JIT front-end's source
             # (DeepGEMM compiles a unit around impls/sm90_*.cuh).
-            ctx = dataclasses.replace(ctx, translation_unit=True, **_build_defines(origin))
+            ctx = dataclasses.replace(ctx, translation_unit=True, **cuda_api.define_fields(origin))
             unit = cuda_api.tu.inline(Path(via), ctx.root or Path(via).parent, ctx.include_dirs) if ctx.path else None
             if unit is not None:
                 tu_src = cuda_api.CudaSource(unit.text, self.features)
@@ -928,13 +928,6 @@ def _define_flags(ctx) -> tuple[str, ...]:
     return cuda_api.device_flags([f"-D{k}={v}" for k, v in sorted(common) if v != cuda_api.UNKNOWN_VALUE])
 
 
-def _build_defines(origin) -> dict:
-    """The preprocessor Context fields for the -D flags of ``origin``'s build."""
-    d = dict(origin.defines)
-    out = {"defines": d} if origin.defines_known else {"some_defines": d or None}
-    return {**out, "undefined": frozenset(origin.undefined)} if origin.undefined else out
-
-
 def _built(src: cuda_api.CudaSource, origin) -> cuda_api.CudaSource:
     """``src`` as the build of ``origin`` compiles it (its -D flags), one copy per build."""
     if not origin.defines and not origin.defines_known and not origin.undefined or src.context is None:
@@ -942,7 +935,7 @@ def _built(src: cuda_api.CudaSource, origin) -> cuda_api.CudaSource:
     cache = src.__dict__.setdefault("_builds", {})
     key = (origin.defines, origin.defines_known, origin.undefined)
     if key not in cache:
-        cache[key] = src.with_context(dataclasses.replace(src.context, **_build_defines(origin)))
+        cache[key] = src.with_context(dataclasses.replace(src.context, **cuda_api.define_fields(origin)))
     return cache[key]
 
 

@@ -270,11 +270,12 @@ class UnknownArgument(Rule):
         star = any(a.star == "*" for a in site.node.args)
         dstar = any(a.star == "**" for a in site.node.args)
         explicit = [a.keyword.value for a in site.node.args if a.keyword is not None]
-        problem = q.bind(_def_params(fn), len([a for a in site.node.args if not a.star and a.keyword is None]),
+        params = _def_params(fn)
+        problem = q.bind(params, len([a for a in site.node.args if not a.star and a.keyword is None]),
                          explicit, star, dstar)
         if problem is None or problem.kind != "keyword" or not problem.detail.startswith("unexpected"):
             return []  # only a keyword the def never takes is certain (positions and splats may vary)
-        taken = [p.name for p in _def_params(fn) if p.kind in ("pos", "kwonly")]
+        taken = [p.name for p in params if p.kind in ("pos", "kwonly")]
         others = [k for k in explicit if k != problem.name and k not in taken]
         also = f"; also {', '.join(repr(k) for k in others)}" if others else ""
         # the same words in another order first (descale_q -> q_descale), else the closest spelling

@@ -78,6 +78,14 @@ class Context:
     reads: list[str] = field(default_factory=list)
 
 
+def define_fields(origin: Origin) -> dict:
+    """The preprocessor Context fields (cuda/cpp/preprocessor.py) for the -D flags of ``origin``'s
+    build: all of them where known, else some, and the names known not to be defined."""
+    d = dict(origin.defines)
+    out: dict = {"defines": d} if origin.defines_known else {"some_defines": d or None}
+    return {**out, "undefined": frozenset(origin.undefined)} if origin.undefined else out
+
+
 def groups(ctx: Context, arch: str, matrix, cuda: str | None) -> list[tuple[list[str], bool, Origin]]:
     """(targets, every, origin) for one fleet GPU: the file fails there when, for some
     group, its code is rejected by every one of ``targets`` (``every``: the targets

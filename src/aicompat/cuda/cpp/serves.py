@@ -36,17 +36,17 @@ class Blocker:
 _units: dict[tuple, CudaSource | None] = {}
 
 
-def _unit(path: Path, build: tuple, toolkit, features, reads: list | None) -> CudaSource | None:
+def _unit(path: Path, build: dict, toolkit, features, reads: list | None) -> CudaSource | None:
     """The source with its in-tree includes inlined, as its build compiles it (``build``: the
-    preprocessor Context fields of its -D flags, as items), read once per process."""
+    preprocessor Context fields of its -D flags), read once per process."""
     try:
         st = path.stat()
     except OSError:
         return None
-    key = (str(path), st.st_mtime_ns, st.st_size, build, toolkit, id(features))
+    key = (str(path), st.st_mtime_ns, st.st_size, _frozen(build), toolkit, id(features))
     if key not in _units:
         ctx = default_context(path, toolkit=toolkit)
-        ctx = dataclasses.replace(ctx, translation_unit=True, **_thawed(build))
+        ctx = dataclasses.replace(ctx, translation_unit=True, **build)
         unit = tu.inline(path, ctx.root or path.parent, ctx.include_dirs)
         src = None
         if unit is not None:
@@ -80,7 +80,7 @@ def blocker(sources: list[Path | str], targets: list[str], features, toolkit: tu
             if s.suffix != ".cu":
                 continue  # a header is compiled through its includers; .cpp is the host compiler's
             fields = (build_of(s) if build_of is not None else None) or some
-            src = _unit(s, _frozen(fields), toolkit, features, reads)
+            src = _unit(s, fields, toolkit, features, reads)
         else:
             src = CudaSource(s, features)
             src.context = Context(toolkit=toolkit, translation_unit=True, **some)
@@ -118,13 +118,3 @@ def _frozen(fields: dict) -> tuple:
         out.append((k, v))
     return tuple(out)
 
-
-def _thawed(key: tuple) -> dict:
-    out: dict = {}
-    for k, v in key:
-        if isinstance(v, tuple) and v and v[0] == "dict":
-            v = dict(v[1])
-        elif isinstance(v, tuple) and v and v[0] == "set":
-            v = frozenset(v[1])
-        out[k] = v
-    return out
